@@ -1,0 +1,183 @@
+package signer
+
+import (
+	"crypto"
+	"crypto/ecdsa"
+	"crypto/ed25519"
+	"crypto/elliptic"
+	"crypto/rsa"
+	"fmt"
+
+	"github.com/decred/dcrd/dcrec/secp256k1/v4"
+)
+
+// Algorithm names a signature algorithm together with the hash and the
+// wire form of the signatures that SignContext returns.
+type Algorithm uint8
+
+// The algorithms a Signer may use. The zero Algorithm is invalid.
+const (
+	// Ed25519 (RFC 8032, pure). SignContext returns the 64-byte signature.
+	Ed25519 Algorithm = iota + 1
+	// ECDSAP256 is ECDSA on NIST P-256 over SHA-256. SignContext returns
+	// r‖s, 32 bytes each, big-endian.
+	ECDSAP256
+	// ECDSAP384 is ECDSA on NIST P-384 over SHA-384. SignContext returns
+	// r‖s, 48 bytes each, big-endian.
+	ECDSAP384
+	// ECDSASecp256k1 is ECDSA on secp256k1 over SHA-256. SignContext
+	// returns r‖s, 32 bytes each, with s ≤ n/2 (low-S), the 64-byte form
+	// Cosmos SDK and tm2 verify; signatures with a high S are rejected by
+	// Verify, as those chains reject them.
+	ECDSASecp256k1
+	// RSAPKCS1v15 is RSASSA-PKCS1-v1_5 over SHA-256. SignContext returns a
+	// signature as long as the modulus.
+	RSAPKCS1v15
+	// RSAPSS is RSASSA-PSS over SHA-256 with MGF1-SHA-256 and a 32-byte
+	// salt (the salt length equal to the hash, as TLS 1.3 and most HSMs
+	// use). SignContext returns a signature as long as the modulus.
+	RSAPSS
+
+	numAlgorithms = iota
+)
+
+// Algorithms lists every valid Algorithm, in order.
+func Algorithms() []Algorithm {
+	out := make([]Algorithm, 0, numAlgorithms)
+	for a := Ed25519; a <= RSAPSS; a++ {
+		out = append(out, a)
+	}
+	return out
+}
+
+var algorithmNames = [...]string{
+	Ed25519:        "ed25519",
+	ECDSAP256:      "p256",
+	ECDSAP384:      "p384",
+	ECDSASecp256k1: "secp256k1",
+	RSAPKCS1v15:    "rsa-pkcs1v15",
+	RSAPSS:         "rsa-pss",
+}
+
+// String returns the algorithm's short name as used in benchmark names:
+// "ed25519", "p256", "p384", "secp256k1", "rsa-pkcs1v15", "rsa-pss".
+func (a Algorithm) String() string {
+	if a.Valid() {
+		return algorithmNames[a]
+	}
+	return fmt.Sprintf("Algorithm(%d)", uint8(a))
+}
+
+// ParseAlgorithm is the inverse of Algorithm.String.
+func ParseAlgorithm(name string) (Algorithm, error) {
+	for _, a := range Algorithms() {
+		if a.String() == name {
+			return a, nil
+		}
+	}
+	return 0, fmt.Errorf("signer: unknown algorithm %q: %w", name, ErrUnsupported)
+}
+
+// Valid reports whether a is one of the defined algorithms.
+func (a Algorithm) Valid() bool { return a >= Ed25519 && a <= RSAPSS }
+
+// Hash returns the hash that SignContext applies to the message before
+// signing, or 0 for Ed25519, which signs the message itself.
+func (a Algorithm) Hash() crypto.Hash {
+	switch a {
+	case ECDSAP256, ECDSASecp256k1, RSAPKCS1v15, RSAPSS:
+		return crypto.SHA256
+	case ECDSAP384:
+		return crypto.SHA384
+	}
+	return 0
+}
+
+// SignerOpts returns the crypto.SignerOpts with which crypto.Signer.Sign
+// produces the same kind of signature as SignContext (in ASN.1 form for
+// ECDSA).
+func (a Algorithm) SignerOpts() crypto.SignerOpts {
+	if a == RSAPSS {
+		return &rsa.PSSOptions{SaltLength: rsa.PSSSaltLengthEqualsHash, Hash: crypto.SHA256}
+	}
+	return a.Hash()
+}
+
+// IsECDSA reports whether a is one of the ECDSA algorithms.
+func (a Algorithm) IsECDSA() bool {
+	return a == ECDSAP256 || a == ECDSAP384 || a == ECDSASecp256k1
+}
+
+// IsRSA reports whether a is one of the RSA algorithms.
+func (a Algorithm) IsRSA() bool { return a == RSAPKCS1v15 || a == RSAPSS }
+
+// Digest returns what a signs for msg: the message's hash under a.Hash(),
+// or msg itself for Ed25519.
+func (a Algorithm) Digest(msg []byte) []byte {
+	h := a.Hash()
+	if h == 0 {
+		return msg
+	}
+	d := h.New()
+	d.Write(msg)
+	return d.Sum(nil)
+}
+
+// Curve returns the elliptic curve of an ECDSA algorithm, or nil.
+func (a Algorithm) Curve() elliptic.Curve {
+	switch a {
+	case ECDSAP256:
+		return elliptic.P256()
+	case ECDSAP384:
+		return elliptic.P384()
+	case ECDSASecp256k1:
+		return Secp256k1()
+	}
+	return nil
+}
+
+// Secp256k1 returns the secp256k1 curve, as used in *ecdsa.PublicKey values
+// that signers in this module return. Its arithmetic is
+// github.com/decred/dcrd/dcrec/secp256k1's; crypto/ecdsa's generic
+// (deprecated) code path verifies with it.
+func Secp256k1() elliptic.Curve { return secp256k1.S256() }
+
+// CheckKey reports whether pub is a public key of the kind algorithm a uses.
+func (a Algorithm) CheckKey(pub crypto.PublicKey) error {
+	got, err := algorithmOfKey(pub)
+	if err == nil && got == a {
+		return nil
+	}
+	if a.IsRSA() {
+		if _, ok := pub.(*rsa.PublicKey); ok {
+			return nil
+		}
+	}
+	return fmt.Errorf("signer: %T is not a %v public key: %w", pub, a, ErrUnsupported)
+}
+
+// algorithmOfKey infers the algorithm from a public key. RSA keys are
+// ambiguous and return an error.
+func algorithmOfKey(pub crypto.PublicKey) (Algorithm, error) {
+	switch k := pub.(type) {
+	case ed25519.PublicKey:
+		if len(k) == ed25519.PublicKeySize {
+			return Ed25519, nil
+		}
+	case *ecdsa.PublicKey:
+		if k == nil || k.Curve == nil {
+			break
+		}
+		switch k.Curve.Params().Name {
+		case "P-256":
+			return ECDSAP256, nil
+		case "P-384":
+			return ECDSAP384, nil
+		case "secp256k1":
+			return ECDSASecp256k1, nil
+		}
+	case *rsa.PublicKey:
+		return 0, fmt.Errorf("signer: an RSA public key does not say whether the signer uses PKCS #1 v1.5 or PSS: %w", ErrUnsupported)
+	}
+	return 0, fmt.Errorf("signer: no supported algorithm for a %T public key: %w", pub, ErrUnsupported)
+}

@@ -1,0 +1,245 @@
+package signer
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Collector sums the stages and counters that backends report through its
+// Trace: attach it to one call to see where that call's time went, or to
+// many and divide by their number. It is safe for concurrent use.
+type Collector struct {
+	mu    sync.Mutex
+	sum   Summary
+	trace Trace
+}
+
+// NewCollector returns an empty Collector.
+func NewCollector() *Collector {
+	c := &Collector{}
+	c.trace = Trace{StageDone: c.stageDone, Count: c.count}
+	return c
+}
+
+// Trace returns the hooks that feed c.
+func (c *Collector) Trace() *Trace { return &c.trace }
+
+// WithContext returns a context that carries c's Trace (and any Trace ctx
+// carried already).
+func (c *Collector) WithContext(ctx context.Context) context.Context {
+	return WithTrace(ctx, &c.trace)
+}
+
+// Summary returns what c has collected so far.
+func (c *Collector) Summary() Summary {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.sum
+}
+
+// Reset empties c.
+func (c *Collector) Reset() {
+	c.mu.Lock()
+	c.sum = Summary{}
+	c.mu.Unlock()
+}
+
+func (c *Collector) stageDone(i StageInfo) {
+	c.mu.Lock()
+	c.sum.add(i)
+	c.mu.Unlock()
+}
+
+func (c *Collector) count(k Counter, n int64) {
+	if !k.valid() {
+		return
+	}
+	c.mu.Lock()
+	c.sum.counts[k] += n
+	c.mu.Unlock()
+}
+
+// StageTotal is what one stage added up to.
+type StageTotal struct {
+	Measured time.Duration // clock-measured time
+	Modeled  time.Duration // time from latency profiles, slept or not
+	Slept    time.Duration // the part of Modeled that was also slept
+	Reports  int           // how many times the stage was reported
+	Profile  string        // the profile of the first Modeled report, if any
+}
+
+// Total returns the stage's measured plus modeled time.
+func (t StageTotal) Total() time.Duration { return t.Measured + t.Modeled }
+
+// Summary is the sum of the stages and counters of one or more calls.
+// The zero Summary is empty.
+type Summary struct {
+	stages  [numStages]StageTotal
+	counts  [numCounters]int64
+	invalid int
+}
+
+func (s *Summary) add(i StageInfo) {
+	if !i.Stage.valid() || i.Duration < 0 || i.Source > Modeled {
+		s.invalid++
+		return
+	}
+	t := &s.stages[i.Stage]
+	t.Reports++
+	if i.Source == Measured {
+		t.Measured += i.Duration
+		return
+	}
+	t.Modeled += i.Duration
+	if i.Slept {
+		t.Slept += i.Duration
+	}
+	if t.Profile == "" {
+		t.Profile = i.Profile
+	}
+}
+
+// Stage returns the totals of stage st.
+func (s Summary) Stage(st Stage) StageTotal {
+	if !st.valid() {
+		return StageTotal{}
+	}
+	return s.stages[st]
+}
+
+// Count returns the total of counter c.
+func (s Summary) Count(c Counter) int64 {
+	if !c.valid() {
+		return 0
+	}
+	return s.counts[c]
+}
+
+// Invalid returns how many reports were dropped for naming an unknown
+// stage or source or carrying a negative duration.
+func (s Summary) Invalid() int { return s.invalid }
+
+// Measured returns the sum of all measured stages.
+func (s Summary) Measured() time.Duration {
+	var d time.Duration
+	for _, t := range s.stages {
+		d += t.Measured
+	}
+	return d
+}
+
+// Modeled returns the sum of all modeled stages, slept or not.
+func (s Summary) Modeled() time.Duration {
+	var d time.Duration
+	for _, t := range s.stages {
+		d += t.Modeled
+	}
+	return d
+}
+
+// Slept returns the modeled time that simulators also slept.
+func (s Summary) Slept() time.Duration {
+	var d time.Duration
+	for _, t := range s.stages {
+		d += t.Slept
+	}
+	return d
+}
+
+// Accounted returns the modeled time that was not slept: time a real device
+// would have taken that the wall clock did not see.
+func (s Summary) Accounted() time.Duration { return s.Modeled() - s.Slept() }
+
+// EndToEnd returns the latency a caller of a real device would see for
+// calls whose wall-clock time was wall: wall plus the modeled time that was
+// only accounted.
+func (s Summary) EndToEnd(wall time.Duration) time.Duration { return wall + s.Accounted() }
+
+// Exclusive returns the time that belongs to stage st alone: its measured
+// plus modeled time, except that Transport loses the modeled time that
+// simulators slept inside it. The exclusive times of all stages add up to
+// no more than the end-to-end latency.
+func (s Summary) Exclusive(st Stage) time.Duration {
+	t := s.Stage(st)
+	d := t.Total()
+	if st == StageTransport {
+		d -= s.Slept()
+		if d < 0 {
+			d = 0
+		}
+	}
+	return d
+}
+
+// Dominant returns the stage with the largest exclusive time, or 0 when
+// nothing was reported.
+func (s Summary) Dominant() Stage {
+	var best Stage
+	var most time.Duration
+	for _, st := range Stages() {
+		if d := s.Exclusive(st); d > most {
+			best, most = st, d
+		}
+	}
+	return best
+}
+
+// Per returns the summary divided by n, as a per-call average of n calls.
+func (s Summary) Per(n int) Summary {
+	if n <= 1 {
+		return s
+	}
+	out := s
+	d := time.Duration(n)
+	for i := range out.stages {
+		t := &out.stages[i]
+		t.Measured /= d
+		t.Modeled /= d
+		t.Slept /= d
+	}
+	for i := range out.counts {
+		out.counts[i] /= int64(n)
+	}
+	return out
+}
+
+// String lists the stages and counters that were reported, e.g.
+// "transport=0.41ms device=526ms(modeled) apdus=1".
+func (s Summary) String() string {
+	var b strings.Builder
+	for _, st := range Stages() {
+		t := s.stages[st]
+		if t.Reports == 0 {
+			continue
+		}
+		if b.Len() > 0 {
+			b.WriteByte(' ')
+		}
+		fmt.Fprintf(&b, "%s=", st)
+		switch {
+		case t.Modeled == 0:
+			b.WriteString(fmtMillis(t.Measured))
+		case t.Measured == 0:
+			fmt.Fprintf(&b, "%s(modeled)", fmtMillis(t.Modeled))
+		default:
+			fmt.Fprintf(&b, "%s+%s(modeled)", fmtMillis(t.Measured), fmtMillis(t.Modeled))
+		}
+	}
+	for _, c := range Counters() {
+		if n := s.counts[c]; n != 0 {
+			if b.Len() > 0 {
+				b.WriteByte(' ')
+			}
+			fmt.Fprintf(&b, "%s=%d", c, n)
+		}
+	}
+	return b.String()
+}
+
+// fmtMillis formats d in milliseconds with three significant digits.
+func fmtMillis(d time.Duration) string {
+	return fmt.Sprintf("%.3gms", float64(d)/float64(time.Millisecond))
+}

@@ -1,0 +1,62 @@
+package signer
+
+import (
+	"crypto"
+	"crypto/ed25519"
+	"fmt"
+)
+
+// CheckSignerOpts validates a crypto.Signer.Sign request for a key of
+// algorithm a, for backends that implement Sign. It does not sign.
+//
+// For Ed25519 it accepts only pure Ed25519 (opts.HashFunc() == 0, or
+// *ed25519.Options with Hash 0 and no Context) and returns an error
+// wrapping ErrUnsupported for Ed25519ph and Ed25519ctx, which devices do not
+// offer; a backend that can make them checks for them before calling this.
+// For ECDSA and RSA it requires opts to name a hash and digest to be as long
+// as that hash, and returns an error wrapping ErrInvalidMessage otherwise.
+func CheckSignerOpts(a Algorithm, digest []byte, opts crypto.SignerOpts) error {
+	if opts == nil {
+		return fmt.Errorf("signer: nil crypto.SignerOpts: %w", ErrInvalidMessage)
+	}
+	h := opts.HashFunc()
+	if a == Ed25519 {
+		if o, ok := opts.(*ed25519.Options); ok && o.Context != "" {
+			return fmt.Errorf("signer: Ed25519ctx: %w", ErrUnsupported)
+		}
+		switch h {
+		case 0:
+			return nil
+		case crypto.SHA512:
+			return fmt.Errorf("signer: Ed25519ph: %w", ErrUnsupported)
+		}
+		return fmt.Errorf("signer: Ed25519 takes opts.HashFunc() 0 (the message itself), not %v: %w", h, ErrUnsupported)
+	}
+	if !a.Valid() {
+		return fmt.Errorf("signer: invalid algorithm %v: %w", a, ErrUnsupported)
+	}
+	if h == 0 {
+		return fmt.Errorf("signer: %v signs a digest: opts.HashFunc() must name its hash: %w", a, ErrInvalidMessage)
+	}
+	size, ok := digestSizes[h]
+	if !ok {
+		return fmt.Errorf("signer: %v with hash %v: %w", a, h, ErrUnsupported)
+	}
+	if len(digest) != size {
+		return fmt.Errorf("signer: digest is %d bytes, %v makes %d: %w", len(digest), h, size, ErrInvalidMessage)
+	}
+	return nil
+}
+
+// digestSizes lists the hashes a Sign request may name, without making
+// crypto.Hash.Size panic on values it does not know.
+var digestSizes = map[crypto.Hash]int{
+	crypto.SHA224:     28,
+	crypto.SHA256:     32,
+	crypto.SHA384:     48,
+	crypto.SHA512:     64,
+	crypto.SHA512_256: 32,
+	crypto.SHA3_256:   32,
+	crypto.SHA3_384:   48,
+	crypto.SHA3_512:   64,
+}

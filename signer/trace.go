@@ -1,0 +1,230 @@
+package signer
+
+import (
+	"context"
+	"fmt"
+	"time"
+)
+
+// Stage is one part of a sign whose time a backend reports. The stages of
+// one call do not overlap, with one exception: a simulated device that
+// sleeps its modeled time (StageInfo.Slept) does so inside the host's
+// Transport stage, which is measured gross. Summary.Exclusive takes it out.
+type Stage uint8
+
+// The stages of a sign, in the order they usually happen.
+const (
+	// StageKDF: deriving a key from a passphrase (bcrypt, PBKDF2) to
+	// decrypt or authenticate.
+	StageKDF Stage = iota + 1
+	// StageSession: opening, authenticating or checking out a session
+	// (SCP03, PKCS#11 login), when it happens during the call.
+	StageSession
+	// StageTransport: host-side time in the transport (an APDU exchange, an
+	// HTTP round trip), from the first byte written to the last one read,
+	// less any stall reported apart.
+	StageTransport
+	// StageStall: time the host waits on purpose (a fixed sleep in a
+	// driver, such as zondax/ledger-go's 50 ms before every APDU).
+	StageStall
+	// StageWire: time on the wire or bus (USB frames), usually modeled.
+	StageWire
+	// StageDevice: time the device computes (on-device signing).
+	StageDevice
+	// StageSign: signing on the host CPU.
+	StageSign
+
+	numStages = iota + 1
+)
+
+var stageNames = [numStages]string{"", "kdf", "session", "transport", "stall", "wire", "device", "sign"}
+
+// Stages lists every stage in order.
+func Stages() []Stage {
+	return []Stage{StageKDF, StageSession, StageTransport, StageStall, StageWire, StageDevice, StageSign}
+}
+
+// String returns the stage's name as used in metric units ("kdf",
+// "transport", …).
+func (s Stage) String() string {
+	if s.valid() {
+		return stageNames[s]
+	}
+	return fmt.Sprintf("Stage(%d)", uint8(s))
+}
+
+func (s Stage) valid() bool { return s >= StageKDF && s < numStages }
+
+// Source says where a stage's duration came from.
+type Source uint8
+
+const (
+	// Measured durations were read from the host's monotonic clock.
+	Measured Source = iota
+	// Modeled durations come from a simulator's latency profile (named in
+	// StageInfo.Profile), not from a clock.
+	Modeled
+)
+
+// String returns "measured" or "modeled".
+func (s Source) String() string {
+	switch s {
+	case Measured:
+		return "measured"
+	case Modeled:
+		return "modeled"
+	}
+	return fmt.Sprintf("Source(%d)", uint8(s))
+}
+
+// StageInfo describes one stage of one sign.
+type StageInfo struct {
+	Stage    Stage
+	Duration time.Duration
+	Source   Source
+	// Slept is set on a Modeled stage when the simulator also slept for
+	// Duration, so the time passed for real inside the Transport stage.
+	// A Modeled stage that was not slept was only accounted: it adds to the
+	// wall-clock time of the call to give the end-to-end latency.
+	Slept bool
+	// Profile names the latency profile a Modeled duration comes from and
+	// that profile's source, e.g. "nanosplus (latency-profiles.md §1)".
+	Profile string
+}
+
+// Counter is a quantity counted during a sign.
+type Counter uint8
+
+// The counters a backend may report.
+const (
+	// CountAPDUs: APDUs exchanged with a smartcard-style device.
+	CountAPDUs Counter = iota + 1
+	// CountHIDReports: USB HID reports written and read.
+	CountHIDReports
+	// CountBytesOut: bytes sent to the device or peer, with framing.
+	CountBytesOut
+	// CountBytesIn: bytes received from the device or peer, with framing.
+	CountBytesIn
+	// CountRoundTrips: request/response round trips (HTTP requests,
+	// PKCS#11 calls that reach the token, APDU exchanges).
+	CountRoundTrips
+	// CountRetries: operations retried after a recoverable failure (a
+	// dead session replaced, an expired channel re-established).
+	CountRetries
+
+	numCounters = iota + 1
+)
+
+var counterNames = [numCounters]string{"", "apdus", "hid-reports", "bytes-out", "bytes-in", "round-trips", "retries"}
+
+// Counters lists every counter in order.
+func Counters() []Counter {
+	return []Counter{CountAPDUs, CountHIDReports, CountBytesOut, CountBytesIn, CountRoundTrips, CountRetries}
+}
+
+// String returns the counter's name as used in metric units ("apdus", …).
+func (c Counter) String() string {
+	if c.valid() {
+		return counterNames[c]
+	}
+	return fmt.Sprintf("Counter(%d)", uint8(c))
+}
+
+func (c Counter) valid() bool { return c >= CountAPDUs && c < numCounters }
+
+// Trace is a set of hooks through which a backend reports what one sign
+// spent its time on, in the manner of net/http/httptrace. Attach one to a
+// context with WithTrace; any hook may be nil. Hooks are called
+// synchronously from the signing goroutine (or from the goroutine of a
+// simulated device) and must be safe for concurrent use when the same
+// Trace is attached to concurrent calls.
+//
+// Backends report through the methods below, which cost next to nothing
+// when no Trace is attached: they are safe to call on a nil *Trace, and
+// Start reads no clock then.
+type Trace struct {
+	// StageDone is called when a stage ends.
+	StageDone func(StageInfo)
+	// Count is called when a counter grows by n.
+	Count func(c Counter, n int64)
+}
+
+type traceKey struct{}
+
+// WithTrace returns a context that carries t. If ctx already carries a
+// Trace, both receive every report, t's hooks first.
+func WithTrace(ctx context.Context, t *Trace) context.Context {
+	if t == nil {
+		return ctx
+	}
+	if old := ContextTrace(ctx); old != nil {
+		t = compose(t, old)
+	}
+	return context.WithValue(ctx, traceKey{}, t)
+}
+
+// ContextTrace returns the Trace carried by ctx, or nil.
+func ContextTrace(ctx context.Context) *Trace {
+	t, _ := ctx.Value(traceKey{}).(*Trace)
+	return t
+}
+
+func compose(first, second *Trace) *Trace {
+	out := &Trace{StageDone: first.StageDone, Count: first.Count}
+	if a, b := first.StageDone, second.StageDone; a != nil && b != nil {
+		out.StageDone = func(i StageInfo) { a(i); b(i) }
+	} else if a == nil {
+		out.StageDone = b
+	}
+	if a, b := first.Count, second.Count; a != nil && b != nil {
+		out.Count = func(c Counter, n int64) { a(c, n); b(c, n) }
+	} else if a == nil {
+		out.Count = b
+	}
+	return out
+}
+
+// Start returns the time at which a measured stage begins, for a later
+// call to Measured. With no StageDone hook it returns the zero Time without
+// reading the clock.
+func (t *Trace) Start() time.Time {
+	if t == nil || t.StageDone == nil {
+		return time.Time{}
+	}
+	return time.Now()
+}
+
+// Measured reports a measured stage that began at start (from Start) and
+// ends now.
+func (t *Trace) Measured(s Stage, start time.Time) {
+	if t == nil || t.StageDone == nil || start.IsZero() {
+		return
+	}
+	t.StageDone(StageInfo{Stage: s, Duration: time.Since(start), Source: Measured})
+}
+
+// MeasuredDuration reports a measured stage whose duration the caller
+// took itself.
+func (t *Trace) MeasuredDuration(s Stage, d time.Duration) {
+	if t == nil || t.StageDone == nil {
+		return
+	}
+	t.StageDone(StageInfo{Stage: s, Duration: d, Source: Measured})
+}
+
+// Modeled reports a stage whose duration d comes from the latency profile
+// named by profile; slept says whether the simulator also slept for d.
+func (t *Trace) Modeled(s Stage, d time.Duration, slept bool, profile string) {
+	if t == nil || t.StageDone == nil {
+		return
+	}
+	t.StageDone(StageInfo{Stage: s, Duration: d, Source: Modeled, Slept: slept, Profile: profile})
+}
+
+// Add reports that counter c grew by n.
+func (t *Trace) Add(c Counter, n int64) {
+	if t == nil || t.Count == nil {
+		return
+	}
+	t.Count(c, n)
+}
