@@ -1,0 +1,60 @@
+# signerkit — `make test` installs what the tests need and runs them all.
+GO ?= go
+# Debian packages the tests need; `make deps` installs the missing ones when
+# run as root (CI and fresh machines). Backends add theirs here.
+DEBIAN_PACKAGES ?=
+BENCHSTAT_VERSION := v0.0.0-20260908200009-22c9c6c9d4da
+FUZZTIME ?= 15s
+
+.PHONY: test deps fmt-check vet build-nocgo race bench bench-smoke fuzz benchstat
+
+## test: install test dependencies, then check formatting, vet, build without
+## cgo and run every test under the race detector.
+test: deps fmt-check vet build-nocgo race
+
+deps:
+	@missing=""; for p in $(DEBIAN_PACKAGES); do \
+		dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "install ok installed" || missing="$$missing $$p"; \
+	done; \
+	if [ -z "$$missing" ]; then exit 0; fi; \
+	if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+		echo "installing:$$missing"; \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing; \
+	else \
+		echo "missing Debian packages:$$missing (run make deps as root, or install them)"; \
+	fi
+
+fmt-check:
+	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
+	if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
+
+vet:
+	$(GO) vet ./...
+
+build-nocgo:
+	CGO_ENABLED=0 $(GO) build ./...
+
+race:
+	$(GO) test -race ./...
+
+## bench: the benchmark suite on simulated devices (the same as
+## `go test -bench=. ./...`).
+bench:
+	$(GO) test -run '^$$' -bench . ./...
+
+## bench-smoke: every benchmark once, as CI runs it.
+bench-smoke:
+	$(GO) test -run '^$$' -bench . -benchtime 1x ./...
+
+## fuzz: run every fuzz target for FUZZTIME each.
+fuzz:
+	@set -e; for pkg in $$($(GO) list ./...); do \
+		for f in $$($(GO) test -list '^Fuzz' $$pkg | grep '^Fuzz' || true); do \
+			echo "== $$pkg $$f"; \
+			$(GO) test -run '^$$' -fuzz "^$$f$$" -fuzztime $(FUZZTIME) $$pkg; \
+		done; \
+	done
+
+## benchstat: install benchstat, pinned, for comparing benchmark runs.
+benchstat:
+	$(GO) install golang.org/x/perf/cmd/benchstat@$(BENCHSTAT_VERSION)

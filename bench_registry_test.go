@@ -1,0 +1,60 @@
+package signerkit_test
+
+import (
+	"context"
+	"regexp"
+	"testing"
+
+	"github.com/signerkit/signerkit/internal/bench"
+	"github.com/signerkit/signerkit/signer/signertest"
+)
+
+// TestBackendsSign opens every registered backend for every row of its
+// table and checks that one signature verifies with the standard library,
+// so a row that would fail only under -bench fails here first.
+func TestBackendsSign(t *testing.T) {
+	name := regexp.MustCompile(`^[a-z0-9][a-z0-9-]*$`)
+	seen := map[string]bool{}
+	for _, be := range bench.Backends() {
+		if !name.MatchString(be.Name) {
+			t.Errorf("backend name %q is not lowercase letters, digits and dashes", be.Name)
+		}
+		seen[be.Name] = true
+		t.Run(be.Name, func(t *testing.T) {
+			if be.Skip != nil {
+				if reason := be.Skip(); reason != "" {
+					t.Skip(reason)
+				}
+			}
+			chunks := be.Chunks
+			if len(chunks) == 0 {
+				chunks = []int{0}
+			}
+			for _, size := range be.Sizes() {
+				for _, chunk := range chunks {
+					inst, err := be.Open(context.Background(), bench.Params{Payload: size, Chunk: chunk})
+					if err != nil {
+						t.Fatalf("open payload=%d chunk=%d: %v", size, chunk, err)
+					}
+					msg := be.NewMessage(size)
+					sig, err := inst.Sign(context.Background(), msg)
+					if err != nil {
+						t.Errorf("sign payload=%d chunk=%d: %v", size, chunk, err)
+					} else if err := signertest.VerifyStd(be.Algorithm, inst.Public, msg, sig); err != nil {
+						t.Errorf("payload=%d chunk=%d: %v", size, chunk, err)
+					}
+					if inst.Close != nil {
+						if err := inst.Close(); err != nil {
+							t.Errorf("close: %v", err)
+						}
+					}
+				}
+			}
+		})
+	}
+	for _, want := range []string{"raw-ed25519", "inprocess-ed25519", "inprocess-ed25519-traced"} {
+		if !seen[want] {
+			t.Errorf("backend %s is not registered", want)
+		}
+	}
+}

@@ -1,0 +1,111 @@
+// Package bench is the registry of the benchmark suite: every signer path
+// that the root BenchmarkSign measures (and that cmd tools may run) is a
+// Backend registered here, one file per backend package, so that adding a
+// backend adds a file and never edits a switch.
+package bench
+
+import (
+	"context"
+	"crypto"
+	"crypto/rand"
+	"fmt"
+	"sync"
+
+	"github.com/signerkit/signerkit/signer"
+)
+
+// Payloads are the message sizes, in bytes, of the benchmark table.
+var Payloads = []int{32, 64, 128, 256, 512, 1024}
+
+// Params selects one row of a backend's table.
+type Params struct {
+	Payload int // message size in bytes
+	Chunk   int // APDU chunk size in bytes; 0 for backends without chunks
+}
+
+// Instance is a backend opened for one row.
+type Instance struct {
+	// Sign signs msg as signer.Signer.SignContext does. For a backend row
+	// it is the signer's SignContext method value; for a baseline row
+	// (raw-…) it calls the underlying primitive directly.
+	Sign func(ctx context.Context, msg []byte) ([]byte, error)
+	// Public is the public key that signatures verify under.
+	Public crypto.PublicKey
+	// Close releases the instance; may be nil.
+	Close func() error
+}
+
+// FromSigner makes an Instance of s.
+func FromSigner(s signer.Signer) *Instance {
+	return &Instance{Sign: s.SignContext, Public: s.Public(), Close: s.Close}
+}
+
+// Backend is one signer path in the table.
+type Backend struct {
+	// Name is the value of the backend= key in benchmark names, e.g.
+	// "inprocess-ed25519".
+	Name string
+	// Algorithm is what Sign produces; signatures are verified with it.
+	Algorithm signer.Algorithm
+	// Open opens the backend for one row. It is called outside the timed
+	// loop.
+	Open func(ctx context.Context, p Params) (*Instance, error)
+	// Payloads overrides the table's payload sizes; nil means Payloads.
+	Payloads []int
+	// Chunks, when set, adds a chunk= axis with these APDU chunk sizes.
+	Chunks []int
+	// Message makes the message for a payload size; nil means random bytes.
+	Message func(size int) []byte
+	// Traced attaches a signer.Collector to every sign and reports the
+	// stages as metrics. Baseline rows leave it off.
+	Traced bool
+	// Skip, when set and returning a non-empty reason, skips the backend
+	// (a real device that is not configured, a module that is absent).
+	Skip func() string
+}
+
+// Sizes returns the payload sizes of b.
+func (b Backend) Sizes() []int {
+	if b.Payloads != nil {
+		return b.Payloads
+	}
+	return Payloads
+}
+
+// NewMessage returns the message b signs for a payload of size bytes.
+func (b Backend) NewMessage(size int) []byte {
+	if b.Message != nil {
+		return b.Message(size)
+	}
+	msg := make([]byte, size)
+	rand.Read(msg)
+	return msg
+}
+
+var (
+	mu       sync.Mutex
+	backends []Backend
+)
+
+// Register adds b to the table. It panics on an empty or duplicate name or
+// a missing Open, which are programming errors in a registration file.
+func Register(b Backend) {
+	mu.Lock()
+	defer mu.Unlock()
+	if b.Name == "" || b.Open == nil || !b.Algorithm.Valid() {
+		panic(fmt.Sprintf("bench: incomplete backend %+v", b))
+	}
+	for _, o := range backends {
+		if o.Name == b.Name {
+			panic("bench: backend registered twice: " + b.Name)
+		}
+	}
+	backends = append(backends, b)
+}
+
+// Backends returns the registered backends in registration order.
+func Backends() []Backend {
+	mu.Lock()
+	defer mu.Unlock()
+	return append([]Backend(nil), backends...)
+}
