@@ -1,0 +1,201 @@
+package signer_test
+
+import (
+	"context"
+	"crypto"
+	"crypto/ed25519"
+	"errors"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/signerkit/signerkit/inprocess"
+	"github.com/signerkit/signerkit/signer"
+	"github.com/signerkit/signerkit/signer/signertest"
+)
+
+// modeledSigner wraps a key the way a simulated device does: it reports a
+// modeled device stage it does not sleep, and fails on request.
+type modeledSigner struct {
+	*inprocess.Key
+	device time.Duration
+	fail   bool
+}
+
+func (m *modeledSigner) SignContext(ctx context.Context, msg []byte) ([]byte, error) {
+	if m.fail {
+		return nil, signer.ErrRejected
+	}
+	signer.ContextTrace(ctx).Modeled(signer.StageDevice, m.device, false, "test profile")
+	return m.Key.SignContext(ctx, msg)
+}
+
+func TestInstrumentedStatsPerLabel(t *testing.T) {
+	key, err := inprocess.Generate(signer.Ed25519)
+	if err != nil {
+		t.Fatal(err)
+	}
+	inner := &modeledSigner{Key: key, device: 100 * time.Millisecond}
+	m := signer.Instrument(inner)
+	ctx := context.Background()
+	sign := func(label string, msg string) {
+		t.Helper()
+		c := ctx
+		if label != "" {
+			c = signer.WithLabel(ctx, label)
+		}
+		sig, err := m.SignContext(c, []byte(msg))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !ed25519.Verify(key.Public().(ed25519.PublicKey), []byte(msg), sig) {
+			t.Fatal("signature does not verify")
+		}
+	}
+	for i := range 10 {
+		inner.device = time.Duration(i+1) * 10 * time.Millisecond // 10 … 100 ms
+		sign("prevote", "vote")
+	}
+	inner.device = 500 * time.Millisecond
+	sign("proposal", "block")
+	sign("", "unlabelled")
+	inner.fail = true
+	if _, err := m.SignContext(signer.WithLabel(ctx, "prevote"), []byte("x")); !errors.Is(err, signer.ErrRejected) {
+		t.Fatalf("failing sign: %v", err)
+	}
+	inner.fail = false
+	if _, err := m.Sign(nil, []byte("msg"), crypto.Hash(0)); err != nil {
+		t.Fatal(err)
+	}
+
+	snap := m.Snapshot()
+	var labels []string
+	for _, l := range snap.Labels {
+		labels = append(labels, l.Label)
+	}
+	if got := strings.Join(labels, ","); got != "prevote,proposal,sign" {
+		t.Fatalf("labels = %s, want prevote,proposal,sign", got)
+	}
+	pv, _ := snap.Label("prevote")
+	if pv.Count != 10 || pv.Errors != 1 {
+		t.Errorf("prevote count/errors = %d/%d, want 10/1", pv.Count, pv.Errors)
+	}
+	// Latency is wall time plus the modeled device time, which dominates:
+	// each figure is the modeled value plus well under a second of host time.
+	near := func(name string, got, modeled time.Duration) {
+		t.Helper()
+		if got < modeled-modeled/128 || got > modeled+time.Second {
+			t.Errorf("%s = %v, want %v plus host time", name, got, modeled)
+		}
+	}
+	near("prevote min", pv.Min, 10*time.Millisecond)
+	near("prevote p50", pv.P50, 50*time.Millisecond)
+	near("prevote p90", pv.P90, 90*time.Millisecond)
+	near("prevote p99", pv.P99, 100*time.Millisecond)
+	near("prevote max", pv.Max, 100*time.Millisecond)
+	near("prevote total", pv.Total, 550*time.Millisecond)
+	near("prevote mean", pv.Mean(), 55*time.Millisecond)
+	if !(pv.Min <= pv.P50 && pv.P50 <= pv.P90 && pv.P90 <= pv.P99 && pv.P99 <= pv.Max) {
+		t.Errorf("prevote stats out of order: %+v", pv)
+	}
+	pr, _ := snap.Label("proposal")
+	near("proposal p50", pr.P50, 500*time.Millisecond)
+	if s, ok := snap.Label(signer.DefaultLabel); !ok || s.Count != 2 {
+		t.Errorf("default label: %+v, want 2 signs (one SignContext without a label, one Sign)", s)
+	}
+	if _, ok := snap.Label("precommit"); ok {
+		t.Error("a label that was never used has statistics")
+	}
+	if !snap.Taken.After(snap.Since) {
+		t.Errorf("snapshot Taken %v not after Since %v", snap.Taken, snap.Since)
+	}
+
+	text := snap.String()
+	for _, want := range []string{"label", "p99 ms", "prevote", "proposal", "10", "500."} {
+		if !strings.Contains(text, want) {
+			t.Errorf("text table lacks %q:\n%s", want, text)
+		}
+	}
+	var md strings.Builder
+	if err := snap.WriteMarkdown(&md); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(md.String()), "\n")
+	if len(lines) != 5 || !strings.HasPrefix(lines[0], "| label | count | errors | min (ms)") || !strings.HasPrefix(lines[1], "|---|---:|") {
+		t.Errorf("markdown table:\n%s", md.String())
+	}
+	for _, l := range lines {
+		if strings.Count(l, "|") != 10 {
+			t.Errorf("markdown row %q does not have 9 columns", l)
+		}
+	}
+
+	m.Reset()
+	if got := m.Snapshot().Labels; len(got) != 0 {
+		t.Errorf("after Reset: %+v", got)
+	}
+}
+
+func TestInstrumentedMarkdownEscapesLabels(t *testing.T) {
+	key, _ := inprocess.Generate(signer.Ed25519)
+	m := signer.Instrument(key)
+	if _, err := m.SignContext(signer.WithLabel(context.Background(), "a|b"), nil); err != nil {
+		t.Fatal(err)
+	}
+	var md strings.Builder
+	m.Snapshot().WriteMarkdown(&md)
+	if !strings.Contains(md.String(), `| a\|b |`) {
+		t.Errorf("label not escaped:\n%s", md.String())
+	}
+}
+
+func TestInstrumentedKeepsCallerTrace(t *testing.T) {
+	key, _ := inprocess.Generate(signer.Ed25519)
+	m := signer.Instrument(key)
+	col := signer.NewCollector()
+	if _, err := m.SignContext(col.WithContext(context.Background()), []byte("m")); err != nil {
+		t.Fatal(err)
+	}
+	if got := col.Summary().Stage(signer.StageSign).Reports; got != 1 {
+		t.Errorf("caller's collector saw %d sign stages, want 1", got)
+	}
+}
+
+func TestInstrumentedConformance(t *testing.T) {
+	signertest.Run(t, func() (signer.Signer, error) {
+		k, err := inprocess.Generate(signer.ECDSASecp256k1)
+		if err != nil {
+			return nil, err
+		}
+		return signer.Instrument(k), nil
+	}, signertest.Options{})
+}
+
+func TestInstrumentedConcurrent(t *testing.T) {
+	key, _ := inprocess.Generate(signer.Ed25519)
+	m := signer.Instrument(key)
+	labels := []string{"proposal", "prevote", "precommit"}
+	var wg sync.WaitGroup
+	for g := range 6 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			ctx := signer.WithLabel(context.Background(), labels[g%3])
+			for range 50 {
+				if _, err := m.SignContext(ctx, []byte("vote")); err != nil {
+					t.Error(err)
+					return
+				}
+				_ = m.Snapshot()
+			}
+		}()
+	}
+	wg.Wait()
+	for _, l := range m.Snapshot().Labels {
+		if l.Count != 100 {
+			t.Errorf("%s: %d signs, want 100", l.Label, l.Count)
+		}
+	}
+}
+
