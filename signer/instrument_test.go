@@ -198,4 +198,3 @@ func TestInstrumentedConcurrent(t *testing.T) {
 		}
 	}
 }
-
