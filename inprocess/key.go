@@ -133,6 +133,19 @@ func FromSeed(alg signer.Algorithm, seed []byte) (*Key, error) {
 // place and only dropped on Close, as Go cannot reliably wipe math/big
 // values.
 func FromPrivateKey(priv crypto.PrivateKey, alg signer.Algorithm) (*Key, error) {
+	if k, ok := priv.(ed25519.PrivateKey); ok && len(k) != ed25519.PrivateKeySize {
+		return nil, fmt.Errorf("inprocess: Ed25519 private key is %d bytes, want %d: %w", len(k), ed25519.PrivateKeySize, signer.ErrUnsupported)
+	}
+	switch k := priv.(type) {
+	case *ecdsa.PrivateKey:
+		if k == nil || k.D == nil || k.Curve == nil {
+			return nil, fmt.Errorf("inprocess: empty ECDSA private key: %w", signer.ErrUnsupported)
+		}
+	case *rsa.PrivateKey:
+		if k == nil || k.N == nil {
+			return nil, fmt.Errorf("inprocess: empty RSA private key: %w", signer.ErrUnsupported)
+		}
+	}
 	cs, ok := priv.(crypto.Signer)
 	if !ok {
 		return nil, fmt.Errorf("inprocess: %T is not a private key: %w", priv, signer.ErrUnsupported)
@@ -149,9 +162,6 @@ func FromPrivateKey(priv crypto.PrivateKey, alg signer.Algorithm) (*Key, error) 
 	}
 	switch k := priv.(type) {
 	case ed25519.PrivateKey:
-		if len(k) != ed25519.PrivateKeySize {
-			break
-		}
 		return newEd25519(alg, append(ed25519.PrivateKey(nil), k...)), nil
 	case *ecdsa.PrivateKey:
 		if alg == signer.ECDSASecp256k1 {
