@@ -7,6 +7,7 @@ import (
 	"crypto/elliptic"
 	"crypto/rsa"
 	"fmt"
+	"math/big"
 
 	"github.com/decred/dcrd/dcrec/secp256k1/v4"
 )
@@ -149,7 +150,7 @@ func (a Algorithm) CheckKey(pub crypto.PublicKey) error {
 		return nil
 	}
 	if a.IsRSA() {
-		if _, ok := pub.(*rsa.PublicKey); ok {
+		if k, ok := pub.(*rsa.PublicKey); ok && k != nil && k.N != nil && k.N.Sign() > 0 && k.E > 1 {
 			return nil
 		}
 	}
@@ -165,19 +166,27 @@ func algorithmOfKey(pub crypto.PublicKey) (Algorithm, error) {
 			return Ed25519, nil
 		}
 	case *ecdsa.PublicKey:
-		if k == nil || k.Curve == nil {
+		if k == nil || k.Curve == nil || !coordinatesInField(k) {
 			break
 		}
-		switch k.Curve.Params().Name {
-		case "P-256":
+		switch {
+		case k.Curve == elliptic.P256():
 			return ECDSAP256, nil
-		case "P-384":
+		case k.Curve == elliptic.P384():
 			return ECDSAP384, nil
-		case "secp256k1":
+		case k.Curve.Params().Name == "secp256k1" && k.Curve.Params().P.Cmp(secp256k1.Params().P) == 0:
 			return ECDSASecp256k1, nil
 		}
 	case *rsa.PublicKey:
 		return 0, fmt.Errorf("signer: an RSA public key does not say whether the signer uses PKCS #1 v1.5 or PSS: %w", ErrUnsupported)
 	}
 	return 0, fmt.Errorf("signer: no supported algorithm for a %T public key: %w", pub, ErrUnsupported)
+}
+
+// coordinatesInField reports whether an ECDSA public key's coordinates are
+// set and in [0, p), so that no encoding of them can stand for another point.
+func coordinatesInField(k *ecdsa.PublicKey) bool {
+	p := k.Curve.Params().P
+	in := func(v *big.Int) bool { return v != nil && v.Sign() >= 0 && v.Cmp(p) < 0 }
+	return in(k.X) && in(k.Y)
 }

@@ -3,6 +3,7 @@ package signer
 import (
 	"crypto"
 	"crypto/ed25519"
+	"crypto/rsa"
 	"fmt"
 )
 
@@ -14,10 +15,21 @@ import (
 // wrapping ErrUnsupported for Ed25519ph and Ed25519ctx, which devices do not
 // offer; a backend that can make them checks for them before calling this.
 // For ECDSA and RSA it requires opts to name a hash and digest to be as long
-// as that hash, and returns an error wrapping ErrInvalidMessage otherwise.
+// as that hash, and returns an error wrapping ErrInvalidMessage otherwise;
+// a hash outside SHA-2 and SHA-3 (SHA-1, MD5) gets one wrapping
+// ErrUnsupported.
 func CheckSignerOpts(a Algorithm, digest []byte, opts crypto.SignerOpts) error {
-	if opts == nil {
+	switch o := opts.(type) {
+	case nil:
 		return fmt.Errorf("signer: nil crypto.SignerOpts: %w", ErrInvalidMessage)
+	case *ed25519.Options:
+		if o == nil {
+			return fmt.Errorf("signer: nil *ed25519.Options: %w", ErrInvalidMessage)
+		}
+	case *rsa.PSSOptions:
+		if o == nil {
+			return fmt.Errorf("signer: nil *rsa.PSSOptions: %w", ErrInvalidMessage)
+		}
 	}
 	h := opts.HashFunc()
 	if a == Ed25519 {

@@ -1,6 +1,7 @@
 package signer
 
 import (
+	"bytes"
 	"crypto"
 	"crypto/ecdsa"
 	"crypto/ed25519"
@@ -95,6 +96,11 @@ func ECDSAToRaw(a Algorithm, der []byte) ([]byte, error) {
 	if err != nil || len(rest) != 0 {
 		return nil, fmt.Errorf("signer: malformed ASN.1 ECDSA signature: %w", ErrInvalidSignature)
 	}
+	// encoding/asn1 skips elements after S; only the one DER encoding of
+	// (r, s) is a signature, so a signature cannot be re-encoded.
+	if again, err := asn1.Marshal(v); err != nil || !bytes.Equal(again, der) {
+		return nil, fmt.Errorf("signer: ASN.1 ECDSA signature is not DER of (r, s): %w", ErrInvalidSignature)
+	}
 	n := a.Curve().Params().N
 	if v.R.Sign() <= 0 || v.S.Sign() <= 0 || v.R.Cmp(n) >= 0 || v.S.Cmp(n) >= 0 {
 		return nil, fmt.Errorf("signer: ECDSA r or s out of range: %w", ErrInvalidSignature)
@@ -140,6 +146,9 @@ func lowS(s, n *big.Int) {
 // ParseSecp256k1PublicKey parses a secp256k1 public key in SEC 1 form,
 // compressed (33 bytes, as Cosmos and tm2 carry it) or uncompressed (65).
 func ParseSecp256k1PublicKey(b []byte) (*ecdsa.PublicKey, error) {
+	if len(b) == 0 || (b[0] != 0x02 && b[0] != 0x03 && b[0] != 0x04) {
+		return nil, fmt.Errorf("signer: secp256k1 public key is neither compressed nor uncompressed SEC 1: %w", ErrCorrupt)
+	}
 	k, err := secp256k1.ParsePubKey(b)
 	if err != nil {
 		return nil, fmt.Errorf("signer: secp256k1 public key: %w", errors.Join(ErrCorrupt, err))
@@ -150,8 +159,11 @@ func ParseSecp256k1PublicKey(b []byte) (*ecdsa.PublicKey, error) {
 // MarshalSecp256k1PublicKey returns the 33-byte compressed SEC 1 form of a
 // secp256k1 public key.
 func MarshalSecp256k1PublicKey(pub *ecdsa.PublicKey) ([]byte, error) {
-	if err := ECDSASecp256k1.CheckKey(pub); err != nil {
-		return nil, err
+	if pub == nil || pub.Curve == nil || pub.Curve.Params().Name != "secp256k1" {
+		return nil, fmt.Errorf("signer: not a secp256k1 public key: %w", ErrUnsupported)
+	}
+	if !coordinatesInField(pub) {
+		return nil, fmt.Errorf("signer: secp256k1 coordinates missing or out of range: %w", ErrCorrupt)
 	}
 	var x, y secp256k1.FieldVal
 	if x.SetByteSlice(pub.X.Bytes()) || y.SetByteSlice(pub.Y.Bytes()) {
