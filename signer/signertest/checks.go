@@ -51,10 +51,14 @@ func checkPublic(c *checker) {
 	}
 }
 
+// payloads returns the sizes to sign: Payloads and LargePayload, less those
+// above Options.MaxMessage.
 func (c *checker) payloads() []int {
-	sizes := append([]int(nil), Payloads...)
-	if m := c.opts.MaxMessage; m == 0 || m >= LargePayload {
-		sizes = append(sizes, LargePayload)
+	var sizes []int
+	for _, n := range append(append([]int(nil), Payloads...), LargePayload) {
+		if m := c.opts.MaxMessage; m == 0 || n <= m {
+			sizes = append(sizes, n)
+		}
 	}
 	return sizes
 }
@@ -88,10 +92,26 @@ func checkMaxMessage(c *checker) {
 	c.signAndVerify(s, 32, "sign after a refused message")
 }
 
-// failingReader makes sure Ed25519 ignores rand, as crypto/ed25519 does.
-type failingReader struct{}
+// failingReader makes sure Ed25519 ignores rand, as crypto/ed25519 does:
+// it fails every read and counts them, so a signer that reads and ignores
+// the error is caught too.
+type failingReader struct {
+	mu    sync.Mutex
+	reads int
+}
 
-func (failingReader) Read([]byte) (int, error) { return 0, errors.New("rand must not be read") }
+func (r *failingReader) Read([]byte) (int, error) {
+	r.mu.Lock()
+	r.reads++
+	r.mu.Unlock()
+	return 0, errors.New("rand must not be read")
+}
+
+func (r *failingReader) count() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.reads
+}
 
 func checkCryptoSigner(c *checker) {
 	s := c.openSigner()
@@ -119,8 +139,9 @@ func checkCryptoSigner(c *checker) {
 	}
 	// optional accepts a signature that verifies or an error wrapping
 	// ErrUnsupported.
+	noRand := &failingReader{}
 	optional := func(what string, digest []byte, opts crypto.SignerOpts) {
-		if _, err := sign(what, failingReader{}, digest, opts); err != nil && !errors.Is(err, signer.ErrUnsupported) {
+		if _, err := sign(what, noRand, digest, opts); err != nil && !errors.Is(err, signer.ErrUnsupported) {
 			c.errorf("%s: got %s, want a valid signature or an error wrapping ErrUnsupported", what, describe(err))
 		}
 	}
@@ -132,8 +153,8 @@ func checkCryptoSigner(c *checker) {
 
 	switch {
 	case s.alg == signer.Ed25519:
-		a := mustSign("Ed25519 with crypto.Hash(0) and a rand that fails", failingReader{}, msg, crypto.Hash(0))
-		mustSign("Ed25519 with &ed25519.Options{}", failingReader{}, msg, &ed25519.Options{})
+		a := mustSign("Ed25519 with crypto.Hash(0) and a rand that fails", noRand, msg, crypto.Hash(0))
+		mustSign("Ed25519 with &ed25519.Options{}", noRand, msg, &ed25519.Options{})
 		if c.opts.Message == nil && a != nil {
 			ctx, cancel := c.ctx()
 			b, err := s.SignContext(ctx, msg)
@@ -149,6 +170,9 @@ func checkCryptoSigner(c *checker) {
 		optional("Ed25519ctx", msg, &ed25519.Options{Context: "signertest"})
 		d := sha256.Sum256(msg)
 		refused("Ed25519 with opts crypto.SHA256", d[:], crypto.SHA256)
+		if n := noRand.count(); n > 0 {
+			c.errorf("Ed25519 Sign read rand %d times: Ed25519 is deterministic and must ignore rand", n)
+		}
 	case s.alg.IsECDSA():
 		h := s.alg.Hash()
 		d := s.alg.Digest(msg)
@@ -174,13 +198,14 @@ func checkConcurrent(c *checker) {
 	s := c.openSigner()
 	defer s.Close()
 	n := c.opts.concurrency()
+	sizes := c.payloads()
 	var wg sync.WaitGroup
 	for g := range n {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			for i := range 4 {
-				c.signAndVerify(s, Payloads[(g+i)%len(Payloads)], "concurrent sign")
+				c.signAndVerify(s, sizes[(g+i)%len(sizes)], "concurrent sign")
 			}
 			_ = s.Public()
 		}()
@@ -193,6 +218,7 @@ type recorder struct {
 	mu     sync.Mutex
 	stages []signer.StageInfo
 	counts map[signer.Counter]int64
+	calls  int // hook calls of either kind
 }
 
 func (r *recorder) trace() *signer.Trace {
@@ -200,6 +226,7 @@ func (r *recorder) trace() *signer.Trace {
 		StageDone: func(i signer.StageInfo) {
 			r.mu.Lock()
 			r.stages = append(r.stages, i)
+			r.calls++
 			r.mu.Unlock()
 		},
 		Count: func(k signer.Counter, n int64) {
@@ -208,6 +235,7 @@ func (r *recorder) trace() *signer.Trace {
 				r.counts = make(map[signer.Counter]int64)
 			}
 			r.counts[k] += n
+			r.calls++
 			r.mu.Unlock()
 		},
 	}
@@ -220,7 +248,7 @@ func (r *recorder) reports() (int, []signer.StageInfo, map[signer.Counter]int64)
 	for k, v := range r.counts {
 		counts[k] = v
 	}
-	return len(r.stages) + len(r.counts), append([]signer.StageInfo(nil), r.stages...), counts
+	return r.calls, append([]signer.StageInfo(nil), r.stages...), counts
 }
 
 func checkCanceled(c *checker) {

@@ -97,7 +97,12 @@ func verifySignerOpts(alg signer.Algorithm, pub crypto.PublicKey, digest, sig []
 		return nil
 	case *rsa.PublicKey:
 		if pss, ok := opts.(*rsa.PSSOptions); ok {
-			return rsa.VerifyPSS(k, pss.Hash, digest, sig, &rsa.PSSOptions{SaltLength: rsa.PSSSaltLengthAuto})
+			// Verify with the salt length that was asked for, not any.
+			want := &rsa.PSSOptions{SaltLength: pss.SaltLength, Hash: pss.Hash}
+			if pss.SaltLength == rsa.PSSSaltLengthEqualsHash {
+				want.SaltLength = pss.Hash.Size()
+			}
+			return rsa.VerifyPSS(k, pss.Hash, digest, sig, want)
 		}
 		return rsa.VerifyPKCS1v15(k, opts.HashFunc(), digest, sig)
 	}
