@@ -42,13 +42,21 @@ func checkPublic(c *checker) {
 	if !equalKey(pub, s.Public()) {
 		c.errorf("Public() changed between two calls")
 	}
-	c.signAndVerify(s, 32, "sign before Close")
+	c.signAndVerify(s, c.size(32), "sign before Close")
 	if err := s.Close(); err != nil {
 		c.errorf("Close: %v", err)
 	}
 	if !equalKey(pub, s.Public()) {
 		c.errorf("Public() after Close differs from before: Public must not do I/O")
 	}
+}
+
+// size returns n, or Options.MaxMessage when that is smaller.
+func (c *checker) size(n int) int {
+	if m := c.opts.MaxMessage; m > 0 && n > m {
+		return m
+	}
+	return n
 }
 
 // payloads returns the sizes to sign: Payloads and LargePayload, less those
@@ -89,7 +97,7 @@ func checkMaxMessage(c *checker) {
 	if !errors.Is(err, signer.ErrMessageTooLarge) {
 		c.errorf("SignContext(%d bytes) with MaxMessage %d: got %s, want an error wrapping ErrMessageTooLarge", len(msg), c.opts.MaxMessage, describe(err))
 	}
-	c.signAndVerify(s, 32, "sign after a refused message")
+	c.signAndVerify(s, c.size(32), "sign after a refused message")
 }
 
 // failingReader makes sure Ed25519 ignores rand, as crypto/ed25519 does:
@@ -117,7 +125,7 @@ func checkCryptoSigner(c *checker) {
 	s := c.openSigner()
 	defer s.Close()
 	pub := s.Public()
-	msg := c.message(100)
+	msg := c.message(c.size(100))
 
 	// sign calls Sign and verifies the result with the standard library.
 	sign := func(what string, rnd io.Reader, digest []byte, opts crypto.SignerOpts) ([]byte, error) {
@@ -140,8 +148,8 @@ func checkCryptoSigner(c *checker) {
 	// optional accepts a signature that verifies or an error wrapping
 	// ErrUnsupported.
 	noRand := &failingReader{}
-	optional := func(what string, digest []byte, opts crypto.SignerOpts) {
-		if _, err := sign(what, noRand, digest, opts); err != nil && !errors.Is(err, signer.ErrUnsupported) {
+	optional := func(what string, rnd io.Reader, digest []byte, opts crypto.SignerOpts) {
+		if _, err := sign(what, rnd, digest, opts); err != nil && !errors.Is(err, signer.ErrUnsupported) {
 			c.errorf("%s: got %s, want a valid signature or an error wrapping ErrUnsupported", what, describe(err))
 		}
 	}
@@ -166,8 +174,8 @@ func checkCryptoSigner(c *checker) {
 			}
 		}
 		ph := sha512.Sum512(msg)
-		optional("Ed25519ph", ph[:], &ed25519.Options{Hash: crypto.SHA512})
-		optional("Ed25519ctx", msg, &ed25519.Options{Context: "signertest"})
+		optional("Ed25519ph", noRand, ph[:], &ed25519.Options{Hash: crypto.SHA512})
+		optional("Ed25519ctx", noRand, msg, &ed25519.Options{Context: "signertest"})
 		d := sha256.Sum256(msg)
 		refused("Ed25519 with opts crypto.SHA256", d[:], crypto.SHA256)
 		if n := noRand.count(); n > 0 {
@@ -185,10 +193,10 @@ func checkCryptoSigner(c *checker) {
 		pss := &rsa.PSSOptions{SaltLength: rsa.PSSSaltLengthEqualsHash, Hash: crypto.SHA256}
 		if s.alg == signer.RSAPSS {
 			mustSign("RSA PSS over SHA-256", rand.Reader, d, pss)
-			optional("RSA PKCS #1 v1.5 from a PSS key", d, pkcs1)
+			optional("RSA PKCS #1 v1.5 from a PSS key", rand.Reader, d, pkcs1)
 		} else {
 			mustSign("RSA PKCS #1 v1.5 over SHA-256", rand.Reader, d, pkcs1)
-			optional("RSA PSS from a PKCS #1 v1.5 key", d, pss)
+			optional("RSA PSS from a PKCS #1 v1.5 key", rand.Reader, d, pss)
 		}
 		refused("RSA digest one byte short", d[:len(d)-1], crypto.SHA256)
 	}
@@ -204,6 +212,7 @@ func checkConcurrent(c *checker) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			defer c.recoverPanic()
 			for i := range 4 {
 				c.signAndVerify(s, sizes[(g+i)%len(sizes)], "concurrent sign")
 			}
@@ -215,10 +224,11 @@ func checkConcurrent(c *checker) {
 
 // recorder keeps every trace report it gets.
 type recorder struct {
-	mu     sync.Mutex
-	stages []signer.StageInfo
-	counts map[signer.Counter]int64
-	calls  int // hook calls of either kind
+	mu       sync.Mutex
+	stages   []signer.StageInfo
+	counts   map[signer.Counter]int64
+	calls    int // hook calls of either kind
+	negative []signer.Counter
 }
 
 func (r *recorder) trace() *signer.Trace {
@@ -236,6 +246,9 @@ func (r *recorder) trace() *signer.Trace {
 			}
 			r.counts[k] += n
 			r.calls++
+			if n < 0 {
+				r.negative = append(r.negative, k)
+			}
 			r.mu.Unlock()
 		},
 	}
@@ -271,7 +284,7 @@ func checkCanceled(c *checker) {
 	for _, tc := range cases {
 		var rec recorder
 		ctx, cancel := tc.ctx()
-		sig, err := s.SignContext(signer.WithTrace(ctx, rec.trace()), c.message(32))
+		sig, err := s.SignContext(signer.WithTrace(ctx, rec.trace()), c.message(c.size(32)))
 		cancel()
 		if !errors.Is(err, tc.want) {
 			c.errorf("%s: got %s, want an error wrapping %v", tc.name, describe(err), tc.want)
@@ -283,7 +296,7 @@ func checkCanceled(c *checker) {
 			c.errorf("%s: %d trace reports (first %v): a done context must not reach the device", tc.name, n, stages)
 		}
 	}
-	c.signAndVerify(s, 32, "sign after cancelled calls")
+	c.signAndVerify(s, c.size(32), "sign after cancelled calls")
 }
 
 func checkDeadline(c *checker) {
@@ -291,7 +304,7 @@ func checkDeadline(c *checker) {
 	defer s.Close()
 	// A deadline in the future does not get in the way.
 	ctx, cancel := context.WithTimeout(context.Background(), c.opts.timeout())
-	msg := c.message(64)
+	msg := c.message(c.size(64))
 	sig, err := s.SignContext(ctx, msg)
 	cancel()
 	if err != nil {
@@ -314,7 +327,8 @@ func checkDeadline(c *checker) {
 	defer cancel()
 	done := make(chan error, 1)
 	go func() {
-		_, err := s.SignContext(ctx, c.message(64))
+		defer c.recoverPanic()
+		_, err := s.SignContext(ctx, c.message(c.size(64)))
 		done <- err
 	}()
 	// The bound is generous: this checks that the call returns at all once
@@ -330,7 +344,7 @@ func checkDeadline(c *checker) {
 	}
 	release()
 	released = true
-	c.signAndVerify(s, 64, "sign after the device answers again")
+	c.signAndVerify(s, c.size(64), "sign after the device answers again")
 }
 
 func checkClose(c *checker) {
@@ -344,10 +358,10 @@ func checkClose(c *checker) {
 	}
 	ctx, cancel := c.ctx()
 	defer cancel()
-	if _, err := s.SignContext(ctx, c.message(32)); !errors.Is(err, signer.ErrClosed) {
+	if _, err := s.SignContext(ctx, c.message(c.size(32))); !errors.Is(err, signer.ErrClosed) {
 		c.errorf("SignContext after Close: got %s, want an error wrapping ErrClosed", describe(err))
 	}
-	msg := c.message(32)
+	msg := c.message(c.size(32))
 	var d []byte
 	var opts crypto.SignerOpts = s.alg.SignerOpts()
 	if s.alg == signer.Ed25519 {
@@ -371,9 +385,10 @@ func checkCloseWhileSigning(c *checker) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			defer c.recoverPanic()
 			<-start
 			for range 4 {
-				msg := c.message(32)
+				msg := c.message(c.size(32))
 				ctx, cancel := c.ctx()
 				sig, err := s.SignContext(ctx, msg)
 				cancel()
@@ -401,7 +416,7 @@ func checkTrace(c *checker) {
 	s := c.openSigner()
 	defer s.Close()
 	var rec recorder
-	msg := c.message(128)
+	msg := c.message(c.size(128))
 	ctx, cancel := c.ctx()
 	defer cancel()
 	begin := time.Now()
@@ -413,7 +428,7 @@ func checkTrace(c *checker) {
 	if err := VerifyStd(s.alg, s.Public(), msg, sig); err != nil {
 		c.errorf("traced SignContext: %v", err)
 	}
-	n, stages, counts := rec.reports()
+	n, stages, _ := rec.reports()
 	if len(stages) == 0 {
 		c.errorf("no stage was reported: every sign reports at least its sign, device or transport stage")
 	}
@@ -463,13 +478,14 @@ func checkTrace(c *checker) {
 	if slept > transport {
 		c.errorf("modeled stages slept %v, more than the measured transport %v that must contain them", slept, transport)
 	}
-	for k, v := range counts {
-		if v < 0 {
-			c.errorf("counter %v went down by %d", k, -v)
-		}
+	rec.mu.Lock()
+	negative := rec.negative
+	rec.mu.Unlock()
+	for _, k := range negative {
+		c.errorf("counter %v was given a negative increment: counters only grow", k)
 	}
 	// A backend must not keep a trace past its call.
-	c.signAndVerify(s, 32, "untraced sign")
+	c.signAndVerify(s, c.size(32), "untraced sign")
 	if after, _, _ := rec.reports(); after != n {
 		c.errorf("the trace of an earlier call got %d reports from a later call without it", after-n)
 	}

@@ -83,8 +83,9 @@ type Options struct {
 	// release.
 	Hang func() (release func())
 
-	// Timeout bounds each call the suite makes, so that a broken backend
-	// fails instead of hanging the test; 0 means one minute.
+	// Timeout is the deadline of each call the suite makes, and bounds the
+	// wait on a hung device; 0 means one minute. A backend that ignores its
+	// context can still hang the suite, as it would hang its callers.
 	Timeout time.Duration
 }
 
@@ -173,6 +174,13 @@ func (c *checker) runCheck(ch check) {
 		}
 	}()
 	ch.run(c)
+}
+
+// recoverPanic turns a panic in one of a check's goroutines into a failure.
+func (c *checker) recoverPanic() {
+	if r := recover(); r != nil && r != errFatal {
+		c.errorf("panic: %v", r)
+	}
 }
 
 func (c *checker) errorf(format string, args ...any) {

@@ -22,6 +22,12 @@ import (
 // signer.Secp256k1 returns, and S must be low.
 func VerifyStd(alg signer.Algorithm, pub crypto.PublicKey, msg, sig []byte) error {
 	bad := func(why string) error { return fmt.Errorf("%v signature %s", alg, why) }
+	if !alg.Valid() {
+		return fmt.Errorf("unknown algorithm %v", alg)
+	}
+	if err := alg.CheckKey(pub); err != nil {
+		return fmt.Errorf("public key is %T, not a valid %v key", pub, alg)
+	}
 	switch alg {
 	case signer.Ed25519:
 		k, ok := pub.(ed25519.PublicKey)
@@ -40,7 +46,7 @@ func VerifyStd(alg signer.Algorithm, pub crypto.PublicKey, msg, sig []byte) erro
 		if !ok {
 			return fmt.Errorf("public key is %T, not *ecdsa.PublicKey", pub)
 		}
-		size := (k.Curve.Params().BitSize + 7) / 8
+		size := (alg.Curve().Params().BitSize + 7) / 8
 		if len(sig) != 2*size {
 			return bad(fmt.Sprintf("is %d bytes, want r‖s of %d", len(sig), 2*size))
 		}
