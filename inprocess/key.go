@@ -92,7 +92,7 @@ func FromSeed(alg signer.Algorithm, seed []byte) (*Key, error) {
 	switch alg {
 	case signer.Ed25519:
 		if len(seed) != ed25519.SeedSize {
-			return nil, fmt.Errorf("inprocess: Ed25519 seed is %d bytes, want %d: %w", len(seed), ed25519.SeedSize, signer.ErrInvalidMessage)
+			return nil, fmt.Errorf("inprocess: Ed25519 seed is %d bytes, want %d: %w", len(seed), ed25519.SeedSize, signer.ErrInvalidKey)
 		}
 		return newEd25519(alg, ed25519.NewKeyFromSeed(seed)), nil
 	case signer.ECDSAP256, signer.ECDSAP384:
@@ -102,7 +102,7 @@ func FromSeed(alg signer.Algorithm, seed []byte) (*Key, error) {
 		}
 		k, err := c.NewPrivateKey(seed) // checks length and range
 		if err != nil {
-			return nil, fmt.Errorf("inprocess: %v private scalar: %w", alg, signer.ErrInvalidMessage)
+			return nil, fmt.Errorf("inprocess: %v private scalar is not %d bytes in [1, n-1]: %w", alg, alg.Curve().Params().BitSize/8, signer.ErrInvalidKey)
 		}
 		point := k.PublicKey().Bytes() // 0x04 ‖ X ‖ Y
 		size := (len(point) - 1) / 2
@@ -118,7 +118,7 @@ func FromSeed(alg signer.Algorithm, seed []byte) (*Key, error) {
 	case signer.ECDSASecp256k1:
 		var d secp256k1.ModNScalar
 		if len(seed) != 32 || d.SetByteSlice(seed) || d.IsZero() {
-			return nil, fmt.Errorf("inprocess: secp256k1 private scalar must be 32 bytes in [1, n-1]: %w", signer.ErrInvalidMessage)
+			return nil, fmt.Errorf("inprocess: secp256k1 private scalar is not 32 bytes in [1, n-1]: %w", signer.ErrInvalidKey)
 		}
 		return newSecp256k1(secp256k1.NewPrivateKey(&d)), nil
 	}
@@ -128,22 +128,22 @@ func FromSeed(alg signer.Algorithm, seed []byte) (*Key, error) {
 // FromPrivateKey wraps an existing private key: ed25519.PrivateKey,
 // *ecdsa.PrivateKey on P-256, P-384 or secp256k1 (signer.Secp256k1), or
 // *rsa.PrivateKey. alg may be 0 except for RSA keys, where it picks
-// RSAPKCS1v15 or RSAPSS. Ed25519 and secp256k1 keys are copied, and the
-// copies wiped on Close; ECDSA and RSA keys on the NIST curves are used in
-// place and only dropped on Close, as Go cannot reliably wipe math/big
-// values.
+// RSAPKCS1v15 or RSAPSS. Ed25519 and ECDSA keys are copied (and checked:
+// the scalar in range, the public key its own), so Close wipes the copy,
+// never the caller's key; RSA keys are validated and used in place, and
+// only dropped on Close, as Go cannot reliably wipe math/big values.
 func FromPrivateKey(priv crypto.PrivateKey, alg signer.Algorithm) (*Key, error) {
 	if k, ok := priv.(ed25519.PrivateKey); ok && len(k) != ed25519.PrivateKeySize {
-		return nil, fmt.Errorf("inprocess: Ed25519 private key is %d bytes, want %d: %w", len(k), ed25519.PrivateKeySize, signer.ErrUnsupported)
+		return nil, fmt.Errorf("inprocess: Ed25519 private key is %d bytes, want %d: %w", len(k), ed25519.PrivateKeySize, signer.ErrInvalidKey)
 	}
 	switch k := priv.(type) {
 	case *ecdsa.PrivateKey:
 		if k == nil || k.D == nil || k.Curve == nil {
-			return nil, fmt.Errorf("inprocess: empty ECDSA private key: %w", signer.ErrUnsupported)
+			return nil, fmt.Errorf("inprocess: empty ECDSA private key: %w", signer.ErrInvalidKey)
 		}
 	case *rsa.PrivateKey:
 		if k == nil || k.N == nil {
-			return nil, fmt.Errorf("inprocess: empty RSA private key: %w", signer.ErrUnsupported)
+			return nil, fmt.Errorf("inprocess: empty RSA private key: %w", signer.ErrInvalidKey)
 		}
 	}
 	cs, ok := priv.(crypto.Signer)
@@ -164,17 +164,27 @@ func FromPrivateKey(priv crypto.PrivateKey, alg signer.Algorithm) (*Key, error) 
 	case ed25519.PrivateKey:
 		return newEd25519(alg, append(ed25519.PrivateKey(nil), k...)), nil
 	case *ecdsa.PrivateKey:
-		if alg == signer.ECDSASecp256k1 {
-			var d [32]byte
-			k.D.FillBytes(d[:])
-			key, err := FromSeed(alg, d[:])
-			clear(d[:])
-			return key, err
+		// Rebuild the key from its scalar, which checks the scalar's range
+		// and gives a copy the caller's Close cannot touch, then make sure
+		// it is the key pair the caller meant.
+		size := (k.Curve.Params().BitSize + 7) / 8
+		if k.D.Sign() <= 0 || k.D.BitLen() > 8*size {
+			return nil, fmt.Errorf("inprocess: %v private scalar out of range: %w", alg, signer.ErrInvalidKey)
 		}
-		return &Key{alg: alg, pub: &k.PublicKey, ec: k}, nil
+		d := k.D.FillBytes(make([]byte, size))
+		key, err := FromSeed(alg, d)
+		clear(d)
+		if err != nil {
+			return nil, err
+		}
+		if !k.PublicKey.Equal(key.pub) {
+			key.Close()
+			return nil, fmt.Errorf("inprocess: %v private key does not match its public key: %w", alg, signer.ErrInvalidKey)
+		}
+		return key, nil
 	case *rsa.PrivateKey:
 		if err := k.Validate(); err != nil {
-			return nil, fmt.Errorf("inprocess: invalid RSA key: %w", signer.ErrCorrupt)
+			return nil, fmt.Errorf("inprocess: invalid RSA key: %w", signer.ErrInvalidKey)
 		}
 		return &Key{alg: alg, pub: &k.PublicKey, rsa: k}, nil
 	}
@@ -274,10 +284,11 @@ func (k *Key) Sign(rnd io.Reader, digest []byte, opts crypto.SignerOpts) ([]byte
 		return nil, errClosed
 	}
 	if k.alg == signer.Ed25519 {
-		if _, ok := opts.(*ed25519.Options); !ok && (opts == nil || opts.HashFunc() != crypto.SHA512) {
-			if err := signer.CheckSignerOpts(k.alg, digest, opts); err != nil {
-				return nil, fmt.Errorf("inprocess: %w", err)
-			}
+		// CheckSignerOpts refuses Ed25519ph and Ed25519ctx as
+		// unsupported; crypto/ed25519 makes them, so only other errors
+		// (nil options, other hashes) stop here.
+		if err := signer.CheckSignerOpts(k.alg, digest, opts); err != nil && !isEd25519Variant(opts) {
+			return nil, fmt.Errorf("inprocess: %w", err)
 		}
 		sig, err := k.ed.Sign(nil, digest, opts)
 		if err != nil {
@@ -302,4 +313,12 @@ func (k *Key) signRSA(digest []byte, opts crypto.SignerOpts) ([]byte, error) {
 		return rsa.SignPSS(rand.Reader, k.rsa, pss.Hash, digest, pss)
 	}
 	return rsa.SignPKCS1v15(rand.Reader, k.rsa, opts.HashFunc(), digest)
+}
+
+// isEd25519Variant reports whether opts asks for Ed25519ph or Ed25519ctx.
+func isEd25519Variant(opts crypto.SignerOpts) bool {
+	if o, ok := opts.(*ed25519.Options); ok {
+		return o != nil && (o.Hash == crypto.SHA512 || o.Context != "")
+	}
+	return opts != nil && opts.HashFunc() == crypto.SHA512
 }

@@ -151,13 +151,13 @@ func TestFromSeedRejects(t *testing.T) {
 		seed []byte
 		want error
 	}{
-		{"ed25519 short", signer.Ed25519, make([]byte, 31), signer.ErrInvalidMessage},
-		{"p256 zero", signer.ECDSAP256, make([]byte, 32), signer.ErrInvalidMessage},
-		{"p256 n", signer.ECDSAP256, n256, signer.ErrInvalidMessage},
-		{"p384 short", signer.ECDSAP384, make([]byte, 32), signer.ErrInvalidMessage},
-		{"secp256k1 zero", signer.ECDSASecp256k1, make([]byte, 32), signer.ErrInvalidMessage},
-		{"secp256k1 n", signer.ECDSASecp256k1, k1n, signer.ErrInvalidMessage},
-		{"secp256k1 long", signer.ECDSASecp256k1, make([]byte, 33), signer.ErrInvalidMessage},
+		{"ed25519 short", signer.Ed25519, make([]byte, 31), signer.ErrInvalidKey},
+		{"p256 zero", signer.ECDSAP256, make([]byte, 32), signer.ErrInvalidKey},
+		{"p256 n", signer.ECDSAP256, n256, signer.ErrInvalidKey},
+		{"p384 short", signer.ECDSAP384, make([]byte, 32), signer.ErrInvalidKey},
+		{"secp256k1 zero", signer.ECDSASecp256k1, make([]byte, 32), signer.ErrInvalidKey},
+		{"secp256k1 n", signer.ECDSASecp256k1, k1n, signer.ErrInvalidKey},
+		{"secp256k1 long", signer.ECDSASecp256k1, make([]byte, 33), signer.ErrInvalidKey},
 		{"rsa", signer.RSAPSS, make([]byte, 32), signer.ErrUnsupported},
 		{"invalid algorithm", signer.Algorithm(0), make([]byte, 32), signer.ErrUnsupported},
 	}
@@ -258,9 +258,14 @@ func TestFromPrivateKey(t *testing.T) {
 		{"rsa without a scheme", rsaKey, 0, signer.ErrUnsupported},
 		{"ed25519 as p256", edPriv, signer.ECDSAP256, signer.ErrUnsupported},
 		{"not a key", "secret", 0, signer.ErrUnsupported},
-		{"short ed25519", ed25519.PrivateKey(make([]byte, 10)), signer.Ed25519, signer.ErrUnsupported},
-		{"nil ecdsa", (*ecdsa.PrivateKey)(nil), 0, signer.ErrUnsupported},
-		{"nil rsa", (*rsa.PrivateKey)(nil), signer.RSAPSS, signer.ErrUnsupported},
+		{"short ed25519", ed25519.PrivateKey(make([]byte, 10)), signer.Ed25519, signer.ErrInvalidKey},
+		{"nil ecdsa", (*ecdsa.PrivateKey)(nil), 0, signer.ErrInvalidKey},
+		{"nil rsa", (*rsa.PrivateKey)(nil), signer.RSAPSS, signer.ErrInvalidKey},
+		{"secp256k1 D ≥ 2^256", withD(k1Priv, new(big.Int).Lsh(big.NewInt(1), 256)), 0, signer.ErrInvalidKey},
+		{"secp256k1 D negative", withD(k1Priv, new(big.Int).Neg(d)), 0, signer.ErrInvalidKey},
+		{"secp256k1 D = n", withD(k1Priv, refsecp256k1.N()), 0, signer.ErrInvalidKey},
+		{"secp256k1 D of another key", withD(k1Priv, new(big.Int).Add(d, big.NewInt(1))), 0, signer.ErrInvalidKey},
+		{"p256 D of another key", withD(p256, new(big.Int).Add(p256.D, big.NewInt(1))), 0, signer.ErrInvalidKey},
 	}
 	for _, tc := range refused {
 		if _, err := inprocess.FromPrivateKey(tc.priv, tc.alg); !errors.Is(err, tc.want) {
@@ -302,9 +307,18 @@ func TestEd25519Variants(t *testing.T) {
 	if err := ed25519.VerifyWithOptions(pub, msg, sig, &ed25519.Options{Context: "ctx"}); err != nil {
 		t.Errorf("Ed25519ctx: %v", err)
 	}
-	if _, err := key.Sign(nil, msg, nil); err == nil {
-		t.Error("Sign with nil opts succeeded")
+	for _, opts := range []crypto.SignerOpts{nil, (*ed25519.Options)(nil), crypto.SHA256} {
+		if _, err := key.Sign(nil, msg, opts); err == nil {
+			t.Errorf("Sign with opts %#v succeeded", opts)
+		}
 	}
+}
+
+// withD returns a copy of priv with its scalar replaced.
+func withD(priv *ecdsa.PrivateKey, d *big.Int) *ecdsa.PrivateKey {
+	c := *priv
+	c.D = d
+	return &c
 }
 
 func unhex(t *testing.T, s string) []byte {

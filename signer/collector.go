@@ -3,6 +3,7 @@ package signer
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -10,27 +11,28 @@ import (
 
 // Collector sums the stages and counters that backends report through its
 // Trace: attach it to one call to see where that call's time went, or to
-// many and divide by their number. It is safe for concurrent use.
+// many and divide by their number. The zero Collector is empty and ready
+// to use. It is safe for concurrent use.
 type Collector struct {
+	once  sync.Once
+	trace Trace
 	mu    sync.Mutex
 	sum   Summary
-	trace Trace
 }
 
 // NewCollector returns an empty Collector.
-func NewCollector() *Collector {
-	c := &Collector{}
-	c.trace = Trace{StageDone: c.stageDone, Count: c.count}
-	return c
+func NewCollector() *Collector { return &Collector{} }
+
+// Trace returns the hooks that feed c; every call returns the same Trace.
+func (c *Collector) Trace() *Trace {
+	c.once.Do(func() { c.trace = Trace{StageDone: c.stageDone, Count: c.count} })
+	return &c.trace
 }
 
-// Trace returns the hooks that feed c.
-func (c *Collector) Trace() *Trace { return &c.trace }
-
 // WithContext returns a context that carries c's Trace (and any Trace ctx
-// carried already).
+// carried already; attaching c twice does not count twice).
 func (c *Collector) WithContext(ctx context.Context) context.Context {
-	return WithTrace(ctx, &c.trace)
+	return WithTrace(ctx, c.Trace())
 }
 
 // Summary returns what c has collected so far.
@@ -67,6 +69,7 @@ type StageTotal struct {
 	Measured time.Duration // clock-measured time
 	Modeled  time.Duration // time from latency profiles, slept or not
 	Slept    time.Duration // the part of Modeled that was also slept
+	Contains time.Duration // modeled time of other stages slept inside this one
 	Reports  int           // how many times the stage was reported
 	Profile  string        // the profile of the first Modeled report, if any
 }
@@ -83,7 +86,11 @@ type Summary struct {
 }
 
 func (s *Summary) add(i StageInfo) {
-	if !i.Stage.valid() || i.Duration < 0 || i.Source > Modeled {
+	within := i.Within
+	if within == 0 {
+		within = StageTransport
+	}
+	if !i.Stage.valid() || i.Duration < 0 || i.Source > Modeled || !within.valid() {
 		s.invalid++
 		return
 	}
@@ -96,6 +103,7 @@ func (s *Summary) add(i StageInfo) {
 	t.Modeled += i.Duration
 	if i.Slept {
 		t.Slept += i.Duration
+		s.stages[within].Contains += i.Duration
 	}
 	if t.Profile == "" {
 		t.Profile = i.Profile
@@ -159,19 +167,12 @@ func (s Summary) Accounted() time.Duration { return s.Modeled() - s.Slept() }
 func (s Summary) EndToEnd(wall time.Duration) time.Duration { return wall + s.Accounted() }
 
 // Exclusive returns the time that belongs to stage st alone: its measured
-// plus modeled time, except that Transport loses the modeled time that
-// simulators slept inside it. The exclusive times of all stages add up to
-// no more than the end-to-end latency.
+// plus modeled time, less the modeled time of other stages that simulators
+// slept inside it (see StageInfo.Within). The exclusive times of all stages
+// of a call add up to no more than its end-to-end latency.
 func (s Summary) Exclusive(st Stage) time.Duration {
 	t := s.Stage(st)
-	d := t.Total()
-	if st == StageTransport {
-		d -= s.Slept()
-		if d < 0 {
-			d = 0
-		}
-	}
-	return d
+	return max(t.Total()-t.Contains, 0)
 }
 
 // Dominant returns the stage with the largest exclusive time, or 0 when
@@ -185,25 +186,6 @@ func (s Summary) Dominant() Stage {
 		}
 	}
 	return best
-}
-
-// Per returns the summary divided by n, as a per-call average of n calls.
-func (s Summary) Per(n int) Summary {
-	if n <= 1 {
-		return s
-	}
-	out := s
-	d := time.Duration(n)
-	for i := range out.stages {
-		t := &out.stages[i]
-		t.Measured /= d
-		t.Modeled /= d
-		t.Slept /= d
-	}
-	for i := range out.counts {
-		out.counts[i] /= int64(n)
-	}
-	return out
 }
 
 // String lists the stages and counters that were reported, e.g.
@@ -239,7 +221,21 @@ func (s Summary) String() string {
 	return b.String()
 }
 
-// fmtMillis formats d in milliseconds with three significant digits.
+// fmtMillis formats d in milliseconds, in fixed point with three
+// significant digits below 100 ms: "0.0312ms", "3.18ms", "526ms", "4012ms".
 func fmtMillis(d time.Duration) string {
-	return fmt.Sprintf("%.3gms", float64(d)/float64(time.Millisecond))
+	ms := float64(d) / float64(time.Millisecond)
+	prec := 0
+	switch {
+	case ms == 0:
+	case ms < 0.1:
+		prec = 4
+	case ms < 1:
+		prec = 3
+	case ms < 10:
+		prec = 2
+	case ms < 100:
+		prec = 1
+	}
+	return strconv.FormatFloat(ms, 'f', prec, 64) + "ms"
 }

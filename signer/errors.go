@@ -21,6 +21,11 @@ var (
 	// should not retry with the same secret: tokens lock after a few tries.
 	ErrWrongPassphrase = errors.New("signer: wrong passphrase")
 
+	// ErrPermissionDenied: the key, session or token does not allow this
+	// operation (a YubiHSM capability missing, PKCS#11
+	// CKR_KEY_FUNCTION_NOT_PERMITTED).
+	ErrPermissionDenied = errors.New("signer: permission denied")
+
 	// ErrRejected: the user refused the operation on the device.
 	ErrRejected = errors.New("signer: rejected on the device")
 
@@ -58,6 +63,19 @@ var (
 
 	// ErrBusy: the device has no capacity right now (all sessions in use).
 	ErrBusy = errors.New("signer: device busy")
+
+	// ErrInvalidKey: key material is malformed or inconsistent (a seed
+	// out of range, a private key whose public half does not match).
+	ErrInvalidKey = errors.New("signer: invalid key")
+
+	// ErrInvalidArgument: a configuration value, key name, label or URI is
+	// not acceptable.
+	ErrInvalidArgument = errors.New("signer: invalid argument")
+
+	// ErrSessionExpired: the device session expired or was closed behind
+	// the signer's back. Backends open a new one and retry once before they
+	// return this.
+	ErrSessionExpired = errors.New("signer: session expired")
 
 	// ErrKeyNotFound: no key matches the given name, label or id.
 	ErrKeyNotFound = errors.New("signer: key not found")

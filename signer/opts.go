@@ -33,14 +33,14 @@ func CheckSignerOpts(a Algorithm, digest []byte, opts crypto.SignerOpts) error {
 	}
 	h := opts.HashFunc()
 	if a == Ed25519 {
-		if o, ok := opts.(*ed25519.Options); ok && o.Context != "" {
-			return fmt.Errorf("signer: Ed25519ctx: %w", ErrUnsupported)
-		}
 		switch h {
-		case 0:
-			return nil
 		case crypto.SHA512:
 			return fmt.Errorf("signer: Ed25519ph: %w", ErrUnsupported)
+		case 0:
+			if o, ok := opts.(*ed25519.Options); ok && o.Context != "" {
+				return fmt.Errorf("signer: Ed25519ctx: %w", ErrUnsupported)
+			}
+			return nil
 		}
 		return fmt.Errorf("signer: Ed25519 takes opts.HashFunc() 0 (the message itself), not %v: %w", h, ErrUnsupported)
 	}

@@ -8,8 +8,9 @@ import (
 
 // Stage is one part of a sign whose time a backend reports. The stages of
 // one call do not overlap, with one exception: a simulated device that
-// sleeps its modeled time (StageInfo.Slept) does so inside the host's
-// Transport stage, which is measured gross. Summary.Exclusive takes it out.
+// sleeps its modeled time (StageInfo.Slept) does so inside a stage the host
+// measures — the transport, usually — and says which in StageInfo.Within.
+// Summary.Exclusive takes slept time out of the stage that contains it.
 type Stage uint8
 
 // The stages of a sign, in the order they usually happen.
@@ -21,14 +22,19 @@ const (
 	// (SCP03, PKCS#11 login), when it happens during the call.
 	StageSession
 	// StageTransport: host-side time in the transport (an APDU exchange, an
-	// HTTP round trip), from the first byte written to the last one read,
-	// less any stall reported apart.
+	// HTTP round trip), from the first byte written to the last one read.
+	// It includes what the host cannot see apart — wire and device time on
+	// a real device — and modeled time a simulator slept in it; it
+	// excludes a stall the backend itself measures and reports apart.
 	StageTransport
 	// StageStall: time the host waits on purpose (a fixed sleep in a
 	// driver, such as zondax/ledger-go's 50 ms before every APDU).
 	StageStall
 	// StageWire: time on the wire or bus (USB frames), usually modeled.
 	StageWire
+	// StageConfirm: time the device waits for its user to approve (the
+	// Ledger validator app's first sign).
+	StageConfirm
 	// StageDevice: time the device computes (on-device signing).
 	StageDevice
 	// StageSign: signing on the host CPU.
@@ -37,11 +43,11 @@ const (
 	numStages = iota + 1
 )
 
-var stageNames = [numStages]string{"", "kdf", "session", "transport", "stall", "wire", "device", "sign"}
+var stageNames = [numStages]string{"", "kdf", "session", "transport", "stall", "wire", "confirm", "device", "sign"}
 
 // Stages lists every stage in order.
 func Stages() []Stage {
-	return []Stage{StageKDF, StageSession, StageTransport, StageStall, StageWire, StageDevice, StageSign}
+	return []Stage{StageKDF, StageSession, StageTransport, StageStall, StageWire, StageConfirm, StageDevice, StageSign}
 }
 
 // String returns the stage's name as used in metric units ("kdf",
@@ -83,10 +89,14 @@ type StageInfo struct {
 	Duration time.Duration
 	Source   Source
 	// Slept is set on a Modeled stage when the simulator also slept for
-	// Duration, so the time passed for real inside the Transport stage.
-	// A Modeled stage that was not slept was only accounted: it adds to the
-	// wall-clock time of the call to give the end-to-end latency.
+	// Duration, so the time passed for real inside the measured stage
+	// Within. A Modeled stage that was not slept was only accounted: it
+	// adds to the wall-clock time of the call to give the end-to-end
+	// latency.
 	Slept bool
+	// Within names the measured stage that a slept Modeled stage passed
+	// inside; zero means StageTransport, where simulators sit.
+	Within Stage
 	// Profile names the latency profile a Modeled duration comes from and
 	// that profile's source, e.g. "nanosplus (latency-profiles.md §1)".
 	Profile string
@@ -151,22 +161,39 @@ type Trace struct {
 
 type traceKey struct{}
 
+// traced is what a context carries: the Trace backends report to, which
+// composes every Trace attached, and those Traces themselves.
+type traced struct {
+	trace *Trace
+	parts []*Trace
+}
+
 // WithTrace returns a context that carries t. If ctx already carries a
-// Trace, both receive every report, t's hooks first.
+// Trace, both receive every report, t's hooks first; if it already carries
+// t itself, ctx is returned as it is, so nothing is counted twice.
 func WithTrace(ctx context.Context, t *Trace) context.Context {
 	if t == nil {
 		return ctx
 	}
-	if old := ContextTrace(ctx); old != nil {
-		t = compose(t, old)
+	old, _ := ctx.Value(traceKey{}).(*traced)
+	if old == nil {
+		return context.WithValue(ctx, traceKey{}, &traced{trace: t, parts: []*Trace{t}})
 	}
-	return context.WithValue(ctx, traceKey{}, t)
+	for _, p := range old.parts {
+		if p == t {
+			return ctx
+		}
+	}
+	parts := append([]*Trace{t}, old.parts...)
+	return context.WithValue(ctx, traceKey{}, &traced{trace: compose(t, old.trace), parts: parts})
 }
 
 // ContextTrace returns the Trace carried by ctx, or nil.
 func ContextTrace(ctx context.Context) *Trace {
-	t, _ := ctx.Value(traceKey{}).(*Trace)
-	return t
+	if t, _ := ctx.Value(traceKey{}).(*traced); t != nil {
+		return t.trace
+	}
+	return nil
 }
 
 func compose(first, second *Trace) *Trace {
@@ -213,7 +240,9 @@ func (t *Trace) MeasuredDuration(s Stage, d time.Duration) {
 }
 
 // Modeled reports a stage whose duration d comes from the latency profile
-// named by profile; slept says whether the simulator also slept for d.
+// named by profile; slept says whether the simulator also slept for d
+// (inside the transport; report a StageInfo with Within set through
+// StageDone for another containing stage).
 func (t *Trace) Modeled(s Stage, d time.Duration, slept bool, profile string) {
 	if t == nil || t.StageDone == nil {
 		return

@@ -75,7 +75,7 @@ func TestNames(t *testing.T) {
 	for _, s := range signer.Stages() {
 		names = append(names, s.String())
 	}
-	if got, want := strings.Join(names, ","), "kdf,session,transport,stall,wire,device,sign"; got != want {
+	if got, want := strings.Join(names, ","), "kdf,session,transport,stall,wire,confirm,device,sign"; got != want {
 		t.Errorf("stages = %s, want %s", got, want)
 	}
 	names = names[:0]
@@ -142,15 +142,8 @@ func TestCollectorSums(t *testing.T) {
 	if got := s.Count(signer.CountAPDUs); got != 2 {
 		t.Errorf("apdus = %d, want 2", got)
 	}
-	if got, want := s.String(), "transport=5ms stall=50ms(modeled) wire=3ms(modeled) device=526ms(modeled) apdus=2 hid-reports=4"; got != want {
+	if got, want := s.String(), "transport=5.00ms stall=50.0ms(modeled) wire=3.00ms(modeled) device=526ms(modeled) apdus=2 hid-reports=4"; got != want {
 		t.Errorf("String() = %q\nwant        %q", got, want)
-	}
-	per := s.Per(2)
-	if got := per.Stage(signer.StageDevice).Modeled; got != 263*time.Millisecond {
-		t.Errorf("Per(2) device = %v, want 263ms", got)
-	}
-	if got := per.Count(signer.CountHIDReports); got != 2 {
-		t.Errorf("Per(2) hid-reports = %d, want 2", got)
 	}
 	c.Reset()
 	if s := c.Summary(); s.Measured() != 0 || s.Modeled() != 0 || s.Count(signer.CountAPDUs) != 0 || s.Dominant() != 0 {
@@ -205,5 +198,62 @@ func BenchmarkTraceOverhead(b *testing.B) {
 				tr.Add(signer.CountRoundTrips, 1)
 			}
 		})
+	}
+}
+
+func TestSleptWithinAnotherStage(t *testing.T) {
+	var c signer.Collector // the zero value works
+	tr := c.Trace()
+	// A session set up during the call, whose modeled device time a
+	// realtime simulator slept inside the measured session stage.
+	tr.MeasuredDuration(signer.StageSession, 9*time.Millisecond)
+	tr.StageDone(signer.StageInfo{Stage: signer.StageDevice, Duration: 7 * time.Millisecond, Source: signer.Modeled, Slept: true, Within: signer.StageSession, Profile: "p"})
+	tr.MeasuredDuration(signer.StageTransport, 3*time.Millisecond)
+	tr.Modeled(signer.StageWire, 2*time.Millisecond, true, "p") // within transport
+	s := c.Summary()
+	for st, want := range map[signer.Stage]time.Duration{
+		signer.StageSession:   2 * time.Millisecond,
+		signer.StageDevice:    7 * time.Millisecond,
+		signer.StageTransport: 1 * time.Millisecond,
+		signer.StageWire:      2 * time.Millisecond,
+	} {
+		if got := s.Exclusive(st); got != want {
+			t.Errorf("Exclusive(%v) = %v, want %v", st, got, want)
+		}
+	}
+	var sum time.Duration
+	for _, st := range signer.Stages() {
+		sum += s.Exclusive(st)
+	}
+	if wall := 12 * time.Millisecond; sum != s.EndToEnd(wall) {
+		t.Errorf("exclusive stages add up to %v, end to end is %v", sum, s.EndToEnd(wall))
+	}
+	tr.StageDone(signer.StageInfo{Stage: signer.StageDevice, Source: signer.Modeled, Slept: true, Within: signer.Stage(42)})
+	if got := c.Summary().Invalid(); got != 1 {
+		t.Errorf("a report slept within an unknown stage was not dropped: Invalid() = %d", got)
+	}
+}
+
+func TestCollectorAttachedTwiceCountsOnce(t *testing.T) {
+	c := signer.NewCollector()
+	other := signer.NewCollector()
+	ctx := c.WithContext(other.WithContext(c.WithContext(context.Background())))
+	signer.ContextTrace(ctx).MeasuredDuration(signer.StageSign, time.Millisecond)
+	if got := c.Summary().Stage(signer.StageSign); got.Reports != 1 || got.Measured != time.Millisecond {
+		t.Errorf("collector attached twice saw %+v, want one 1 ms report", got)
+	}
+	if got := other.Summary().Stage(signer.StageSign).Reports; got != 1 {
+		t.Errorf("the other collector saw %d reports, want 1", got)
+	}
+}
+
+func TestSummaryStringUnits(t *testing.T) {
+	var c signer.Collector
+	tr := c.Trace()
+	tr.MeasuredDuration(signer.StageKDF, 1234567*time.Microsecond)
+	tr.MeasuredDuration(signer.StageSign, 31200*time.Nanosecond)
+	tr.Modeled(signer.StageConfirm, 4*time.Second, false, "p")
+	if got, want := c.Summary().String(), "kdf=1235ms confirm=4000ms(modeled) sign=0.0312ms"; got != want {
+		t.Errorf("String() = %q, want %q", got, want)
 	}
 }
