@@ -63,10 +63,10 @@ func B() *big.Int { return new(big.Int).Set(b) }
 
 // Errors returned by ParsePublicKey.
 var (
-	ErrPubKeyLength = errors.New("refsecp256k1: public key must be 33 (compressed) or 65 (uncompressed) bytes")
-	ErrPubKeyPrefix = errors.New("refsecp256k1: public key has an invalid prefix byte")
-	ErrPubKeyRange  = errors.New("refsecp256k1: public key coordinate is not below the field prime")
-	ErrNotOnCurve   = errors.New("refsecp256k1: public key is not a point on the curve")
+	errPubKeyLength = errors.New("refsecp256k1: public key must be 33 (compressed) or 65 (uncompressed) bytes")
+	errPubKeyPrefix = errors.New("refsecp256k1: public key has an invalid prefix byte")
+	errPubKeyRange  = errors.New("refsecp256k1: public key coordinate is not below the field prime")
+	errNotOnCurve   = errors.New("refsecp256k1: public key is not a point on the curve")
 )
 
 // ---------------------------------------------------------------------------
@@ -345,11 +345,11 @@ func ParsePublicKey(data []byte) (x, y *big.Int, err error) {
 	switch len(data) {
 	case 33:
 		if data[0] != 0x02 && data[0] != 0x03 {
-			return nil, nil, ErrPubKeyPrefix
+			return nil, nil, errPubKeyPrefix
 		}
 		x = new(big.Int).SetBytes(data[1:])
 		if x.Cmp(p) >= 0 {
-			return nil, nil, ErrPubKeyRange
+			return nil, nil, errPubKeyRange
 		}
 		rhs := curveRHS(x)
 		// p ≡ 3 (mod 4), so a square root of rhs, if one exists, is
@@ -357,7 +357,7 @@ func ParsePublicKey(data []byte) (x, y *big.Int, err error) {
 		y = new(big.Int).Exp(rhs, sqrtExp, p)
 		var f fieldCtx
 		if f.mul(new(big.Int), y, y).Cmp(rhs) != 0 {
-			return nil, nil, ErrNotOnCurve
+			return nil, nil, errNotOnCurve
 		}
 		wantOdd := data[0] == 0x03
 		if (y.Bit(0) == 1) != wantOdd {
@@ -366,25 +366,25 @@ func ParsePublicKey(data []byte) (x, y *big.Int, err error) {
 			// secp256k1 (prime order, cofactor 1) does not have; kept as a
 			// guard rather than relying on that fact.
 			if (y.Bit(0) == 1) != wantOdd {
-				return nil, nil, ErrNotOnCurve
+				return nil, nil, errNotOnCurve
 			}
 		}
 		return x, y, nil
 	case 65:
 		if data[0] != 0x04 {
-			return nil, nil, ErrPubKeyPrefix
+			return nil, nil, errPubKeyPrefix
 		}
 		x = new(big.Int).SetBytes(data[1:33])
 		y = new(big.Int).SetBytes(data[33:])
 		if x.Cmp(p) >= 0 || y.Cmp(p) >= 0 {
-			return nil, nil, ErrPubKeyRange
+			return nil, nil, errPubKeyRange
 		}
 		if !IsOnCurve(x, y) {
-			return nil, nil, ErrNotOnCurve
+			return nil, nil, errNotOnCurve
 		}
 		return x, y, nil
 	default:
-		return nil, nil, ErrPubKeyLength
+		return nil, nil, errPubKeyLength
 	}
 }
 

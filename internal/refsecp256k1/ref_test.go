@@ -474,23 +474,23 @@ func TestParsePublicKeyRejects(t *testing.T) {
 		in   []byte
 		want error
 	}{
-		{"empty", nil, ErrPubKeyLength},
-		{"32 bytes", gComp[1:], ErrPubKeyLength},
-		{"34 bytes", append(append([]byte(nil), gComp...), 0), ErrPubKeyLength},
-		{"64 bytes", gUncomp[1:], ErrPubKeyLength},
-		{"66 bytes", append(append([]byte(nil), gUncomp...), 0), ErrPubKeyLength},
-		{"compressed prefix 0x04", mod(gComp, func(b []byte) { b[0] = 0x04 }), ErrPubKeyPrefix},
-		{"compressed prefix 0x00", mod(gComp, func(b []byte) { b[0] = 0x00 }), ErrPubKeyPrefix},
-		{"uncompressed prefix 0x02", mod(gUncomp, func(b []byte) { b[0] = 0x02 }), ErrPubKeyPrefix},
-		{"uncompressed prefix 0x05", mod(gUncomp, func(b []byte) { b[0] = 0x05 }), ErrPubKeyPrefix},
+		{"empty", nil, errPubKeyLength},
+		{"32 bytes", gComp[1:], errPubKeyLength},
+		{"34 bytes", append(append([]byte(nil), gComp...), 0), errPubKeyLength},
+		{"64 bytes", gUncomp[1:], errPubKeyLength},
+		{"66 bytes", append(append([]byte(nil), gUncomp...), 0), errPubKeyLength},
+		{"compressed prefix 0x04", mod(gComp, func(b []byte) { b[0] = 0x04 }), errPubKeyPrefix},
+		{"compressed prefix 0x00", mod(gComp, func(b []byte) { b[0] = 0x00 }), errPubKeyPrefix},
+		{"uncompressed prefix 0x02", mod(gUncomp, func(b []byte) { b[0] = 0x02 }), errPubKeyPrefix},
+		{"uncompressed prefix 0x05", mod(gUncomp, func(b []byte) { b[0] = 0x05 }), errPubKeyPrefix},
 		// decred accepts hybrid (0x06/0x07) keys; this reference does not.
-		{"hybrid 0x06", mod(gUncomp, func(b []byte) { b[0] = 0x06 }), ErrPubKeyPrefix},
-		{"hybrid 0x07", mod(gUncomp, func(b []byte) { b[0] = 0x07 }), ErrPubKeyPrefix},
-		{"off-curve uncompressed", mod(gUncomp, func(b []byte) { b[64] ^= 1 }), ErrNotOnCurve},
-		{"uncompressed x = p", mod(gUncomp, func(b []byte) { copy(b[1:33], pBytes) }), ErrPubKeyRange},
-		{"compressed x = p", mod(gComp, func(b []byte) { copy(b[1:], pBytes) }), ErrPubKeyRange},
-		{"compressed x with no square root", nonResidue, ErrNotOnCurve},
-		{"all-zero uncompressed point", mod(make([]byte, 65), func(b []byte) { b[0] = 0x04 }), ErrNotOnCurve},
+		{"hybrid 0x06", mod(gUncomp, func(b []byte) { b[0] = 0x06 }), errPubKeyPrefix},
+		{"hybrid 0x07", mod(gUncomp, func(b []byte) { b[0] = 0x07 }), errPubKeyPrefix},
+		{"off-curve uncompressed", mod(gUncomp, func(b []byte) { b[64] ^= 1 }), errNotOnCurve},
+		{"uncompressed x = p", mod(gUncomp, func(b []byte) { copy(b[1:33], pBytes) }), errPubKeyRange},
+		{"compressed x = p", mod(gComp, func(b []byte) { copy(b[1:], pBytes) }), errPubKeyRange},
+		{"compressed x with no square root", nonResidue, errNotOnCurve},
+		{"all-zero uncompressed point", mod(make([]byte, 65), func(b []byte) { b[0] = 0x04 }), errNotOnCurve},
 	}
 	for _, c := range cases {
 		x, y, err := ParsePublicKey(c.in)
@@ -503,8 +503,8 @@ func TestParsePublicKeyRejects(t *testing.T) {
 	}
 
 	// y >= p in an uncompressed key is rejected as out of range.
-	if _, _, err := ParsePublicKey(mod(gUncomp, func(b []byte) { copy(b[33:], pBytes) })); err != ErrPubKeyRange {
-		t.Errorf("uncompressed y = p: err = %v, want ErrPubKeyRange", err)
+	if _, _, err := ParsePublicKey(mod(gUncomp, func(b []byte) { copy(b[33:], pBytes) })); err != errPubKeyRange {
+		t.Errorf("uncompressed y = p: err = %v, want errPubKeyRange", err)
 	}
 
 	// Parity: 0x02 yields the even root, 0x03 the odd one, and they negate.

@@ -132,6 +132,9 @@ func Run(t *testing.T, open Factory, opts Options) {
 			for _, e := range c.failures() {
 				t.Error(e)
 			}
+			if c.skipped != "" && !t.Failed() {
+				t.Skip(c.skipped)
+			}
 		})
 	}
 }
@@ -156,29 +159,42 @@ type checker struct {
 	open Factory
 	opts Options
 
-	mu    sync.Mutex
-	fails []string
+	mu      sync.Mutex
+	fails   []string
+	skipped string // why the check did not apply, if it did not
 }
 
 func newChecker(open Factory, opts Options) *checker {
 	return &checker{open: open, opts: opts}
 }
 
-// errFatal stops a check after a failure that makes the rest meaningless.
-var errFatal = errors.New("fatal")
+// errFatal stops a check after a failure that makes the rest meaningless;
+// errSkip stops one that does not apply to the backend.
+var (
+	errFatal = errors.New("fatal")
+	errSkip  = errors.New("skip")
+)
 
 func (c *checker) runCheck(ch check) {
 	defer func() {
-		if r := recover(); r != nil && r != errFatal {
+		if r := recover(); r != nil && r != errFatal && r != errSkip {
 			c.errorf("panic: %v", r)
 		}
 	}()
 	ch.run(c)
 }
 
+// skip stops a check that does not apply, saying why.
+func (c *checker) skip(reason string) {
+	c.mu.Lock()
+	c.skipped = reason
+	c.mu.Unlock()
+	panic(errSkip)
+}
+
 // recoverPanic turns a panic in one of a check's goroutines into a failure.
 func (c *checker) recoverPanic() {
-	if r := recover(); r != nil && r != errFatal {
+	if r := recover(); r != nil && r != errFatal && r != errSkip {
 		c.errorf("panic: %v", r)
 	}
 }

@@ -161,7 +161,7 @@ func TestCheckPassesGoodFakes(t *testing.T) {
 		}, signertest.Options{MaxMessage: 512}},
 		{"hung device honours ctx", func(k *inprocess.Key) signer.Signer {
 			return &hangingDevice{Key: k, dev: hang, honoursCtx: true}
-		}, signertest.Options{Hang: hang.Hang, Timeout: time.Second}},
+		}, signertest.Options{Hang: hang.Hang, Timeout: 5 * time.Second}},
 		{"modeled device inside transport", func(k *inprocess.Key) signer.Signer {
 			return &modeledDevice{k}
 		}, signertest.Options{}},
@@ -323,7 +323,7 @@ func brokenCases(t *testing.T) []brokenCase {
 		}, signertest.Options{}, []string{"Trace: negative duration"}},
 		{"measured stage with a profile", signer.Ed25519, func(k *inprocess.Key) signer.Signer {
 			return &extraStage{k, signer.StageInfo{Stage: signer.StageDevice, Profile: "fake"}}
-		}, signertest.Options{}, []string{"Trace: carries Slept or a Profile"}},
+		}, signertest.Options{}, []string{"Trace: carries Slept, Within or a Profile"}},
 		{"slept outside transport", signer.Ed25519, func(k *inprocess.Key) signer.Signer {
 			return &extraStage{k, signer.StageInfo{Stage: signer.StageDevice, Duration: time.Millisecond, Source: signer.Modeled, Slept: true, Profile: "fake"}}
 		}, signertest.Options{}, []string{"Trace: slept"}},
@@ -1111,5 +1111,77 @@ func TestVerifyStdKeyOfAnotherCurve(t *testing.T) {
 	}
 	if err := signer.ECDSAP256.Verify(&priv.PublicKey, msg, sig); err == nil {
 		t.Error("signer.Verify(ECDSAP256) accepts a P-384 key")
+	}
+}
+
+// validatorApp is a fake device that, like the Ledger validator app, signs
+// only messages whose leading 8-byte height rises strictly, so it refuses
+// a byte-identical retransmit and anything out of order.
+type validatorApp struct {
+	*inprocess.Key
+	mu   sync.Mutex
+	last uint64
+}
+
+func (v *validatorApp) admit(msg []byte) error {
+	if len(msg) < 8 {
+		return fmt.Errorf("validatorApp: %d-byte message: %w", len(msg), signer.ErrInvalidMessage)
+	}
+	h := uint64(0)
+	for _, b := range msg[:8] {
+		h = h<<8 | uint64(b)
+	}
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if h <= v.last {
+		return fmt.Errorf("validatorApp: height %d after %d: %w", h, v.last, signer.ErrDoubleSign)
+	}
+	v.last = h
+	return nil
+}
+
+func (v *validatorApp) SignContext(ctx context.Context, msg []byte) ([]byte, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if err := v.admit(msg); err != nil {
+		return nil, err
+	}
+	return v.Key.SignContext(ctx, msg)
+}
+
+func (v *validatorApp) Sign(rnd io.Reader, msg []byte, opts crypto.SignerOpts) ([]byte, error) {
+	if err := signer.CheckSignerOpts(signer.Ed25519, msg, opts); err != nil {
+		return nil, err
+	}
+	if err := v.admit(msg); err != nil {
+		return nil, err
+	}
+	return v.Key.Sign(rnd, msg, opts)
+}
+
+// TestCheckPassesValidatorApp shows that a device which refuses double
+// signs passes the suite when Options.Message hands out rising heights and
+// signs come one at a time.
+func TestCheckPassesValidatorApp(t *testing.T) {
+	t.Parallel()
+	priv := stdKey(t, signer.Ed25519, false)
+	var height atomic.Uint64
+	message := func(size int) []byte {
+		msg := make([]byte, max(size, 8))
+		h := height.Add(1)
+		for i := 7; i >= 0; i-- {
+			msg[i] = byte(h)
+			h >>= 8
+		}
+		return msg
+	}
+	open := factory(priv, signer.Ed25519, func(k *inprocess.Key) signer.Signer { return &validatorApp{Key: k} })
+	if err := signertest.Check(open, signertest.Options{Message: message, Concurrency: 1}); err != nil {
+		t.Errorf("a validator-app-like device fails the suite:\n%v", err)
+	}
+	// Without Message the same device is refused: the check is not vacuous.
+	if err := signertest.Check(open, signertest.Options{Concurrency: 1}); err == nil {
+		t.Error("the suite passes a device that refuses random messages")
 	}
 }

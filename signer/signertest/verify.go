@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"math/big"
 
+	"github.com/signerkit/signerkit/internal/refsecp256k1"
 	"github.com/signerkit/signerkit/signer"
 )
 
@@ -19,20 +20,22 @@ import (
 // under pub using only the standard library (crypto/ed25519, crypto/ecdsa,
 // crypto/rsa), independently of signer's own Verify. For secp256k1 the
 // standard library's generic ECDSA verification runs on the curve that
-// signer.Secp256k1 returns, and S must be low.
+// signer.Secp256k1 returns (decred's arithmetic), so the signature is also
+// checked by a textbook implementation that shares no code with it; S must
+// be low.
 func VerifyStd(alg signer.Algorithm, pub crypto.PublicKey, msg, sig []byte) error {
-	bad := func(why string) error { return fmt.Errorf("%v signature %s", alg, why) }
+	bad := func(why string) error { return fmt.Errorf("signertest: %v signature %s", alg, why) }
 	if !alg.Valid() {
-		return fmt.Errorf("unknown algorithm %v", alg)
+		return fmt.Errorf("signertest: unknown algorithm %v", alg)
 	}
 	if err := alg.CheckKey(pub); err != nil {
-		return fmt.Errorf("public key is %T, not a valid %v key", pub, alg)
+		return fmt.Errorf("signertest: public key is %T, not a valid %v key", pub, alg)
 	}
 	switch alg {
 	case signer.Ed25519:
 		k, ok := pub.(ed25519.PublicKey)
 		if !ok {
-			return fmt.Errorf("public key is %T, not ed25519.PublicKey", pub)
+			return fmt.Errorf("signertest: public key is %T, not ed25519.PublicKey", pub)
 		}
 		if len(sig) != ed25519.SignatureSize {
 			return bad(fmt.Sprintf("is %d bytes, want %d", len(sig), ed25519.SignatureSize))
@@ -44,7 +47,7 @@ func VerifyStd(alg signer.Algorithm, pub crypto.PublicKey, msg, sig []byte) erro
 	case signer.ECDSAP256, signer.ECDSAP384, signer.ECDSASecp256k1:
 		k, ok := pub.(*ecdsa.PublicKey)
 		if !ok {
-			return fmt.Errorf("public key is %T, not *ecdsa.PublicKey", pub)
+			return fmt.Errorf("signertest: public key is %T, not *ecdsa.PublicKey", pub)
 		}
 		size := (alg.Curve().Params().BitSize + 7) / 8
 		if len(sig) != 2*size {
@@ -57,11 +60,16 @@ func VerifyStd(alg signer.Algorithm, pub crypto.PublicKey, msg, sig []byte) erro
 		if !ecdsa.Verify(k, digest(alg, msg), r, s) {
 			return bad("does not verify with crypto/ecdsa")
 		}
+		// crypto/ecdsa runs on decred's secp256k1 arithmetic there; check
+		// once more with a textbook implementation that shares no code.
+		if alg == signer.ECDSASecp256k1 && !refsecp256k1.Verify(k.X, k.Y, digest(alg, msg), r, s) {
+			return bad("does not verify with the reference secp256k1")
+		}
 		return nil
 	case signer.RSAPKCS1v15, signer.RSAPSS:
 		k, ok := pub.(*rsa.PublicKey)
 		if !ok {
-			return fmt.Errorf("public key is %T, not *rsa.PublicKey", pub)
+			return fmt.Errorf("signertest: public key is %T, not *rsa.PublicKey", pub)
 		}
 		if len(sig) != k.Size() {
 			return bad(fmt.Sprintf("is %d bytes, want the modulus size %d", len(sig), k.Size()))
@@ -77,7 +85,7 @@ func VerifyStd(alg signer.Algorithm, pub crypto.PublicKey, msg, sig []byte) erro
 		}
 		return nil
 	}
-	return fmt.Errorf("unknown algorithm %v", alg)
+	return fmt.Errorf("signertest: unknown algorithm %v", alg)
 }
 
 // verifySignerOpts checks a crypto.Signer.Sign result made with opts over
