@@ -36,7 +36,7 @@ func TestBackendsSign(t *testing.T) {
 					if err != nil {
 						t.Fatalf("open payload=%d chunk=%d: %v", size, chunk, err)
 					}
-					msg := be.NewMessage(size)
+					msg := be.MessageSource(size)()
 					sig, err := inst.Sign(context.Background(), msg)
 					if err != nil {
 						t.Errorf("sign payload=%d chunk=%d: %v", size, chunk, err)

@@ -54,8 +54,12 @@ type Backend struct {
 	Payloads []int
 	// Chunks, when set, adds a chunk= axis with these APDU chunk sizes.
 	Chunks []int
-	// Message makes the message for a payload size; nil means random bytes.
-	Message func(size int) []byte
+	// Messages, when set, returns the source of the messages to sign for a
+	// payload of about size bytes; the source is called once per sign,
+	// inside the timed loop, for devices that refuse to sign the same bytes
+	// twice (the Ledger validator app wants votes at rising heights). Nil
+	// means one random message of exactly size bytes, signed over and over.
+	Messages func(size int) func() []byte
 	// Traced attaches a signer.Collector to every sign and reports the
 	// stages as metrics. Baseline rows leave it off.
 	Traced bool
@@ -72,14 +76,15 @@ func (b Backend) Sizes() []int {
 	return Payloads
 }
 
-// NewMessage returns the message b signs for a payload of size bytes.
-func (b Backend) NewMessage(size int) []byte {
-	if b.Message != nil {
-		return b.Message(size)
+// MessageSource returns the source of the messages b signs for a payload
+// of size bytes (see Messages).
+func (b Backend) MessageSource(size int) func() []byte {
+	if b.Messages != nil {
+		return b.Messages(size)
 	}
 	msg := make([]byte, size)
 	rand.Read(msg)
-	return msg
+	return func() []byte { return msg }
 }
 
 var (

@@ -1,0 +1,96 @@
+package bench_test
+
+import (
+	"context"
+	"math"
+	"testing"
+	"time"
+
+	"github.com/signerkit/signerkit/inprocess"
+	"github.com/signerkit/signerkit/internal/bench"
+	"github.com/signerkit/signerkit/signer"
+)
+
+// TestSignReportsStages runs one row of a fake device through Sign, as
+// testing.Benchmark does in programs, and checks the metrics it reports.
+func TestSignReportsStages(t *testing.T) {
+	calls := 0
+	be := bench.Backend{
+		Name:      "fake-device",
+		Algorithm: signer.Ed25519,
+		Traced:    true,
+		Messages: func(size int) func() []byte {
+			return func() []byte {
+				calls++
+				return make([]byte, size+calls%7) // a new message every time
+			}
+		},
+		Open: func(context.Context, bench.Params) (*bench.Instance, error) {
+			key, err := inprocess.Generate(signer.Ed25519)
+			if err != nil {
+				return nil, err
+			}
+			inst := bench.FromSigner(key)
+			inst.Sign = func(ctx context.Context, msg []byte) ([]byte, error) {
+				tr := signer.ContextTrace(ctx)
+				// A transport of 3 ms that holds 1 ms of slept wire time,
+				// and 100 ms of device time that was only accounted.
+				tr.MeasuredDuration(signer.StageTransport, 3*time.Millisecond)
+				tr.Modeled(signer.StageWire, time.Millisecond, true, "fake")
+				tr.Modeled(signer.StageDevice, 100*time.Millisecond, false, "fake")
+				tr.Add(signer.CountAPDUs, 2)
+				return key.SignContext(context.Background(), msg)
+			}
+			return inst, nil
+		},
+	}
+	res := testing.Benchmark(func(b *testing.B) { bench.Sign(b, be, bench.Params{Payload: 32}) })
+	if res.N == 0 {
+		t.Fatal("the row did not run")
+	}
+	if calls < res.N {
+		t.Errorf("%d messages for %d signs: the source must be called once per sign", calls, res.N)
+	}
+	want := map[string]float64{
+		"transport-ms/op":      2,
+		"wire-modeled-ms/op":   1,
+		"device-modeled-ms/op": 100,
+		"apdus/op":             2,
+	}
+	for unit, v := range want {
+		if got, ok := res.Extra[unit]; !ok || math.Abs(got-v) > 1e-9 {
+			t.Errorf("%s = %v (reported: %v), want %v", unit, got, ok, v)
+		}
+	}
+	hostMs := float64(res.T) / float64(res.N) / 1e6
+	if e2e := res.Extra["e2e-ms/op"]; math.Abs(e2e-(hostMs+100)) > 1e-6 {
+		t.Errorf("e2e-ms/op = %v, want host %v + 100 accounted", e2e, hostMs)
+	}
+	for _, unit := range []string{"wire-ms/op", "device-ms/op", "sign-ms/op"} {
+		if _, ok := res.Extra[unit]; ok {
+			t.Errorf("%s reported for a stage nobody measured", unit)
+		}
+	}
+}
+
+func TestSignFailsOnABadSignature(t *testing.T) {
+	key, err := inprocess.Generate(signer.Ed25519)
+	if err != nil {
+		t.Fatal(err)
+	}
+	be := bench.Backend{
+		Name:      "wrong",
+		Algorithm: signer.Ed25519,
+		Open: func(context.Context, bench.Params) (*bench.Instance, error) {
+			inst := bench.FromSigner(key)
+			inst.Sign = func(ctx context.Context, msg []byte) ([]byte, error) {
+				return key.SignContext(ctx, append(msg, 0)) // signs another message
+			}
+			return inst, nil
+		},
+	}
+	res := testing.Benchmark(func(b *testing.B) { bench.Sign(b, be, bench.Params{Payload: 32}) })
+	if res.N != 0 {
+		t.Errorf("a row whose signatures do not verify reported %d signs", res.N)
+	}
+}
