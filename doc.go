@@ -18,10 +18,11 @@
 //   - inprocess: keys in process memory, the floor every other path is
 //     compared with (~0.03 ms an Ed25519 signature).
 //
-// Backends that hold keys elsewhere live in their own packages beside
-// these, each with a simulated device that users' tests can import: an
-// encrypted gnokey-compatible keybase, the Ledger Tendermint validator app,
-// the YubiHSM 2 through its connector, and any PKCS#11 token.
+// Backends that hold keys elsewhere are being built in their own packages
+// beside these, against this interface and suite: an encrypted
+// gnokey-compatible keybase, the Ledger Tendermint validator app and the
+// YubiHSM 2 (each with a simulated device in a subpackage that users' tests
+// can import), and any PKCS#11 token.
 //
 // The benchmark suite in this directory (bench_test.go) measures every
 // registered backend over payloads of 32 to 1024 bytes in one table:
@@ -29,7 +30,9 @@
 //	go test -bench=. ./...
 //
 // Rows are named BenchmarkSign/backend=<name>/payload=<bytes>, so benchstat
-// compares two runs directly; traced rows add a metric per stage, such as
-// sign-ms/op, and e2e-ms/op, which adds time a simulator modeled without
-// sleeping to the measured time.
+// compares two runs directly. Traced rows add a metric per stage: measured
+// time as <stage>-ms/op (sign-ms/op, transport-ms/op, …), time a simulator
+// modeled as <stage>-modeled-ms/op, and e2e-ms/op, the measured time plus
+// modeled time that was not slept. The rows are registered in
+// internal/bench, one file per backend.
 package signerkit

@@ -28,13 +28,14 @@ func ExampleInstrument() {
 		}
 	}
 	for _, l := range s.Snapshot().Labels {
-		fmt.Printf("%s: %d signs, p50 under 1 s: %v\n", l.Label, l.Count, l.P50 < 1e9)
+		fmt.Printf("%s: %d signs, %d errors\n", l.Label, l.Count, l.Errors)
 	}
-	// s.Snapshot().WriteMarkdown(os.Stdout) prints the whole table.
+	// s.Snapshot().WriteMarkdown(os.Stdout) prints the whole table, with
+	// min, p50, p90, p99, max, mean and total latency.
 
 	// Output:
-	// precommit: 3 signs, p50 under 1 s: true
-	// prevote: 3 signs, p50 under 1 s: true
+	// precommit: 3 signs, 0 errors
+	// prevote: 3 signs, 0 errors
 }
 
 // A Collector attached to the context of a sign shows where its time went.

@@ -32,10 +32,12 @@ const DefaultLabel = "sign"
 // count, errors, total, min, max, p50, p90, p99 — the per-phase figures a
 // validator operator otherwise pieces together from log timestamps.
 //
-// The latency of a sign is its wall-clock time plus any modeled time a
-// simulated device accounted without sleeping (see Summary.EndToEnd), so a
-// run against a simulator reports what the device would have taken. Failed
-// signs are counted as errors and kept out of the latency figures.
+// The latency of a SignContext call is its wall-clock time plus any modeled
+// time a simulated device accounted without sleeping (see
+// Summary.EndToEnd), so a run against a simulator reports what the device
+// would have taken; a Sign call, which carries no context, is wall-clock
+// time only. Failed signs are counted as errors and kept out of the latency
+// figures.
 //
 // Instrumented is safe for concurrent use if the wrapped Signer is; its own
 // bookkeeping takes a short lock per sign.

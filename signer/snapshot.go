@@ -48,12 +48,12 @@ func (s Snapshot) Label(label string) (LabelStats, bool) {
 	return LabelStats{}, false
 }
 
-var statsHeader = []string{"label", "count", "errors", "min", "p50", "p90", "p99", "max", "mean"}
+var statsHeader = []string{"label", "count", "errors", "min", "p50", "p90", "p99", "max", "mean", "total"}
 
 func (l LabelStats) cells() []string {
 	return []string{
 		l.Label, fmt.Sprint(l.Count), fmt.Sprint(l.Errors),
-		fmtMs(l.Min), fmtMs(l.P50), fmtMs(l.P90), fmtMs(l.P99), fmtMs(l.Max), fmtMs(l.Mean()),
+		fmtMs(l.Min), fmtMs(l.P50), fmtMs(l.P90), fmtMs(l.P99), fmtMs(l.Max), fmtMs(l.Mean()), fmtMs(l.Total),
 	}
 }
 
