@@ -29,7 +29,8 @@
 //     -race), and Close racing with signs in flight;
 //   - a context cancelled or past its deadline before the call: an error
 //     wrapping context.Canceled or context.DeadlineExceeded, nothing
-//     reported to the trace (no device work), and the signer still usable;
+//     reported to the trace (the suite's only window on device work, so a
+//     backend must trace every exchange), and the signer still usable;
 //   - a deadline honoured on a hung device, when Options.Hang can make one;
 //   - Close idempotent, then ErrClosed from Sign and SignContext;
 //   - trace reports that make sense: known stages, non-negative durations,
