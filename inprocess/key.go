@@ -322,3 +322,23 @@ func isEd25519Variant(opts crypto.SignerOpts) bool {
 	}
 	return opts != nil && opts.HashFunc() == crypto.SHA512
 }
+
+// clone returns a new Key over a copy of k's private key (the same RSA key,
+// which Go cannot copy or wipe), so closing either leaves the other alone.
+func (k *Key) clone() (*Key, error) {
+	k.mu.RLock()
+	defer k.mu.RUnlock()
+	switch {
+	case k.closed:
+		return nil, errClosed
+	case k.ed != nil:
+		return FromPrivateKey(k.ed, k.alg)
+	case k.k1 != nil:
+		d := k.k1.Key.Bytes()
+		defer clear(d[:])
+		return FromSeed(k.alg, d[:])
+	case k.ec != nil:
+		return FromPrivateKey(k.ec, k.alg)
+	}
+	return FromPrivateKey(k.rsa, k.alg)
+}

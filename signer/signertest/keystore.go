@@ -1,0 +1,219 @@
+package signertest
+
+import (
+	"context"
+	"crypto"
+	"crypto/ecdsa"
+	"crypto/ed25519"
+	"crypto/rand"
+	"crypto/rsa"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"testing"
+
+	"github.com/signerkit/signerkit/signer"
+)
+
+// KeyStoreOptions tunes CheckKeyStore to a store.
+type KeyStoreOptions struct {
+	// Algorithms are the algorithms to generate and import; nil means all
+	// of signer.Algorithms(). A store may refuse one with an error wrapping
+	// signer.ErrUnsupported, but must take at least one.
+	Algorithms []signer.Algorithm
+	// SignerOptions are passed to the signing checks of opened keys.
+	SignerOptions Options
+}
+
+// RunKeyStore runs CheckKeyStore as a subtest of t.
+func RunKeyStore(t *testing.T, store any, opts KeyStoreOptions) {
+	t.Helper()
+	t.Run("KeyStore", func(t *testing.T) {
+		if err := CheckKeyStore(store, opts); err != nil {
+			t.Error(err)
+		}
+	})
+}
+
+// CheckKeyStore checks a key store (a value implementing some of
+// signer.KeyGenerator, KeyImporter, KeyLister, KeyOpener and KeyDeleter;
+// it must implement KeyLister and KeyOpener): keys it generates or imports
+// are listed with their public key, open as Signers whose signatures
+// verify, keep their label (a second key under it fails with
+// ErrKeyExists), and are gone once deleted (ErrKeyNotFound). It works
+// under labels starting with "signertest-" and deletes what it made when
+// the store can. It returns nil or an error listing every failure.
+func CheckKeyStore(store any, opts KeyStoreOptions) error {
+	c := newChecker(nil, opts.SignerOptions)
+	c.runCheck(check{"KeyStore", func(c *checker) { checkKeyStore(c, store, opts) }})
+	var errs []error
+	for _, f := range c.failures() {
+		errs = append(errs, fmt.Errorf("KeyStore: %s", f))
+	}
+	return errors.Join(errs...)
+}
+
+func checkKeyStore(c *checker, store any, opts KeyStoreOptions) {
+	lister, ok := store.(signer.KeyLister)
+	if !ok {
+		c.fatalf("%T does not implement signer.KeyLister", store)
+	}
+	opener, ok := store.(signer.KeyOpener)
+	if !ok {
+		c.fatalf("%T does not implement signer.KeyOpener", store)
+	}
+	gen, _ := store.(signer.KeyGenerator)
+	imp, _ := store.(signer.KeyImporter)
+	del, _ := store.(signer.KeyDeleter)
+	if gen == nil && imp == nil {
+		c.fatalf("%T implements neither signer.KeyGenerator nor signer.KeyImporter: nothing to check with", store)
+	}
+	ctx, cancel := c.ctx()
+	defer cancel()
+	tag := randomBytes(4)
+	label := func(how string, a signer.Algorithm) string {
+		return fmt.Sprintf("signertest-%s-%s-%s", how, a, hex.EncodeToString(tag))
+	}
+
+	algs := opts.Algorithms
+	if algs == nil {
+		algs = signer.Algorithms()
+	}
+	var made []string
+	took := 0
+	for _, a := range algs {
+		if gen != nil {
+			l := label("gen", a)
+			ki, err := gen.GenerateKey(ctx, a, l)
+			switch {
+			case errors.Is(err, signer.ErrUnsupported):
+			case err != nil:
+				c.errorf("GenerateKey(%v, %q): %v", a, l, err)
+			default:
+				took++
+				made = append(made, l)
+				c.checkStoredKey(ctx, lister, opener, ki, a, l, nil)
+				if _, err := gen.GenerateKey(ctx, a, l); !errors.Is(err, signer.ErrKeyExists) {
+					c.errorf("GenerateKey(%v, %q) a second time: got %s, want an error wrapping ErrKeyExists", a, l, describe(err))
+				}
+				c.checkStoredKey(ctx, lister, opener, ki, a, l, nil) // the first key survives
+			}
+		}
+		if imp != nil {
+			priv, err := privateKeyFor(a)
+			if err != nil {
+				c.errorf("making a %v key to import: %v", a, err)
+				continue
+			}
+			l := label("imp", a)
+			ki, err := imp.ImportKey(ctx, priv, a, l)
+			switch {
+			case errors.Is(err, signer.ErrUnsupported):
+			case err != nil:
+				c.errorf("ImportKey(%v, %q): %v", a, l, err)
+			default:
+				took++
+				made = append(made, l)
+				c.checkStoredKey(ctx, lister, opener, ki, a, l, priv.(crypto.Signer).Public())
+			}
+		}
+	}
+	if took == 0 {
+		c.errorf("the store took no key of %v", algs)
+	}
+	if _, err := opener.OpenKey(ctx, label("absent", signer.Ed25519)); !errors.Is(err, signer.ErrKeyNotFound) {
+		c.errorf("OpenKey of a label never used: got %s, want an error wrapping ErrKeyNotFound", describe(err))
+	}
+	if del == nil {
+		return
+	}
+	for _, l := range made {
+		if err := del.DeleteKey(ctx, l); err != nil {
+			c.errorf("DeleteKey(%q): %v", l, err)
+			continue
+		}
+		if s, err := opener.OpenKey(ctx, l); !errors.Is(err, signer.ErrKeyNotFound) {
+			c.errorf("OpenKey(%q) after DeleteKey: got %s, want an error wrapping ErrKeyNotFound", l, describe(err))
+			if s != nil {
+				s.Close()
+			}
+		}
+		if err := del.DeleteKey(ctx, l); !errors.Is(err, signer.ErrKeyNotFound) {
+			c.errorf("DeleteKey(%q) twice: got %s, want an error wrapping ErrKeyNotFound", l, describe(err))
+		}
+	}
+	keys, err := lister.ListKeys(ctx)
+	if err != nil {
+		c.errorf("ListKeys: %v", err)
+	}
+	for _, k := range keys {
+		for _, l := range made {
+			if k.Label == l {
+				c.errorf("ListKeys still lists %q after DeleteKey", l)
+			}
+		}
+	}
+}
+
+// checkStoredKey checks that the key described by ki, made for alg under
+// label (with public key want, when known), is listed and signs.
+func (c *checker) checkStoredKey(ctx context.Context, lister signer.KeyLister, opener signer.KeyOpener, ki signer.KeyInfo, a signer.Algorithm, label string, want crypto.PublicKey) {
+	if ki.Label != label || ki.Algorithm != a {
+		c.errorf("KeyInfo for %q: label %q, algorithm %v; want %q, %v", label, ki.Label, ki.Algorithm, label, a)
+	}
+	if err := a.CheckKey(ki.Public); err != nil {
+		c.errorf("KeyInfo for %q: %v", label, err)
+		return
+	}
+	if want != nil && !equalKey(want, ki.Public) {
+		c.errorf("KeyInfo for imported %q has another public key than the one imported", label)
+	}
+	keys, err := lister.ListKeys(ctx)
+	if err != nil {
+		c.errorf("ListKeys: %v", err)
+	}
+	listed := false
+	for i, k := range keys {
+		if i > 0 && keys[i-1].Label > k.Label {
+			c.errorf("ListKeys is not sorted by label: %q before %q", keys[i-1].Label, k.Label)
+		}
+		if k.Label == label {
+			listed = true
+			if k.Algorithm != a || !equalKey(ki.Public, k.Public) {
+				c.errorf("ListKeys describes %q as %v with another public key", label, k.Algorithm)
+			}
+		}
+	}
+	if !listed {
+		c.errorf("ListKeys does not list %q", label)
+	}
+	s, err := opener.OpenKey(ctx, label)
+	if err != nil {
+		c.errorf("OpenKey(%q): %v", label, err)
+		return
+	}
+	defer s.Close()
+	if !equalKey(ki.Public, s.Public()) {
+		c.errorf("OpenKey(%q) opens a key with another public key", label)
+	}
+	alg, err := signer.AlgorithmOf(s)
+	if err != nil || alg != a {
+		c.errorf("OpenKey(%q): algorithm %v (%v), want %v", label, alg, err, a)
+		return
+	}
+	c.signAndVerify(signerUnderTest{s, alg}, c.size(64), "key opened from the store")
+}
+
+// privateKeyFor makes a key of the kind a uses with the standard library.
+func privateKeyFor(a signer.Algorithm) (crypto.PrivateKey, error) {
+	switch {
+	case a == signer.Ed25519:
+		_, priv, err := ed25519.GenerateKey(rand.Reader)
+		return priv, err
+	case a.IsECDSA():
+		return ecdsa.GenerateKey(a.Curve(), rand.Reader)
+	case a.IsRSA():
+		return rsa.GenerateKey(rand.Reader, 2048)
+	}
+	return nil, fmt.Errorf("no key for %v", a)
+}

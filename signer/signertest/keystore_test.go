@@ -1,0 +1,73 @@
+package signertest_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/signerkit/signerkit/inprocess"
+	"github.com/signerkit/signerkit/signer"
+	"github.com/signerkit/signerkit/signer/signertest"
+)
+
+// A good store passes; each broken store below is caught.
+func TestCheckKeyStore(t *testing.T) {
+	good := &inprocess.Keyring{}
+	opts := signertest.KeyStoreOptions{Algorithms: []signer.Algorithm{signer.Ed25519, signer.ECDSASecp256k1}}
+	if err := signertest.CheckKeyStore(good, opts); err != nil {
+		t.Fatalf("the in-process keyring fails: %v", err)
+	}
+	if keys, _ := good.ListKeys(context.Background()); len(keys) != 0 {
+		t.Errorf("CheckKeyStore left %d keys behind", len(keys))
+	}
+
+	cases := []struct {
+		name  string
+		store any
+		want  string
+	}{
+		{"not a store", struct{}{}, "does not implement signer.KeyLister"},
+		{"lists nothing", &hidesKeys{Keyring: &inprocess.Keyring{}}, "does not list"},
+		{"overwrites a label", &overwrites{Keyring: &inprocess.Keyring{}}, "ErrKeyExists"},
+		{"delete keeps the key", &keepsDeleted{Keyring: &inprocess.Keyring{}}, "after DeleteKey"},
+		{"opens another key", &opensOther{Keyring: &inprocess.Keyring{}}, "another public key"},
+	}
+	for _, tc := range cases {
+		err := signertest.CheckKeyStore(tc.store, opts)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: got %v, want a failure mentioning %q", tc.name, err, tc.want)
+		}
+	}
+}
+
+type hidesKeys struct{ *inprocess.Keyring }
+
+func (h *hidesKeys) ListKeys(context.Context) ([]signer.KeyInfo, error) { return nil, nil }
+
+type overwrites struct{ *inprocess.Keyring }
+
+func (o *overwrites) GenerateKey(ctx context.Context, alg signer.Algorithm, label string) (signer.KeyInfo, error) {
+	o.Keyring.DeleteKey(ctx, label)
+	return o.Keyring.GenerateKey(ctx, alg, label)
+}
+
+type keepsDeleted struct{ *inprocess.Keyring }
+
+func (k *keepsDeleted) DeleteKey(context.Context, string) error { return nil }
+
+type opensOther struct{ *inprocess.Keyring }
+
+func (o *opensOther) OpenKey(ctx context.Context, label string) (signer.Signer, error) {
+	s, err := o.Keyring.OpenKey(ctx, label)
+	if err != nil {
+		return nil, err
+	}
+	s.Close()
+	alg, _ := signer.AlgorithmOf(s)
+	k, err := inprocess.Generate(alg)
+	if err != nil {
+		return nil, fmt.Errorf("opensOther: %w", err)
+	}
+	return k, nil
+}
