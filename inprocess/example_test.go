@@ -45,3 +45,33 @@ func ExampleGenerate() {
 	fmt.Println(len(sig), "bytes, r‖s; valid:", signer.ECDSAP256.Verify(key.Public(), msg, sig) == nil)
 	// Output: 64 bytes, r‖s; valid: true
 }
+
+func ExampleKeyring() {
+	ctx := context.Background()
+	var ring inprocess.Keyring
+	defer ring.Close()
+
+	if _, err := ring.GenerateKey(ctx, signer.Ed25519, "validator"); err != nil {
+		log.Fatal(err)
+	}
+	if _, err := ring.GenerateKey(ctx, signer.ECDSASecp256k1, "treasury"); err != nil {
+		log.Fatal(err)
+	}
+	keys, _ := ring.ListKeys(ctx)
+	for _, k := range keys {
+		fmt.Println(k.Label, k.Algorithm)
+	}
+
+	s, err := ring.OpenKey(ctx, "treasury")
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer s.Close()
+	msg := []byte(`{"send":"10ugnot"}`)
+	sig, _ := s.SignContext(ctx, msg)
+	fmt.Println("valid:", signer.ECDSASecp256k1.Verify(s.Public(), msg, sig) == nil)
+	// Output:
+	// treasury secp256k1
+	// validator ed25519
+	// valid: true
+}
