@@ -62,7 +62,7 @@ func ExampleKeyring() {
 		fmt.Println(k.Label, k.Algorithm)
 	}
 
-	s, err := ring.OpenKey(ctx, "treasury")
+	s, err := ring.OpenKey(ctx, signer.KeyRef{Label: "treasury"})
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -14,15 +14,23 @@ import (
 // Keyring is a set of named keys in process memory: a store for a signing
 // service's hot keys, and a stand-in key store in tests. It implements
 // signer.KeyGenerator, KeyImporter, KeyLister, KeyOpener and KeyDeleter.
-// The zero Keyring is empty and ready to use; it is safe for concurrent
-// use.
+// Labels are unique; each key also gets an ID, four hex digits counting up
+// from 0001, never reused. The zero Keyring is empty and ready to use; it
+// is safe for concurrent use.
 //
 // OpenKey returns a Key of its own over a copy of the private key, so
 // closing it leaves the keyring's key alone, and deleting a key does not
 // stop Signers already open on it.
 type Keyring struct {
-	mu   sync.RWMutex
-	keys map[string]*Key
+	mu      sync.RWMutex
+	byID    map[string]*ringEntry
+	byLabel map[string]*ringEntry
+	lastID  uint16
+}
+
+type ringEntry struct {
+	info signer.KeyInfo
+	key  *Key
 }
 
 var (
@@ -43,33 +51,54 @@ func checkLabel(label string) error {
 	return nil
 }
 
-func info(label string, k *Key) signer.KeyInfo {
-	return signer.KeyInfo{Label: label, Algorithm: k.alg, Public: k.pub}
+// reserve checks that label can be added, before a key is made for it.
+func (r *Keyring) reserve(ctx context.Context, label string) error {
+	if err := checkLabel(label); err != nil {
+		return err
+	}
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("inprocess: %w", err)
+	}
+	r.mu.RLock()
+	_, taken := r.byLabel[label]
+	r.mu.RUnlock()
+	if taken {
+		return fmt.Errorf("inprocess: key %q: %w", label, signer.ErrKeyExists)
+	}
+	return nil
 }
 
-// add stores k under label unless the label is taken, in which case it
-// wipes k.
+// add stores k under label unless the label was taken meanwhile, in which
+// case it wipes k.
 func (r *Keyring) add(label string, k *Key) (signer.KeyInfo, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if _, taken := r.keys[label]; taken {
+	if _, taken := r.byLabel[label]; taken {
 		k.Close()
 		return signer.KeyInfo{}, fmt.Errorf("inprocess: key %q: %w", label, signer.ErrKeyExists)
 	}
-	if r.keys == nil {
-		r.keys = make(map[string]*Key)
+	if r.lastID == 0xffff {
+		k.Close()
+		return signer.KeyInfo{}, fmt.Errorf("inprocess: keyring has used all its ids: %w", signer.ErrBusy)
 	}
-	r.keys[label] = k
-	return info(label, k), nil
+	if r.byID == nil {
+		r.byID = make(map[string]*ringEntry)
+		r.byLabel = make(map[string]*ringEntry)
+	}
+	r.lastID++
+	e := &ringEntry{
+		info: signer.KeyInfo{Label: label, ID: fmt.Sprintf("%04x", r.lastID), Algorithm: k.alg, Public: k.pub},
+		key:  k,
+	}
+	r.byID[e.info.ID] = e
+	r.byLabel[label] = e
+	return e.info, nil
 }
 
 // GenerateKey makes a new key for alg (RSA with DefaultRSABits) under label.
 func (r *Keyring) GenerateKey(ctx context.Context, alg signer.Algorithm, label string) (signer.KeyInfo, error) {
-	if err := checkLabel(label); err != nil {
+	if err := r.reserve(ctx, label); err != nil {
 		return signer.KeyInfo{}, err
-	}
-	if err := ctx.Err(); err != nil {
-		return signer.KeyInfo{}, fmt.Errorf("inprocess: %w", err)
 	}
 	k, err := Generate(alg)
 	if err != nil {
@@ -80,11 +109,8 @@ func (r *Keyring) GenerateKey(ctx context.Context, alg signer.Algorithm, label s
 
 // ImportKey stores a copy of priv (see FromPrivateKey) under label.
 func (r *Keyring) ImportKey(ctx context.Context, priv crypto.PrivateKey, alg signer.Algorithm, label string) (signer.KeyInfo, error) {
-	if err := checkLabel(label); err != nil {
+	if err := r.reserve(ctx, label); err != nil {
 		return signer.KeyInfo{}, err
-	}
-	if err := ctx.Err(); err != nil {
-		return signer.KeyInfo{}, fmt.Errorf("inprocess: %w", err)
 	}
 	k, err := FromPrivateKey(priv, alg)
 	if err != nil {
@@ -100,52 +126,87 @@ func (r *Keyring) ListKeys(ctx context.Context) ([]signer.KeyInfo, error) {
 	}
 	r.mu.RLock()
 	defer r.mu.RUnlock()
-	out := make([]signer.KeyInfo, 0, len(r.keys))
-	for label, k := range r.keys {
-		out = append(out, info(label, k))
+	out := make([]signer.KeyInfo, 0, len(r.byID))
+	for _, e := range r.byID {
+		out = append(out, e.info)
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Label < out[j].Label })
 	return out, nil
 }
 
-// OpenKey returns a Signer over a copy of the key stored under label.
-func (r *Keyring) OpenKey(ctx context.Context, label string) (signer.Signer, error) {
+// lookup finds the entry ref names; the caller holds r.mu.
+func (r *Keyring) lookup(ref signer.KeyRef) (*ringEntry, error) {
+	var e *ringEntry
+	switch {
+	case ref.ID != "":
+		e = r.byID[ref.ID]
+		if e != nil && ref.Label != "" && e.info.Label != ref.Label {
+			e = nil
+		}
+	case ref.Label != "":
+		e = r.byLabel[ref.Label]
+	default:
+		return nil, fmt.Errorf("inprocess: a key reference needs a label or an id: %w", signer.ErrInvalidArgument)
+	}
+	if e == nil {
+		return nil, fmt.Errorf("inprocess: key %v: %w", ref, signer.ErrKeyNotFound)
+	}
+	return e, nil
+}
+
+// OpenKey returns a Signer over a copy of the key ref names, using
+// ref.Algorithm when set (for an RSA key, RSAPKCS1v15 or RSAPSS).
+func (r *Keyring) OpenKey(ctx context.Context, ref signer.KeyRef) (signer.Signer, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("inprocess: %w", err)
 	}
 	r.mu.RLock()
 	defer r.mu.RUnlock()
-	k, ok := r.keys[label]
-	if !ok {
-		return nil, fmt.Errorf("inprocess: key %q: %w", label, signer.ErrKeyNotFound)
+	e, err := r.lookup(ref)
+	if err != nil {
+		return nil, err
 	}
-	return k.clone()
+	k, err := e.key.clone()
+	if err != nil {
+		return nil, err
+	}
+	if a := ref.Algorithm; a != 0 && a != k.alg {
+		if !a.IsRSA() || !k.alg.IsRSA() {
+			k.Close()
+			return nil, fmt.Errorf("inprocess: key %v is %v: %w", ref, k.alg, signer.ErrInvalidArgument)
+		}
+		k.alg = a
+	}
+	return k, nil
 }
 
-// DeleteKey removes the key stored under label and wipes the keyring's
-// copy.
-func (r *Keyring) DeleteKey(ctx context.Context, label string) error {
+// DeleteKey removes the key ref names and wipes the keyring's copy.
+func (r *Keyring) DeleteKey(ctx context.Context, ref signer.KeyRef) error {
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("inprocess: %w", err)
 	}
 	r.mu.Lock()
-	k, ok := r.keys[label]
-	delete(r.keys, label)
-	r.mu.Unlock()
-	if !ok {
-		return fmt.Errorf("inprocess: key %q: %w", label, signer.ErrKeyNotFound)
+	e, err := r.lookup(ref)
+	if err == nil {
+		delete(r.byID, e.info.ID)
+		delete(r.byLabel, e.info.Label)
 	}
-	return k.Close()
+	r.mu.Unlock()
+	if err != nil {
+		return err
+	}
+	return e.key.Close()
 }
 
 // Close wipes every key in the keyring and empties it.
 func (r *Keyring) Close() error {
 	r.mu.Lock()
-	keys := r.keys
-	r.keys = nil
+	entries := r.byID
+	r.byID, r.byLabel = nil, nil
 	r.mu.Unlock()
-	for _, k := range keys {
-		k.Close()
+	for _, e := range entries {
+		e.key.Close()
 	}
 	return nil
 }
+

@@ -22,7 +22,7 @@ func TestKeyringConformance(t *testing.T) {
 	if _, err := ring.GenerateKey(ctx, signer.ECDSASecp256k1, "k1"); err != nil {
 		t.Fatal(err)
 	}
-	signertest.Run(t, func() (signer.Signer, error) { return ring.OpenKey(ctx, "k1") }, signertest.Options{})
+	signertest.Run(t, func() (signer.Signer, error) { return ring.OpenKey(ctx, signer.KeyRef{Label: "k1"}) }, signertest.Options{})
 }
 
 func TestKeyringCopies(t *testing.T) {
@@ -32,11 +32,11 @@ func TestKeyringCopies(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	a, err := ring.OpenKey(ctx, "validator")
+	a, err := ring.OpenKey(ctx, signer.KeyRef{Label: "validator"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := ring.OpenKey(ctx, "validator")
+	b, err := ring.OpenKey(ctx, signer.KeyRef{Label: "validator"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -48,7 +48,7 @@ func TestKeyringCopies(t *testing.T) {
 	if !ed25519.Verify(info.Public.(ed25519.PublicKey), []byte("vote"), sig) {
 		t.Fatal("signature does not verify")
 	}
-	if err := ring.DeleteKey(ctx, "validator"); err != nil {
+	if err := ring.DeleteKey(ctx, info.Ref()); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := b.SignContext(ctx, []byte("vote 2")); err != nil {
@@ -102,7 +102,7 @@ func TestKeyringConcurrent(t *testing.T) {
 			if _, err := ring.GenerateKey(ctx, signer.Ed25519, "shared"); err != nil && !errors.Is(err, signer.ErrKeyExists) {
 				errs <- err
 			}
-			s, err := ring.OpenKey(ctx, "shared")
+			s, err := ring.OpenKey(ctx, signer.KeyRef{Label: "shared"})
 			if err != nil {
 				errs <- err
 				return
@@ -120,5 +120,45 @@ func TestKeyringConcurrent(t *testing.T) {
 	}
 	if keys, _ := ring.ListKeys(ctx); len(keys) != 1 {
 		t.Errorf("%d keys after racing for one label, want 1", len(keys))
+	}
+}
+
+func TestKeyringRefs(t *testing.T) {
+	ctx := context.Background()
+	var ring inprocess.Keyring
+	a, _ := ring.GenerateKey(ctx, signer.Ed25519, "a")
+	b, _ := ring.GenerateKey(ctx, signer.Ed25519, "b")
+	if a.ID == "" || a.ID == b.ID {
+		t.Fatalf("ids %q and %q: want two different ones", a.ID, b.ID)
+	}
+	open := func(ref signer.KeyRef) error {
+		s, err := ring.OpenKey(ctx, ref)
+		if err == nil {
+			s.Close()
+		}
+		return err
+	}
+	cases := []struct {
+		ref  signer.KeyRef
+		want error
+	}{
+		{signer.KeyRef{ID: a.ID}, nil},
+		{signer.KeyRef{Label: "a", ID: a.ID}, nil},
+		{signer.KeyRef{Label: "b", ID: a.ID}, signer.ErrKeyNotFound},
+		{signer.KeyRef{ID: "ffff"}, signer.ErrKeyNotFound},
+		{signer.KeyRef{}, signer.ErrInvalidArgument},
+		{signer.KeyRef{Label: "a", Algorithm: signer.ECDSAP256}, signer.ErrInvalidArgument},
+		{signer.KeyRef{Label: "a", Algorithm: signer.Ed25519}, nil},
+	}
+	for _, tc := range cases {
+		if err := open(tc.ref); !errors.Is(err, tc.want) {
+			t.Errorf("OpenKey(%v): got %v, want %v", tc.ref, err, tc.want)
+		}
+	}
+	if err := ring.DeleteKey(ctx, signer.KeyRef{Label: "b", ID: a.ID}); !errors.Is(err, signer.ErrKeyNotFound) {
+		t.Errorf("DeleteKey with a mismatched label and id: %v", err)
+	}
+	if keys, _ := ring.ListKeys(ctx); len(keys) != 2 {
+		t.Errorf("a refused DeleteKey removed a key: %d left", len(keys))
 	}
 }

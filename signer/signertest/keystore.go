@@ -38,9 +38,11 @@ func RunKeyStore(t *testing.T, store any, opts KeyStoreOptions) {
 // CheckKeyStore checks a key store (a value implementing some of
 // signer.KeyGenerator, KeyImporter, KeyLister, KeyOpener and KeyDeleter;
 // it must implement KeyLister and KeyOpener): keys it generates or imports
-// are listed with their public key, open as Signers whose signatures
-// verify, keep their label (a second key under it fails with
-// ErrKeyExists), and are gone once deleted (ErrKeyNotFound). It works
+// are listed with their public key; open by label, by ID, and by both (a
+// label and an ID of different keys find nothing) as Signers whose
+// signatures verify, RSA keys also for the other scheme; keep their label
+// (a second key under it fails with ErrKeyExists); and are gone once
+// deleted (ErrKeyNotFound). It works
 // under labels starting with "signertest-" and deletes what it made when
 // the store can. It returns nil or an error listing every failure.
 func CheckKeyStore(store any, opts KeyStoreOptions) error {
@@ -79,7 +81,7 @@ func checkKeyStore(c *checker, store any, opts KeyStoreOptions) {
 	if algs == nil {
 		algs = signer.Algorithms()
 	}
-	var made []string
+	var made []signer.KeyInfo
 	took := 0
 	for _, a := range algs {
 		if gen != nil {
@@ -91,7 +93,7 @@ func checkKeyStore(c *checker, store any, opts KeyStoreOptions) {
 				c.errorf("GenerateKey(%v, %q): %v", a, l, err)
 			default:
 				took++
-				made = append(made, l)
+				made = append(made, ki)
 				c.checkStoredKey(ctx, lister, opener, ki, a, l, nil)
 				if _, err := gen.GenerateKey(ctx, a, l); !errors.Is(err, signer.ErrKeyExists) {
 					c.errorf("GenerateKey(%v, %q) a second time: got %s, want an error wrapping ErrKeyExists", a, l, describe(err))
@@ -113,7 +115,7 @@ func checkKeyStore(c *checker, store any, opts KeyStoreOptions) {
 				c.errorf("ImportKey(%v, %q): %v", a, l, err)
 			default:
 				took++
-				made = append(made, l)
+				made = append(made, ki)
 				c.checkStoredKey(ctx, lister, opener, ki, a, l, priv.(crypto.Signer).Public())
 			}
 		}
@@ -121,25 +123,27 @@ func checkKeyStore(c *checker, store any, opts KeyStoreOptions) {
 	if took == 0 {
 		c.errorf("the store took no key of %v", algs)
 	}
-	if _, err := opener.OpenKey(ctx, label("absent", signer.Ed25519)); !errors.Is(err, signer.ErrKeyNotFound) {
+	if _, err := opener.OpenKey(ctx, signer.KeyRef{Label: label("absent", signer.Ed25519)}); !errors.Is(err, signer.ErrKeyNotFound) {
 		c.errorf("OpenKey of a label never used: got %s, want an error wrapping ErrKeyNotFound", describe(err))
 	}
 	if del == nil {
 		return
 	}
-	for _, l := range made {
-		if err := del.DeleteKey(ctx, l); err != nil {
-			c.errorf("DeleteKey(%q): %v", l, err)
+	for _, ki := range made {
+		if err := del.DeleteKey(ctx, ki.Ref()); err != nil {
+			c.errorf("DeleteKey(%v): %v", ki.Ref(), err)
 			continue
 		}
-		if s, err := opener.OpenKey(ctx, l); !errors.Is(err, signer.ErrKeyNotFound) {
-			c.errorf("OpenKey(%q) after DeleteKey: got %s, want an error wrapping ErrKeyNotFound", l, describe(err))
-			if s != nil {
-				s.Close()
+		for _, ref := range []signer.KeyRef{ki.Ref(), {Label: ki.Label}} {
+			if s, err := opener.OpenKey(ctx, ref); !errors.Is(err, signer.ErrKeyNotFound) {
+				c.errorf("OpenKey(%v) after DeleteKey: got %s, want an error wrapping ErrKeyNotFound", ref, describe(err))
+				if s != nil {
+					s.Close()
+				}
 			}
 		}
-		if err := del.DeleteKey(ctx, l); !errors.Is(err, signer.ErrKeyNotFound) {
-			c.errorf("DeleteKey(%q) twice: got %s, want an error wrapping ErrKeyNotFound", l, describe(err))
+		if err := del.DeleteKey(ctx, ki.Ref()); !errors.Is(err, signer.ErrKeyNotFound) {
+			c.errorf("DeleteKey(%v) twice: got %s, want an error wrapping ErrKeyNotFound", ki.Ref(), describe(err))
 		}
 	}
 	keys, err := lister.ListKeys(ctx)
@@ -147,9 +151,9 @@ func checkKeyStore(c *checker, store any, opts KeyStoreOptions) {
 		c.errorf("ListKeys: %v", err)
 	}
 	for _, k := range keys {
-		for _, l := range made {
-			if k.Label == l {
-				c.errorf("ListKeys still lists %q after DeleteKey", l)
+		for _, ki := range made {
+			if k.Label == ki.Label {
+				c.errorf("ListKeys still lists %q after DeleteKey", ki.Label)
 			}
 		}
 	}
@@ -187,21 +191,48 @@ func (c *checker) checkStoredKey(ctx context.Context, lister signer.KeyLister, o
 	if !listed {
 		c.errorf("ListKeys does not list %q", label)
 	}
-	s, err := opener.OpenKey(ctx, label)
+	refs := []signer.KeyRef{{Label: label}, ki.Ref()}
+	if ki.ID != "" {
+		refs = append(refs, signer.KeyRef{Label: label, ID: ki.ID})
+		wrong := signer.KeyRef{Label: label + "-other", ID: ki.ID}
+		if s, err := opener.OpenKey(ctx, wrong); !errors.Is(err, signer.ErrKeyNotFound) {
+			c.errorf("OpenKey(%v), whose label and id name different keys: got %s, want an error wrapping ErrKeyNotFound", wrong, describe(err))
+			if s != nil {
+				s.Close()
+			}
+		}
+	}
+	for _, ref := range refs {
+		c.checkOpen(ctx, opener, ref, ki.Public, a)
+	}
+	if a.IsRSA() {
+		other := signer.RSAPSS
+		if a == signer.RSAPSS {
+			other = signer.RSAPKCS1v15
+		}
+		ref := ki.Ref()
+		ref.Algorithm = other
+		c.checkOpen(ctx, opener, ref, ki.Public, other)
+	}
+}
+
+// checkOpen opens ref and checks that it signs as alg under pub.
+func (c *checker) checkOpen(ctx context.Context, opener signer.KeyOpener, ref signer.KeyRef, pub crypto.PublicKey, a signer.Algorithm) {
+	s, err := opener.OpenKey(ctx, ref)
 	if err != nil {
-		c.errorf("OpenKey(%q): %v", label, err)
+		c.errorf("OpenKey(%v): %v", ref, err)
 		return
 	}
 	defer s.Close()
-	if !equalKey(ki.Public, s.Public()) {
-		c.errorf("OpenKey(%q) opens a key with another public key", label)
+	if !equalKey(pub, s.Public()) {
+		c.errorf("OpenKey(%v) opens a key with another public key", ref)
 	}
 	alg, err := signer.AlgorithmOf(s)
 	if err != nil || alg != a {
-		c.errorf("OpenKey(%q): algorithm %v (%v), want %v", label, alg, err, a)
+		c.errorf("OpenKey(%v): algorithm %v (%v), want %v", ref, alg, err, a)
 		return
 	}
-	c.signAndVerify(signerUnderTest{s, alg}, c.size(64), "key opened from the store")
+	c.signAndVerify(signerUnderTest{s, alg}, c.size(64), fmt.Sprintf("key opened from the store as %v", ref))
 }
 
 // privateKeyFor makes a key of the kind a uses with the standard library.

@@ -14,7 +14,7 @@ import (
 // A good store passes; each broken store below is caught.
 func TestCheckKeyStore(t *testing.T) {
 	good := &inprocess.Keyring{}
-	opts := signertest.KeyStoreOptions{Algorithms: []signer.Algorithm{signer.Ed25519, signer.ECDSASecp256k1}}
+	opts := signertest.KeyStoreOptions{Algorithms: []signer.Algorithm{signer.Ed25519, signer.ECDSASecp256k1, signer.RSAPSS}}
 	if err := signertest.CheckKeyStore(good, opts); err != nil {
 		t.Fatalf("the in-process keyring fails: %v", err)
 	}
@@ -48,18 +48,18 @@ func (h *hidesKeys) ListKeys(context.Context) ([]signer.KeyInfo, error) { return
 type overwrites struct{ *inprocess.Keyring }
 
 func (o *overwrites) GenerateKey(ctx context.Context, alg signer.Algorithm, label string) (signer.KeyInfo, error) {
-	o.Keyring.DeleteKey(ctx, label)
+	o.Keyring.DeleteKey(ctx, signer.KeyRef{Label: label})
 	return o.Keyring.GenerateKey(ctx, alg, label)
 }
 
 type keepsDeleted struct{ *inprocess.Keyring }
 
-func (k *keepsDeleted) DeleteKey(context.Context, string) error { return nil }
+func (k *keepsDeleted) DeleteKey(context.Context, signer.KeyRef) error { return nil }
 
 type opensOther struct{ *inprocess.Keyring }
 
-func (o *opensOther) OpenKey(ctx context.Context, label string) (signer.Signer, error) {
-	s, err := o.Keyring.OpenKey(ctx, label)
+func (o *opensOther) OpenKey(ctx context.Context, ref signer.KeyRef) (signer.Signer, error) {
+	s, err := o.Keyring.OpenKey(ctx, ref)
 	if err != nil {
 		return nil, err
 	}
