@@ -12,11 +12,12 @@
 //
 // # Key material
 //
-// Close wipes Ed25519 and ECDSA private keys, which a Key holds as copies
-// of its own; RSA keys, which Go keeps in math/big values that cannot be
-// reliably wiped, are only dropped. The process's memory is the boundary:
-// anyone who can read it can read the keys. For keys that must not be
-// exportable, use a device backend.
+// A Key holds a copy of its private key of its own, whatever it was made
+// from, and Close wipes it: Ed25519 and secp256k1 keys completely, P-256,
+// P-384 and RSA keys as far as math/big allows (copies the standard library
+// makes inside a sign are out of reach). The process's memory is the
+// boundary: anyone who can read it can read the keys. For keys that must
+// not be exportable, use a device backend.
 //
 // # Concurrency
 //

@@ -1,6 +1,7 @@
 package inprocess
 
 import (
+	"bytes"
 	"context"
 	"crypto"
 	"crypto/ecdh"
@@ -125,70 +126,97 @@ func FromSeed(alg signer.Algorithm, seed []byte) (*Key, error) {
 	return nil, fmt.Errorf("inprocess: no seed form for %v keys: %w", alg, signer.ErrUnsupported)
 }
 
-// FromPrivateKey wraps an existing private key: ed25519.PrivateKey,
-// *ecdsa.PrivateKey on P-256, P-384 or secp256k1 (signer.Secp256k1), or
-// *rsa.PrivateKey. alg may be 0 except for RSA keys, where it picks
-// RSAPKCS1v15 or RSAPSS. Ed25519 and ECDSA keys are copied (and checked:
-// the scalar in range, the public key its own), so Close wipes the copy,
-// never the caller's key; RSA keys are validated and used in place, and
-// only dropped on Close, as Go cannot reliably wipe math/big values.
+// FromPrivateKey wraps a copy of an existing private key:
+// ed25519.PrivateKey, *ecdsa.PrivateKey on P-256, P-384 or secp256k1
+// (signer.Secp256k1), or *rsa.PrivateKey of 2048 to 8192 bits. alg may be
+// 0 except for RSA keys, where it picks RSAPKCS1v15 or RSAPSS. The key is
+// checked first — its public half derived from its private half, an ECDSA
+// scalar in range, an RSA key that validates — and refused with an error
+// wrapping signer.ErrInvalidKey otherwise. Close wipes the copy, never the
+// caller's key.
 func FromPrivateKey(priv crypto.PrivateKey, alg signer.Algorithm) (*Key, error) {
-	if k, ok := priv.(ed25519.PrivateKey); ok && len(k) != ed25519.PrivateKeySize {
+	switch k := priv.(type) {
+	case ed25519.PrivateKey:
+		return fromEd25519(k, alg)
+	case *ecdsa.PrivateKey:
+		return fromECDSA(k, alg)
+	case *rsa.PrivateKey:
+		return fromRSA(k, alg)
+	}
+	return nil, fmt.Errorf("inprocess: %T is not a private key this package takes: %w", priv, signer.ErrUnsupported)
+}
+
+func fromEd25519(k ed25519.PrivateKey, alg signer.Algorithm) (*Key, error) {
+	if alg != 0 && alg != signer.Ed25519 {
+		return nil, fmt.Errorf("inprocess: an Ed25519 key cannot sign %v: %w", alg, signer.ErrUnsupported)
+	}
+	if len(k) != ed25519.PrivateKeySize {
 		return nil, fmt.Errorf("inprocess: Ed25519 private key is %d bytes, want %d: %w", len(k), ed25519.PrivateKeySize, signer.ErrInvalidKey)
 	}
-	switch k := priv.(type) {
-	case *ecdsa.PrivateKey:
-		if k == nil || k.D == nil || k.Curve == nil {
-			return nil, fmt.Errorf("inprocess: empty ECDSA private key: %w", signer.ErrInvalidKey)
-		}
-	case *rsa.PrivateKey:
-		if k == nil || k.N == nil {
-			return nil, fmt.Errorf("inprocess: empty RSA private key: %w", signer.ErrInvalidKey)
-		}
+	own := ed25519.NewKeyFromSeed(k.Seed())
+	if !bytes.Equal(own, k) {
+		clear(own)
+		return nil, fmt.Errorf("inprocess: Ed25519 public key is not the one its seed gives: %w", signer.ErrInvalidKey)
 	}
-	cs, ok := priv.(crypto.Signer)
-	if !ok {
-		return nil, fmt.Errorf("inprocess: %T is not a private key: %w", priv, signer.ErrUnsupported)
+	return newEd25519(signer.Ed25519, own), nil
+}
+
+func fromECDSA(k *ecdsa.PrivateKey, alg signer.Algorithm) (*Key, error) {
+	if k == nil || k.D == nil || k.Curve == nil || k.X == nil || k.Y == nil {
+		return nil, fmt.Errorf("inprocess: incomplete ECDSA private key: %w", signer.ErrInvalidKey)
 	}
 	if alg == 0 {
-		a, err := signer.AlgorithmOf(cs)
+		a, err := signer.AlgorithmOf(k)
 		if err != nil {
 			return nil, fmt.Errorf("inprocess: %w", err)
 		}
 		alg = a
 	}
-	if err := alg.CheckKey(cs.Public()); err != nil {
+	if err := alg.CheckKey(&k.PublicKey); err != nil {
 		return nil, fmt.Errorf("inprocess: %w", err)
 	}
-	switch k := priv.(type) {
-	case ed25519.PrivateKey:
-		return newEd25519(alg, append(ed25519.PrivateKey(nil), k...)), nil
-	case *ecdsa.PrivateKey:
-		// Rebuild the key from its scalar, which checks the scalar's range
-		// and gives a copy the caller's Close cannot touch, then make sure
-		// it is the key pair the caller meant.
-		size := (k.Curve.Params().BitSize + 7) / 8
-		if k.D.Sign() <= 0 || k.D.BitLen() > 8*size {
-			return nil, fmt.Errorf("inprocess: %v private scalar out of range: %w", alg, signer.ErrInvalidKey)
-		}
-		d := k.D.FillBytes(make([]byte, size))
-		key, err := FromSeed(alg, d)
-		clear(d)
-		if err != nil {
-			return nil, err
-		}
-		if !k.PublicKey.Equal(key.pub) {
-			key.Close()
-			return nil, fmt.Errorf("inprocess: %v private key does not match its public key: %w", alg, signer.ErrInvalidKey)
-		}
-		return key, nil
-	case *rsa.PrivateKey:
-		if err := k.Validate(); err != nil {
-			return nil, fmt.Errorf("inprocess: invalid RSA key: %w", signer.ErrInvalidKey)
-		}
-		return &Key{alg: alg, pub: &k.PublicKey, rsa: k}, nil
+	// Rebuild the key from its scalar, which checks the scalar's range
+	// and makes the copy, then make sure it is the key pair the caller
+	// meant.
+	size := (k.Curve.Params().BitSize + 7) / 8
+	if k.D.Sign() <= 0 || k.D.BitLen() > 8*size {
+		return nil, fmt.Errorf("inprocess: %v private scalar out of range: %w", alg, signer.ErrInvalidKey)
 	}
-	return nil, fmt.Errorf("inprocess: %T is not a %v private key: %w", priv, alg, signer.ErrUnsupported)
+	d := k.D.FillBytes(make([]byte, size))
+	key, err := FromSeed(alg, d)
+	clear(d)
+	if err != nil {
+		return nil, err
+	}
+	if !k.PublicKey.Equal(key.pub) {
+		key.Close()
+		return nil, fmt.Errorf("inprocess: %v private key does not match its public key: %w", alg, signer.ErrInvalidKey)
+	}
+	return key, nil
+}
+
+func fromRSA(k *rsa.PrivateKey, alg signer.Algorithm) (*Key, error) {
+	if !alg.IsRSA() {
+		return nil, fmt.Errorf("inprocess: an RSA key needs alg RSAPKCS1v15 or RSAPSS, not %v: %w", alg, signer.ErrUnsupported)
+	}
+	if k == nil || k.N == nil || k.D == nil || len(k.Primes) < 2 {
+		return nil, fmt.Errorf("inprocess: incomplete RSA private key: %w", signer.ErrInvalidKey)
+	}
+	if bits := k.N.BitLen(); bits < 2048 || bits > 8192 {
+		return nil, fmt.Errorf("inprocess: RSA modulus of %d bits, want 2048 to 8192: %w", bits, signer.ErrUnsupported)
+	}
+	if err := k.Validate(); err != nil {
+		return nil, fmt.Errorf("inprocess: invalid RSA key: %w", signer.ErrInvalidKey)
+	}
+	c := &rsa.PrivateKey{
+		PublicKey: rsa.PublicKey{N: new(big.Int).Set(k.N), E: k.E},
+		D:         new(big.Int).Set(k.D),
+	}
+	for _, p := range k.Primes {
+		c.Primes = append(c.Primes, new(big.Int).Set(p))
+	}
+	c.Precompute()
+	return &Key{alg: alg, pub: &c.PublicKey, rsa: c}, nil
 }
 
 func newEd25519(alg signer.Algorithm, priv ed25519.PrivateKey) *Key {
@@ -206,7 +234,10 @@ func (k *Key) Algorithm() signer.Algorithm { return k.alg }
 // *rsa.PublicKey. It works after Close.
 func (k *Key) Public() crypto.PublicKey { return k.pub }
 
-// Close wipes the key. It waits for signs in flight and is idempotent.
+// Close wipes the key: Ed25519 and secp256k1 keys completely; P-256, P-384
+// and RSA keys as far as math/big allows (the words of the private values;
+// copies the standard library makes inside a sign are out of reach). It
+// waits for signs in flight and is idempotent.
 func (k *Key) Close() error {
 	k.mu.Lock()
 	defer k.mu.Unlock()
@@ -220,8 +251,31 @@ func (k *Key) Close() error {
 		k.k1.Zero()
 		k.k1 = nil
 	}
-	k.ec, k.rsa = nil, nil
+	if k.ec != nil {
+		wipe(k.ec.D)
+		k.ec = nil
+	}
+	if k.rsa != nil {
+		wipe(k.rsa.D)
+		for _, p := range k.rsa.Primes {
+			wipe(p)
+		}
+		wipe(k.rsa.Precomputed.Dp)
+		wipe(k.rsa.Precomputed.Dq)
+		wipe(k.rsa.Precomputed.Qinv)
+		k.rsa = nil
+	}
 	return nil
+}
+
+// wipe zeroes the words of x, best effort: copies that math/big or
+// crypto/rsa made along the way are out of reach.
+func wipe(x *big.Int) {
+	if x == nil {
+		return
+	}
+	clear(x.Bits())
+	x.SetInt64(0)
 }
 
 var errClosed = fmt.Errorf("inprocess: %w", signer.ErrClosed)
@@ -323,8 +377,8 @@ func isEd25519Variant(opts crypto.SignerOpts) bool {
 	return opts != nil && opts.HashFunc() == crypto.SHA512
 }
 
-// clone returns a new Key over a copy of k's private key (the same RSA key,
-// which Go cannot copy or wipe), so closing either leaves the other alone.
+// clone returns a new Key over a copy of k's private key, so closing either
+// leaves the other alone.
 func (k *Key) clone() (*Key, error) {
 	k.mu.RLock()
 	defer k.mu.RUnlock()

@@ -209,4 +209,3 @@ func (r *Keyring) Close() error {
 	}
 	return nil
 }
-

@@ -242,6 +242,23 @@ func TestFromPrivateKey(t *testing.T) {
 		}
 		key.Close()
 	}
+	// The RSA key is copied: what the caller does to it afterwards does
+	// not reach the Key.
+	rk, err := inprocess.FromPrivateKey(rsaKey, signer.RSAPSS)
+	if err != nil {
+		t.Fatal(err)
+	}
+	saved := new(big.Int).Set(rsaKey.D)
+	rsaKey.D.SetInt64(1)
+	if sig, err := rk.SignContext(context.Background(), []byte("m")); err != nil || signer.RSAPSS.Verify(rk.Public(), []byte("m"), sig) != nil {
+		t.Errorf("the Key followed a change to the caller's RSA key: %v", err)
+	}
+	rsaKey.D.Set(saved)
+	rk.Close()
+	if err := rsaKey.Validate(); err != nil {
+		t.Errorf("Close wiped the caller's RSA key: %v", err)
+	}
+
 	// Closing the wrapper wipes its copy, not the caller's key.
 	key, _ := inprocess.FromPrivateKey(edPriv, 0)
 	key.Close()
@@ -266,6 +283,9 @@ func TestFromPrivateKey(t *testing.T) {
 		{"secp256k1 D = n", withD(k1Priv, refsecp256k1.N()), 0, signer.ErrInvalidKey},
 		{"secp256k1 D of another key", withD(k1Priv, new(big.Int).Add(d, big.NewInt(1))), 0, signer.ErrInvalidKey},
 		{"p256 D of another key", withD(p256, new(big.Int).Add(p256.D, big.NewInt(1))), 0, signer.ErrInvalidKey},
+		{"ed25519 seed of one key, public half of another", mixedEd25519(), 0, signer.ErrInvalidKey},
+		{"typed nil of another signer type", (*inprocess.Key)(nil), 0, signer.ErrUnsupported},
+		{"rsa 1024", rsa1024(t), signer.RSAPSS, signer.ErrUnsupported},
 	}
 	for _, tc := range refused {
 		if _, err := inprocess.FromPrivateKey(tc.priv, tc.alg); !errors.Is(err, tc.want) {
@@ -312,6 +332,21 @@ func TestEd25519Variants(t *testing.T) {
 			t.Errorf("Sign with opts %#v succeeded", opts)
 		}
 	}
+}
+
+func mixedEd25519() ed25519.PrivateKey {
+	_, a, _ := ed25519.GenerateKey(rand.Reader)
+	b, _, _ := ed25519.GenerateKey(rand.Reader)
+	return append(a.Seed(), b...)
+}
+
+func rsa1024(t *testing.T) *rsa.PrivateKey {
+	t.Setenv("GODEBUG", "rsa1024min=0") // let the standard library make one
+	k, err := rsa.GenerateKey(rand.Reader, 1024)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return k
 }
 
 // withD returns a copy of priv with its scalar replaced.

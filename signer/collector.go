@@ -56,12 +56,13 @@ func (c *Collector) stageDone(i StageInfo) {
 }
 
 func (c *Collector) count(k Counter, n int64) {
-	if !k.valid() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !k.valid() || n < 0 {
+		c.sum.invalid++
 		return
 	}
-	c.mu.Lock()
 	c.sum.counts[k] += n
-	c.mu.Unlock()
 }
 
 // StageTotal is what one stage added up to.
@@ -90,7 +91,7 @@ func (s *Summary) add(i StageInfo) {
 	if within == 0 {
 		within = StageTransport
 	}
-	if !i.Stage.valid() || i.Duration < 0 || i.Source > Modeled || !within.valid() {
+	if !i.Stage.valid() || i.Duration < 0 || i.Source > Modeled || (i.Slept && !within.valid()) {
 		s.invalid++
 		return
 	}
@@ -126,8 +127,9 @@ func (s Summary) Count(c Counter) int64 {
 	return s.counts[c]
 }
 
-// Invalid returns how many reports were dropped for naming an unknown
-// stage or source or carrying a negative duration.
+// Invalid returns how many reports were dropped: stages of an unknown
+// stage or source, with a negative duration or slept within an unknown
+// stage, and counters that are unknown or went down.
 func (s Summary) Invalid() int { return s.invalid }
 
 // Measured returns the sum of all measured stages.
@@ -221,8 +223,9 @@ func (s Summary) String() string {
 	return b.String()
 }
 
-// fmtMillis formats d in milliseconds, in fixed point with three
-// significant digits below 100 ms: "0.0312ms", "3.18ms", "526ms", "4012ms".
+// fmtMillis formats d in milliseconds in fixed point: four decimals below
+// 0.1 ms, three below 1 ms, two below 10 ms, one below 100 ms and none
+// above ("0.0312ms", "3.18ms", "526ms", "4012ms").
 func fmtMillis(d time.Duration) string {
 	ms := float64(d) / float64(time.Millisecond)
 	prec := 0

@@ -179,6 +179,9 @@ func WithTrace(ctx context.Context, t *Trace) context.Context {
 	if old == nil {
 		return context.WithValue(ctx, traceKey{}, &traced{trace: t, parts: []*Trace{t}})
 	}
+	if t == old.trace {
+		return ctx // the Trace ContextTrace returned, attached again
+	}
 	for _, p := range old.parts {
 		if p == t {
 			return ctx
@@ -240,14 +243,19 @@ func (t *Trace) MeasuredDuration(s Stage, d time.Duration) {
 }
 
 // Modeled reports a stage whose duration d comes from the latency profile
-// named by profile; slept says whether the simulator also slept for d
-// (inside the transport; report a StageInfo with Within set through
-// StageDone for another containing stage).
+// named by profile; slept says whether the simulator also slept for d,
+// inside the transport. Use Report for time slept inside another stage.
 func (t *Trace) Modeled(s Stage, d time.Duration, slept bool, profile string) {
+	t.Report(StageInfo{Stage: s, Duration: d, Source: Modeled, Slept: slept, Profile: profile})
+}
+
+// Report reports a stage described in full, such as modeled time slept
+// Within the session stage.
+func (t *Trace) Report(i StageInfo) {
 	if t == nil || t.StageDone == nil {
 		return
 	}
-	t.StageDone(StageInfo{Stage: s, Duration: d, Source: Modeled, Slept: slept, Profile: profile})
+	t.StageDone(i)
 }
 
 // Add reports that counter c grew by n.

@@ -110,10 +110,11 @@ func TestCollectorSums(t *testing.T) {
 	tr.MeasuredDuration(signer.Stage(99), time.Hour)
 	tr.MeasuredDuration(signer.StageSign, -time.Second)
 	tr.Add(signer.Counter(99), 5)
+	tr.Add(signer.CountAPDUs, -1)
 
 	s := c.Summary()
-	if got := s.Invalid(); got != 2 {
-		t.Errorf("Invalid() = %d, want 2", got)
+	if got := s.Invalid(); got != 4 {
+		t.Errorf("Invalid() = %d, want 4", got)
 	}
 	if got := s.Stage(signer.StageWire); got != (signer.StageTotal{Modeled: 3 * time.Millisecond, Slept: 3 * time.Millisecond, Reports: 1, Profile: prof}) {
 		t.Errorf("wire = %+v", got)
@@ -242,6 +243,14 @@ func TestCollectorAttachedTwiceCountsOnce(t *testing.T) {
 	if got := c.Summary().Stage(signer.StageSign); got.Reports != 1 || got.Measured != time.Millisecond {
 		t.Errorf("collector attached twice saw %+v, want one 1 ms report", got)
 	}
+	// Attaching what ContextTrace returned changes nothing either.
+	again := signer.WithTrace(ctx, signer.ContextTrace(ctx))
+	signer.ContextTrace(again).MeasuredDuration(signer.StageKDF, time.Millisecond)
+	if got := c.Summary().Stage(signer.StageKDF).Reports; got != 1 {
+		t.Errorf("re-attaching the context's trace: %d kdf reports, want 1", got)
+	}
+	var nilTrace *signer.Trace
+	nilTrace.Report(signer.StageInfo{Stage: signer.StageDevice}) // no panic
 	if got := other.Summary().Stage(signer.StageSign).Reports; got != 1 {
 		t.Errorf("the other collector saw %d reports, want 1", got)
 	}

@@ -6,6 +6,7 @@ import (
 	"crypto/rand"
 	"errors"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/signerkit/signerkit/signer"
@@ -116,35 +117,54 @@ func checkClose(c *checker) {
 
 func checkCloseWhileSigning(c *checker) {
 	s := c.openSigner()
-	var wg sync.WaitGroup
-	start := make(chan struct{})
-	for range min(4, c.opts.concurrency()) {
-		wg.Add(1)
+	n := min(4, c.opts.concurrency())
+	var ready, done sync.WaitGroup
+	var closed atomic.Bool // set once Close has returned
+	for range n {
+		ready.Add(1)
+		done.Add(1)
 		go func() {
-			defer wg.Done()
+			defer done.Done()
 			defer c.recoverPanic()
-			<-start
-			for range 4 {
+			signalled := false
+			defer func() {
+				if !signalled {
+					ready.Done()
+				}
+			}()
+			// Sign until Close takes effect. Close comes only once every
+			// goroutine has signed once, so signs are in flight when it
+			// does; a sign that starts after Close returned must fail.
+			for {
+				after := closed.Load()
 				msg := c.message(c.size(32))
 				ctx, cancel := c.ctx()
 				sig, err := s.SignContext(ctx, msg)
 				cancel()
 				switch {
-				case errors.Is(err, signer.ErrClosed):
+				case errors.Is(err, signer.ErrClosed) && signalled:
 					return
 				case err != nil:
-					c.errorf("sign racing Close: got %s, want a signature or ErrClosed", describe(err))
+					c.errorf("sign racing Close: got %s, want a signature or, after Close, ErrClosed", describe(err))
+					return
+				case after:
+					c.errorf("a sign that started after Close returned succeeded")
 					return
 				}
 				if err := VerifyStd(s.alg, s.Public(), msg, sig); err != nil {
 					c.errorf("sign racing Close: %v", err)
 				}
+				if !signalled {
+					signalled = true
+					ready.Done()
+				}
 			}
 		}()
 	}
-	close(start)
+	ready.Wait()
 	if err := s.Close(); err != nil {
 		c.errorf("Close while signing: %v", err)
 	}
-	wg.Wait()
+	closed.Store(true)
+	done.Wait()
 }

@@ -67,7 +67,9 @@ type Options struct {
 	// Message returns a new message of about size bytes for the suite to
 	// sign, for backends that sign only well-formed messages (such as the
 	// Ledger validator app, which wants votes at rising heights). It must be
-	// safe for concurrent use. Nil means random bytes of exactly size.
+	// safe for concurrent use; a device that refuses heights out of order
+	// also needs Concurrency 1. Every request the suite makes gets a
+	// message of its own. Nil means random bytes of exactly size.
 	Message func(size int) []byte
 
 	// MaxMessage is the longest message the backend signs; 0 means at least

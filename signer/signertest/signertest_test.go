@@ -201,6 +201,9 @@ func brokenCases(t *testing.T) []brokenCase {
 	wrongPub := stdKey(t, signer.Ed25519, false).Public()
 	rsaPriv := mustRSA(t) // the key stdKey gives the RSA cases
 	return []brokenCase{
+		{"Close wipes the key under signs in flight", signer.Ed25519, func(k *inprocess.Key) signer.Signer {
+			return &closeNoWait{Key: k}
+		}, signertest.Options{}, []string{"CloseWhileSigning: does not verify"}},
 		// (a)
 		{"Public is another key", signer.Ed25519, func(k *inprocess.Key) signer.Signer {
 			return &wrongPublic{k, wrongPub}
@@ -1184,4 +1187,28 @@ func TestCheckPassesValidatorApp(t *testing.T) {
 	if err := signertest.Check(open, signertest.Options{Concurrency: 1}); err == nil {
 		t.Error("the suite passes a device that refuses random messages")
 	}
+}
+
+// closeNoWait wipes its key on Close without waiting for signs in flight:
+// a sign that was under way returns a signature made with the wiped key.
+type closeNoWait struct {
+	*inprocess.Key
+	closed atomic.Bool
+}
+
+func (w *closeNoWait) SignContext(ctx context.Context, msg []byte) ([]byte, error) {
+	if w.closed.Load() {
+		return nil, signer.ErrClosed
+	}
+	sig, err := w.Key.SignContext(ctx, msg)
+	time.Sleep(time.Millisecond) // still in flight
+	if w.closed.Load() {
+		return make([]byte, len(sig)), err // what a wiped key signs
+	}
+	return sig, err
+}
+
+func (w *closeNoWait) Close() error {
+	w.closed.Store(true)
+	return nil
 }
