@@ -60,18 +60,6 @@ benchstat:
 	$(GO) install golang.org/x/perf/cmd/benchstat@$(BENCHSTAT_VERSION)
 
 ## overhead: instructions per sign of the in-process rows against
-## raw-ed25519, counted by valgrind's callgrind: deterministic where timings
-## on a shared machine are not. Each row runs at two iteration counts and
-## the difference over the extra iterations is its cost per sign.
-OVERHEAD_ROWS ?= raw-ed25519 inprocess-ed25519 inprocess-ed25519-traced
+## raw-ed25519, counted by valgrind (see scripts/overhead.sh).
 overhead:
-	@command -v valgrind >/dev/null || { echo "overhead needs valgrind (apt-get install valgrind)"; exit 1; }
-	@$(GO) test -c -o /tmp/signerkit-bench.test . && \
-	for row in $(OVERHEAD_ROWS); do \
-		for n in 1000 3000; do \
-			GODEBUG=asyncpreemptoff=1 GOMAXPROCS=1 valgrind --tool=callgrind --callgrind-out-file=/dev/null \
-				/tmp/signerkit-bench.test -test.run '^$$' -test.bench "Sign/backend=$$row\$$/payload=256" \
-				-test.benchtime $${n}x 2>&1 >/dev/null | sed -n "s/.*Collected : \([0-9]*\).*/\1/p" > /tmp/signerkit-ir.$$n; \
-		done; \
-		echo "$$row $$(( ($$(cat /tmp/signerkit-ir.3000) - $$(cat /tmp/signerkit-ir.1000)) / 2000 )) instructions/sign"; \
-	done
+	scripts/overhead.sh

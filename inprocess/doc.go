@@ -13,9 +13,10 @@
 // # Key material
 //
 // A Key holds a copy of its private key of its own, whatever it was made
-// from, and Close wipes it: Ed25519 and secp256k1 keys completely, P-256,
-// P-384 and RSA keys as far as math/big allows (copies the standard library
-// makes inside a sign are out of reach). The process's memory is the
+// from, and Close wipes it: Ed25519 and secp256k1 keys completely; for
+// P-256, P-384 and RSA keys only the math/big private values, as crypto/rsa
+// and crypto/ecdsa keep copies of their own that no caller can reach, which
+// Close only drops for the garbage collector. The process's memory is the
 // boundary: anyone who can read it can read the keys. For keys that must
 // not be exportable, use a device backend.
 //

@@ -55,7 +55,7 @@ func Generate(alg signer.Algorithm) (*Key, error) {
 		if err != nil {
 			return nil, fmt.Errorf("inprocess: %w", err)
 		}
-		return &Key{alg: alg, pub: &priv.PublicKey, ec: priv}, nil
+		return &Key{alg: alg, pub: copyPublic(&priv.PublicKey), ec: priv}, nil
 	case signer.ECDSASecp256k1:
 		priv, err := secp256k1.GeneratePrivateKey()
 		if err != nil {
@@ -81,7 +81,7 @@ func GenerateRSA(alg signer.Algorithm, bits int) (*Key, error) {
 	if err != nil {
 		return nil, fmt.Errorf("inprocess: %w", err)
 	}
-	return &Key{alg: alg, pub: &priv.PublicKey, rsa: priv}, nil
+	return &Key{alg: alg, pub: copyPublic(&priv.PublicKey), rsa: priv}, nil
 }
 
 // FromSeed makes the key for alg determined by seed: for Ed25519 the
@@ -115,7 +115,7 @@ func FromSeed(alg signer.Algorithm, seed []byte) (*Key, error) {
 			},
 			D: new(big.Int).SetBytes(seed),
 		}
-		return &Key{alg: alg, pub: &priv.PublicKey, ec: priv}, nil
+		return &Key{alg: alg, pub: copyPublic(&priv.PublicKey), ec: priv}, nil
 	case signer.ECDSASecp256k1:
 		var d secp256k1.ModNScalar
 		if len(seed) != 32 || d.SetByteSlice(seed) || d.IsZero() {
@@ -164,6 +164,9 @@ func fromEd25519(k ed25519.PrivateKey, alg signer.Algorithm) (*Key, error) {
 func fromECDSA(k *ecdsa.PrivateKey, alg signer.Algorithm) (*Key, error) {
 	if k == nil || k.D == nil || k.Curve == nil || k.X == nil || k.Y == nil {
 		return nil, fmt.Errorf("inprocess: incomplete ECDSA private key: %w", signer.ErrInvalidKey)
+	}
+	if p := k.Curve.Params().P; k.X.Sign() < 0 || k.Y.Sign() < 0 || k.X.Cmp(p) >= 0 || k.Y.Cmp(p) >= 0 {
+		return nil, fmt.Errorf("inprocess: ECDSA public key coordinates out of range: %w", signer.ErrInvalidKey)
 	}
 	if alg == 0 {
 		a, err := signer.AlgorithmOf(k)
@@ -216,7 +219,7 @@ func fromRSA(k *rsa.PrivateKey, alg signer.Algorithm) (*Key, error) {
 		c.Primes = append(c.Primes, new(big.Int).Set(p))
 	}
 	c.Precompute()
-	return &Key{alg: alg, pub: &c.PublicKey, rsa: c}, nil
+	return &Key{alg: alg, pub: copyPublic(&c.PublicKey), rsa: c}, nil
 }
 
 func newEd25519(alg signer.Algorithm, priv ed25519.PrivateKey) *Key {
@@ -231,13 +234,14 @@ func newSecp256k1(priv *secp256k1.PrivateKey) *Key {
 func (k *Key) Algorithm() signer.Algorithm { return k.alg }
 
 // Public returns the public key: ed25519.PublicKey, *ecdsa.PublicKey or
-// *rsa.PublicKey. It works after Close.
+// *rsa.PublicKey, held apart from the private key. It works after Close.
 func (k *Key) Public() crypto.PublicKey { return k.pub }
 
-// Close wipes the key: Ed25519 and secp256k1 keys completely; P-256, P-384
-// and RSA keys as far as math/big allows (the words of the private values;
-// copies the standard library makes inside a sign are out of reach). It
-// waits for signs in flight and is idempotent.
+// Close wipes the key: Ed25519 and secp256k1 keys completely; for P-256,
+// P-384 and RSA keys, the words of the math/big private values, while the
+// copies that crypto/ecdsa and crypto/rsa keep for themselves (RSA's
+// precomputed key, ECDSA's key cache) are out of reach and are only
+// dropped. It waits for signs in flight and is idempotent.
 func (k *Key) Close() error {
 	k.mu.Lock()
 	defer k.mu.Unlock()
@@ -395,4 +399,18 @@ func (k *Key) clone() (*Key, error) {
 		return FromPrivateKey(k.ec, k.alg)
 	}
 	return FromPrivateKey(k.rsa, k.alg)
+}
+
+// copyPublic returns a deep copy of a public key, so that what a caller
+// does to a key it was given cannot reach the private key it came from.
+func copyPublic(pub crypto.PublicKey) crypto.PublicKey {
+	switch k := pub.(type) {
+	case ed25519.PublicKey:
+		return append(ed25519.PublicKey(nil), k...)
+	case *ecdsa.PublicKey:
+		return &ecdsa.PublicKey{Curve: k.Curve, X: new(big.Int).Set(k.X), Y: new(big.Int).Set(k.Y)}
+	case *rsa.PublicKey:
+		return &rsa.PublicKey{N: new(big.Int).Set(k.N), E: k.E}
+	}
+	return pub
 }

@@ -33,6 +33,13 @@ type ringEntry struct {
 	key  *Key
 }
 
+// infoCopy returns e's KeyInfo with a public key of the caller's own.
+func (e *ringEntry) infoCopy() signer.KeyInfo {
+	i := e.info
+	i.Public = copyPublic(i.Public)
+	return i
+}
+
 var (
 	_ signer.KeyGenerator = (*Keyring)(nil)
 	_ signer.KeyImporter  = (*Keyring)(nil)
@@ -87,12 +94,12 @@ func (r *Keyring) add(label string, k *Key) (signer.KeyInfo, error) {
 	}
 	r.lastID++
 	e := &ringEntry{
-		info: signer.KeyInfo{Label: label, ID: fmt.Sprintf("%04x", r.lastID), Algorithm: k.alg, Public: k.pub},
+		info: signer.KeyInfo{Label: label, ID: fmt.Sprintf("%04x", r.lastID), Algorithm: k.alg, Public: copyPublic(k.pub)},
 		key:  k,
 	}
 	r.byID[e.info.ID] = e
 	r.byLabel[label] = e
-	return e.info, nil
+	return e.infoCopy(), nil
 }
 
 // GenerateKey makes a new key for alg (RSA with DefaultRSABits) under label.
@@ -128,7 +135,7 @@ func (r *Keyring) ListKeys(ctx context.Context) ([]signer.KeyInfo, error) {
 	defer r.mu.RUnlock()
 	out := make([]signer.KeyInfo, 0, len(r.byID))
 	for _, e := range r.byID {
-		out = append(out, e.info)
+		out = append(out, e.infoCopy())
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Label < out[j].Label })
 	return out, nil

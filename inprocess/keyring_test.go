@@ -3,6 +3,7 @@ package inprocess_test
 import (
 	"context"
 	"crypto/ed25519"
+	"crypto/rsa"
 	"errors"
 	"strings"
 	"sync"
@@ -160,5 +161,31 @@ func TestKeyringRefs(t *testing.T) {
 	}
 	if keys, _ := ring.ListKeys(ctx); len(keys) != 2 {
 		t.Errorf("a refused DeleteKey removed a key: %d left", len(keys))
+	}
+}
+
+func TestKeyringPublicKeysAreCopies(t *testing.T) {
+	ctx := context.Background()
+	var ring inprocess.Keyring
+	ki, err := ring.GenerateKey(ctx, signer.RSAPSS, "rsa")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ki.Public.(*rsa.PublicKey).E = 3 // a caller scribbles on what it got
+	keys, _ := ring.ListKeys(ctx)
+	keys[0].Public.(*rsa.PublicKey).N.SetInt64(1)
+	s, err := ring.OpenKey(ctx, signer.KeyRef{Label: "rsa"})
+	if err != nil {
+		t.Fatalf("the stored key was damaged through a returned public key: %v", err)
+	}
+	defer s.Close()
+	s.Public().(*rsa.PublicKey).E = 5
+	sig, err := s.SignContext(ctx, []byte("m"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	keys, _ = ring.ListKeys(ctx)
+	if err := signer.RSAPSS.Verify(keys[0].Public, []byte("m"), sig); err != nil {
+		t.Errorf("signature does not verify under the listed key: %v", err)
 	}
 }

@@ -43,7 +43,7 @@ type KeyRef struct {
 	Algorithm Algorithm
 }
 
-// String describes r for messages, e.g. `label "validator" id 0a01`.
+// String describes r for messages, e.g. `"validator" id 0a01 as rsa-pss`.
 func (r KeyRef) String() string {
 	var parts []string
 	if r.Label != "" || r.ID == "" {

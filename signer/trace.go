@@ -170,7 +170,9 @@ type traced struct {
 
 // WithTrace returns a context that carries t. If ctx already carries a
 // Trace, both receive every report, t's hooks first; if it already carries
-// t itself, ctx is returned as it is, so nothing is counted twice.
+// t itself, ctx is returned as it is, so nothing is counted twice. (A Trace
+// taken with ContextTrace from another context and attached to one that
+// carries part of it is not recognised, and that part counts twice.)
 func WithTrace(ctx context.Context, t *Trace) context.Context {
 	if t == nil {
 		return ctx

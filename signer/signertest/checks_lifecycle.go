@@ -119,7 +119,8 @@ func checkCloseWhileSigning(c *checker) {
 	s := c.openSigner()
 	n := min(4, c.opts.concurrency())
 	var ready, done sync.WaitGroup
-	var closed atomic.Bool // set once Close has returned
+	var closing atomic.Bool       // set just before Close is called
+	closed := make(chan struct{}) // closed once Close has returned
 	for range n {
 		ready.Add(1)
 		done.Add(1)
@@ -132,11 +133,10 @@ func checkCloseWhileSigning(c *checker) {
 					ready.Done()
 				}
 			}()
-			// Sign until Close takes effect. Close comes only once every
-			// goroutine has signed once, so signs are in flight when it
-			// does; a sign that starts after Close returned must fail.
-			for {
-				after := closed.Load()
+			// Sign until Close is called: it comes once every goroutine has
+			// signed once, so signs are in flight when it does. Any of them
+			// may succeed or fail with ErrClosed.
+			for !closing.Load() {
 				msg := c.message(c.size(32))
 				ctx, cancel := c.ctx()
 				sig, err := s.SignContext(ctx, msg)
@@ -147,9 +147,6 @@ func checkCloseWhileSigning(c *checker) {
 				case err != nil:
 					c.errorf("sign racing Close: got %s, want a signature or, after Close, ErrClosed", describe(err))
 					return
-				case after:
-					c.errorf("a sign that started after Close returned succeeded")
-					return
 				}
 				if err := VerifyStd(s.alg, s.Public(), msg, sig); err != nil {
 					c.errorf("sign racing Close: %v", err)
@@ -159,12 +156,20 @@ func checkCloseWhileSigning(c *checker) {
 					ready.Done()
 				}
 			}
+			// A sign that starts after Close returned must fail.
+			<-closed
+			ctx, cancel := c.ctx()
+			defer cancel()
+			if _, err := s.SignContext(ctx, c.message(c.size(32))); !errors.Is(err, signer.ErrClosed) {
+				c.errorf("a sign that started after Close returned: got %s, want an error wrapping ErrClosed", describe(err))
+			}
 		}()
 	}
 	ready.Wait()
+	closing.Store(true)
 	if err := s.Close(); err != nil {
 		c.errorf("Close while signing: %v", err)
 	}
-	closed.Store(true)
+	close(closed)
 	done.Wait()
 }

@@ -1,7 +1,6 @@
 package signertest
 
 import (
-	"context"
 	"crypto"
 	"crypto/ecdsa"
 	"crypto/ed25519"
@@ -70,8 +69,6 @@ func checkKeyStore(c *checker, store any, opts KeyStoreOptions) {
 	if gen == nil && imp == nil {
 		c.fatalf("%T implements neither signer.KeyGenerator nor signer.KeyImporter: nothing to check with", store)
 	}
-	ctx, cancel := c.ctx()
-	defer cancel()
 	tag := randomBytes(4)
 	label := func(how string, a signer.Algorithm) string {
 		return fmt.Sprintf("signertest-%s-%s-%s", how, a, hex.EncodeToString(tag))
@@ -82,11 +79,23 @@ func checkKeyStore(c *checker, store any, opts KeyStoreOptions) {
 		algs = signer.Algorithms()
 	}
 	var made []signer.KeyInfo
+	deleted := map[string]bool{}
+	// Whatever happens, leave no key behind on a real device.
+	defer func() {
+		if del == nil {
+			return
+		}
+		for _, ki := range made {
+			if !deleted[ki.Label] {
+				del.DeleteKey(c.callCtx(), ki.Ref())
+			}
+		}
+	}()
 	took := 0
 	for _, a := range algs {
 		if gen != nil {
 			l := label("gen", a)
-			ki, err := gen.GenerateKey(ctx, a, l)
+			ki, err := gen.GenerateKey(c.callCtx(), a, l)
 			switch {
 			case errors.Is(err, signer.ErrUnsupported):
 			case err != nil:
@@ -94,11 +103,11 @@ func checkKeyStore(c *checker, store any, opts KeyStoreOptions) {
 			default:
 				took++
 				made = append(made, ki)
-				c.checkStoredKey(ctx, lister, opener, ki, a, l, nil)
-				if _, err := gen.GenerateKey(ctx, a, l); !errors.Is(err, signer.ErrKeyExists) {
+				c.checkStoredKey(lister, opener, ki, a, l, nil)
+				if _, err := gen.GenerateKey(c.callCtx(), a, l); !errors.Is(err, signer.ErrKeyExists) {
 					c.errorf("GenerateKey(%v, %q) a second time: got %s, want an error wrapping ErrKeyExists", a, l, describe(err))
 				}
-				c.checkStoredKey(ctx, lister, opener, ki, a, l, nil) // the first key survives
+				c.checkStoredKey(lister, opener, ki, a, l, nil) // the first key survives
 			}
 		}
 		if imp != nil {
@@ -108,7 +117,7 @@ func checkKeyStore(c *checker, store any, opts KeyStoreOptions) {
 				continue
 			}
 			l := label("imp", a)
-			ki, err := imp.ImportKey(ctx, priv, a, l)
+			ki, err := imp.ImportKey(c.callCtx(), priv, a, l)
 			switch {
 			case errors.Is(err, signer.ErrUnsupported):
 			case err != nil:
@@ -116,37 +125,38 @@ func checkKeyStore(c *checker, store any, opts KeyStoreOptions) {
 			default:
 				took++
 				made = append(made, ki)
-				c.checkStoredKey(ctx, lister, opener, ki, a, l, priv.(crypto.Signer).Public())
+				c.checkStoredKey(lister, opener, ki, a, l, priv.(crypto.Signer).Public())
 			}
 		}
 	}
 	if took == 0 {
 		c.errorf("the store took no key of %v", algs)
 	}
-	if _, err := opener.OpenKey(ctx, signer.KeyRef{Label: label("absent", signer.Ed25519)}); !errors.Is(err, signer.ErrKeyNotFound) {
+	if _, err := opener.OpenKey(c.callCtx(), signer.KeyRef{Label: label("absent", signer.Ed25519)}); !errors.Is(err, signer.ErrKeyNotFound) {
 		c.errorf("OpenKey of a label never used: got %s, want an error wrapping ErrKeyNotFound", describe(err))
 	}
 	if del == nil {
 		return
 	}
 	for _, ki := range made {
-		if err := del.DeleteKey(ctx, ki.Ref()); err != nil {
+		if err := del.DeleteKey(c.callCtx(), ki.Ref()); err != nil {
 			c.errorf("DeleteKey(%v): %v", ki.Ref(), err)
 			continue
 		}
+		deleted[ki.Label] = true
 		for _, ref := range []signer.KeyRef{ki.Ref(), {Label: ki.Label}} {
-			if s, err := opener.OpenKey(ctx, ref); !errors.Is(err, signer.ErrKeyNotFound) {
+			if s, err := opener.OpenKey(c.callCtx(), ref); !errors.Is(err, signer.ErrKeyNotFound) {
 				c.errorf("OpenKey(%v) after DeleteKey: got %s, want an error wrapping ErrKeyNotFound", ref, describe(err))
 				if s != nil {
 					s.Close()
 				}
 			}
 		}
-		if err := del.DeleteKey(ctx, ki.Ref()); !errors.Is(err, signer.ErrKeyNotFound) {
+		if err := del.DeleteKey(c.callCtx(), ki.Ref()); !errors.Is(err, signer.ErrKeyNotFound) {
 			c.errorf("DeleteKey(%v) twice: got %s, want an error wrapping ErrKeyNotFound", ki.Ref(), describe(err))
 		}
 	}
-	keys, err := lister.ListKeys(ctx)
+	keys, err := lister.ListKeys(c.callCtx())
 	if err != nil {
 		c.errorf("ListKeys: %v", err)
 	}
@@ -161,7 +171,7 @@ func checkKeyStore(c *checker, store any, opts KeyStoreOptions) {
 
 // checkStoredKey checks that the key described by ki, made for alg under
 // label (with public key want, when known), is listed and signs.
-func (c *checker) checkStoredKey(ctx context.Context, lister signer.KeyLister, opener signer.KeyOpener, ki signer.KeyInfo, a signer.Algorithm, label string, want crypto.PublicKey) {
+func (c *checker) checkStoredKey(lister signer.KeyLister, opener signer.KeyOpener, ki signer.KeyInfo, a signer.Algorithm, label string, want crypto.PublicKey) {
 	if ki.Label != label || ki.Algorithm != a {
 		c.errorf("KeyInfo for %q: label %q, algorithm %v; want %q, %v", label, ki.Label, ki.Algorithm, label, a)
 	}
@@ -172,7 +182,7 @@ func (c *checker) checkStoredKey(ctx context.Context, lister signer.KeyLister, o
 	if want != nil && !equalKey(want, ki.Public) {
 		c.errorf("KeyInfo for imported %q has another public key than the one imported", label)
 	}
-	keys, err := lister.ListKeys(ctx)
+	keys, err := lister.ListKeys(c.callCtx())
 	if err != nil {
 		c.errorf("ListKeys: %v", err)
 	}
@@ -195,7 +205,7 @@ func (c *checker) checkStoredKey(ctx context.Context, lister signer.KeyLister, o
 	if ki.ID != "" {
 		refs = append(refs, signer.KeyRef{Label: label, ID: ki.ID})
 		wrong := signer.KeyRef{Label: label + "-other", ID: ki.ID}
-		if s, err := opener.OpenKey(ctx, wrong); !errors.Is(err, signer.ErrKeyNotFound) {
+		if s, err := opener.OpenKey(c.callCtx(), wrong); !errors.Is(err, signer.ErrKeyNotFound) {
 			c.errorf("OpenKey(%v), whose label and id name different keys: got %s, want an error wrapping ErrKeyNotFound", wrong, describe(err))
 			if s != nil {
 				s.Close()
@@ -203,7 +213,7 @@ func (c *checker) checkStoredKey(ctx context.Context, lister signer.KeyLister, o
 		}
 	}
 	for _, ref := range refs {
-		c.checkOpen(ctx, opener, ref, ki.Public, a)
+		c.checkOpen(opener, ref, ki.Public, a)
 	}
 	if a.IsRSA() {
 		other := signer.RSAPSS
@@ -212,13 +222,13 @@ func (c *checker) checkStoredKey(ctx context.Context, lister signer.KeyLister, o
 		}
 		ref := ki.Ref()
 		ref.Algorithm = other
-		c.checkOpen(ctx, opener, ref, ki.Public, other)
+		c.checkOpen(opener, ref, ki.Public, other)
 	}
 }
 
 // checkOpen opens ref and checks that it signs as alg under pub.
-func (c *checker) checkOpen(ctx context.Context, opener signer.KeyOpener, ref signer.KeyRef, pub crypto.PublicKey, a signer.Algorithm) {
-	s, err := opener.OpenKey(ctx, ref)
+func (c *checker) checkOpen(opener signer.KeyOpener, ref signer.KeyRef, pub crypto.PublicKey, a signer.Algorithm) {
+	s, err := opener.OpenKey(c.callCtx(), ref)
 	if err != nil {
 		c.errorf("OpenKey(%v): %v", ref, err)
 		return

@@ -164,7 +164,8 @@ type checker struct {
 
 	mu      sync.Mutex
 	fails   []string
-	skipped string // why the check did not apply, if it did not
+	skipped string               // why the check did not apply, if it did not
+	cancels []context.CancelFunc // of the contexts callCtx made
 }
 
 func newChecker(open Factory, opts Options) *checker {
@@ -179,6 +180,13 @@ var (
 )
 
 func (c *checker) runCheck(ch check) {
+	defer func() {
+		c.mu.Lock()
+		for _, cancel := range c.cancels {
+			cancel()
+		}
+		c.mu.Unlock()
+	}()
 	defer func() {
 		if r := recover(); r != nil && r != errFatal && r != errSkip {
 			c.errorf("panic: %v", r)
@@ -255,6 +263,16 @@ func (c *checker) message(size int) []byte {
 
 func (c *checker) ctx() (context.Context, context.CancelFunc) {
 	return context.WithTimeout(context.Background(), c.opts.timeout())
+}
+
+// callCtx returns a context with the deadline of one call, cancelled when
+// the check ends.
+func (c *checker) callCtx() context.Context {
+	ctx, cancel := c.ctx()
+	c.mu.Lock()
+	c.cancels = append(c.cancels, cancel)
+	c.mu.Unlock()
+	return ctx
 }
 
 // signAndVerify signs a fresh message of about size bytes and verifies it.
