@@ -141,7 +141,13 @@ func (a Algorithm) Curve() elliptic.Curve {
 // that signers in this module return. Its arithmetic is
 // github.com/decred/dcrd/dcrec/secp256k1's; crypto/ecdsa's generic
 // (deprecated) code path verifies with it.
-func Secp256k1() elliptic.Curve { return secp256k1.S256() }
+//
+// S256 and the elliptic.Curve interface are deprecated, but an
+// *ecdsa.PublicKey needs a Curve, and that is the type crypto.Signer users
+// (x509, ssh, the Cosmos tooling) expect; signing and Verify in this module
+// use decred's specialised API, not this adaptor.
+func Secp256k1() elliptic.Curve { return secp256k1.S256() } //nolint:staticcheck // see above
+
 
 // CheckKey reports whether pub is a public key of the kind algorithm a uses.
 func (a Algorithm) CheckKey(pub crypto.PublicKey) error {

@@ -780,8 +780,8 @@ func TestECDSAConversionNotECDSA(t *testing.T) {
 // ---------------------------------------------------------------------------
 // CheckSignerOpts
 
-// anyErr in a CheckSignerOpts case means an error, whatever it wraps.
-var anyErr = errors.New("any error")
+// errAny in a CheckSignerOpts case means an error, whatever it wraps.
+var errAny = errors.New("any error")
 
 func TestCheckSignerOpts(t *testing.T) {
 	d := func(n int) []byte { return bytes.Repeat([]byte{0x5a}, n) }
@@ -790,7 +790,7 @@ func TestCheckSignerOpts(t *testing.T) {
 		alg    signer.Algorithm
 		digest []byte
 		opts   crypto.SignerOpts
-		want   error // nil, a sentinel, or anyErr
+		want   error // nil, a sentinel, or errAny
 	}{
 		// Ed25519: pure only.
 		{signer.Ed25519, msg, crypto.Hash(0), nil},
@@ -802,10 +802,10 @@ func TestCheckSignerOpts(t *testing.T) {
 		{signer.Ed25519, d(64), crypto.SHA512, signer.ErrUnsupported},
 		{signer.Ed25519, msg, &ed25519.Options{Context: "ctx"}, signer.ErrUnsupported},
 		{signer.Ed25519, d(64), &ed25519.Options{Hash: crypto.SHA512, Context: "ctx"}, signer.ErrUnsupported},
-		{signer.Ed25519, d(32), crypto.SHA256, anyErr},
-		{signer.Ed25519, msg, nil, anyErr},
-		{signer.Ed25519, msg, crypto.MD4, anyErr},
-		{signer.Ed25519, msg, crypto.Hash(99), anyErr},
+		{signer.Ed25519, d(32), crypto.SHA256, errAny},
+		{signer.Ed25519, msg, nil, errAny},
+		{signer.Ed25519, msg, crypto.MD4, errAny},
+		{signer.Ed25519, msg, crypto.Hash(99), errAny},
 
 		// ECDSA: a named hash and a digest of its length.
 		{signer.ECDSAP256, d(32), crypto.SHA256, nil},
@@ -816,41 +816,41 @@ func TestCheckSignerOpts(t *testing.T) {
 		{signer.ECDSAP256, nil, crypto.SHA256, signer.ErrInvalidMessage},
 		{signer.ECDSAP256, msg, crypto.SHA256, signer.ErrInvalidMessage},
 		{signer.ECDSAP256, d(32), crypto.Hash(0), signer.ErrInvalidMessage},
-		{signer.ECDSAP256, d(32), nil, anyErr},
-		{signer.ECDSAP256, d(16), crypto.MD4, anyErr},
-		{signer.ECDSAP256, d(32), crypto.Hash(99), anyErr},
+		{signer.ECDSAP256, d(32), nil, errAny},
+		{signer.ECDSAP256, d(16), crypto.MD4, errAny},
+		{signer.ECDSAP256, d(32), crypto.Hash(99), errAny},
 		{signer.ECDSAP384, d(48), crypto.SHA384, nil},
 		{signer.ECDSAP384, d(32), crypto.SHA384, signer.ErrInvalidMessage},
 		{signer.ECDSAP384, d(48), crypto.Hash(0), signer.ErrInvalidMessage},
-		{signer.ECDSAP384, d(48), nil, anyErr},
+		{signer.ECDSAP384, d(48), nil, errAny},
 		{signer.ECDSASecp256k1, d(32), crypto.SHA256, nil},
 		{signer.ECDSASecp256k1, d(64), crypto.SHA256, signer.ErrInvalidMessage},
 		{signer.ECDSASecp256k1, d(32), crypto.Hash(0), signer.ErrInvalidMessage},
-		{signer.ECDSASecp256k1, d(32), nil, anyErr},
-		{signer.ECDSASecp256k1, d(16), crypto.MD4, anyErr},
-		{signer.ECDSASecp256k1, d(32), crypto.Hash(255), anyErr},
+		{signer.ECDSASecp256k1, d(32), nil, errAny},
+		{signer.ECDSASecp256k1, d(16), crypto.MD4, errAny},
+		{signer.ECDSASecp256k1, d(32), crypto.Hash(255), errAny},
 
 		// RSA: the same, PSS options included.
 		{signer.RSAPKCS1v15, d(32), crypto.SHA256, nil},
 		{signer.RSAPKCS1v15, d(64), crypto.SHA512, nil},
 		{signer.RSAPKCS1v15, d(32), crypto.SHA512, signer.ErrInvalidMessage},
 		{signer.RSAPKCS1v15, d(32), crypto.Hash(0), signer.ErrInvalidMessage},
-		{signer.RSAPKCS1v15, d(32), nil, anyErr},
-		{signer.RSAPKCS1v15, d(16), crypto.MD4, anyErr},
-		{signer.RSAPKCS1v15, d(32), crypto.Hash(99), anyErr},
+		{signer.RSAPKCS1v15, d(32), nil, errAny},
+		{signer.RSAPKCS1v15, d(16), crypto.MD4, errAny},
+		{signer.RSAPKCS1v15, d(32), crypto.Hash(99), errAny},
 		{signer.RSAPSS, d(32), signer.RSAPSS.SignerOpts(), nil},
 		{signer.RSAPSS, d(32), &rsa.PSSOptions{Hash: crypto.SHA256}, nil},
 		{signer.RSAPSS, d(48), &rsa.PSSOptions{Hash: crypto.SHA384}, nil},
 		{signer.RSAPSS, d(20), &rsa.PSSOptions{Hash: crypto.SHA256}, signer.ErrInvalidMessage},
 		{signer.RSAPSS, d(32), &rsa.PSSOptions{}, signer.ErrInvalidMessage},
 		{signer.RSAPSS, d(32), crypto.SHA256, nil},
-		{signer.RSAPSS, d(32), nil, anyErr},
-		{signer.RSAPSS, d(32), &rsa.PSSOptions{Hash: crypto.Hash(99)}, anyErr},
+		{signer.RSAPSS, d(32), nil, errAny},
+		{signer.RSAPSS, d(32), &rsa.PSSOptions{Hash: crypto.Hash(99)}, errAny},
 
 		// Not an algorithm.
 		{0, d(32), crypto.SHA256, signer.ErrUnsupported},
 		{7, d(32), crypto.SHA256, signer.ErrUnsupported},
-		{0, d(32), nil, anyErr},
+		{0, d(32), nil, errAny},
 	}
 	for _, c := range cases {
 		name := fmt.Sprintf("CheckSignerOpts(%v, %d bytes, %#v)", c.alg, len(c.digest), c.opts)
@@ -864,7 +864,7 @@ func TestCheckSignerOpts(t *testing.T) {
 			if err != nil {
 				t.Errorf("%s = %v, want nil", name, err)
 			}
-		case anyErr:
+		case errAny:
 			if err == nil {
 				t.Errorf("%s = nil, want an error", name)
 			}
