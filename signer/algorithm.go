@@ -148,7 +148,6 @@ func (a Algorithm) Curve() elliptic.Curve {
 // use decred's specialised API, not this adaptor.
 func Secp256k1() elliptic.Curve { return secp256k1.S256() } //nolint:staticcheck // see above
 
-
 // CheckKey reports whether pub is a public key of the kind algorithm a uses.
 func (a Algorithm) CheckKey(pub crypto.PublicKey) error {
 	got, err := algorithmOfKey(pub)
