@@ -1,0 +1,212 @@
+// Package simtime is the time plumbing the simulated devices share
+// (ledger/ledgersim, yubihsm/yubihsmsim): whether a device's modeled time
+// is slept or only accounted, how it reaches the caller's signer.Trace, and
+// an injectable clock for the devices' own timers.
+//
+// By default a simulator only accounts its latency profile: it reports each
+// component as a signer.Modeled stage and returns at once, so a benchmark
+// of a 580 ms Ledger sign runs in microseconds and still reports 580
+// modeled milliseconds (e2e-ms/op). With SIGNERKIT_SIM=realtime it also
+// sleeps, for tests of timeouts and of code that must wait for real.
+package simtime
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/signerkit/signerkit/signer"
+)
+
+// Mode says what a simulator does with its modeled time.
+type Mode uint8
+
+const (
+	// Accounted reports modeled time through the trace and does not wait.
+	Accounted Mode = iota
+	// Realtime reports modeled time and also sleeps it (ctx-aware).
+	Realtime
+)
+
+// String returns "accounted" or "realtime".
+func (m Mode) String() string {
+	if m == Realtime {
+		return "realtime"
+	}
+	return "accounted"
+}
+
+// EnvVar is the environment variable that selects the default Mode.
+const EnvVar = "SIGNERKIT_SIM"
+
+// ModeFromEnv returns Realtime when SIGNERKIT_SIM=realtime, else Accounted.
+func ModeFromEnv() Mode {
+	if strings.EqualFold(strings.TrimSpace(os.Getenv(EnvVar)), "realtime") {
+		return Realtime
+	}
+	return Accounted
+}
+
+// Spend spends d of modeled time in stage s, from the named profile: it
+// reports the stage to ctx's trace and, in Realtime mode, sleeps d or until
+// ctx ends, returning ctx's error in that case. A zero or negative d does
+// nothing.
+func Spend(ctx context.Context, m Mode, s signer.Stage, d time.Duration, profile string) error {
+	if d <= 0 {
+		return ctx.Err()
+	}
+	return SpendTo(ctx, signer.ContextTrace(ctx), m, s, d, profile)
+}
+
+// SpendTo is Spend reporting to tr rather than to ctx's trace, for a
+// simulator that receives the caller's trace some other way.
+func SpendTo(ctx context.Context, tr *signer.Trace, m Mode, s signer.Stage, d time.Duration, profile string) error {
+	if d <= 0 {
+		return ctx.Err()
+	}
+	if m != Realtime {
+		tr.Modeled(s, d, false, profile)
+		return ctx.Err()
+	}
+	if err := Sleep(ctx, d); err != nil {
+		return err
+	}
+	tr.Modeled(s, d, true, profile)
+	return nil
+}
+
+// Sleep waits d or until ctx ends, whichever is first, and returns ctx's
+// error if it ended.
+func Sleep(ctx context.Context, d time.Duration) error {
+	if d <= 0 {
+		return ctx.Err()
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// Clock is the time source of a simulator's own timers (session idle
+// expiry, say), so tests can move time on without waiting.
+type Clock interface {
+	Now() time.Time
+}
+
+// System is the wall clock.
+var System Clock = systemClock{}
+
+type systemClock struct{}
+
+func (systemClock) Now() time.Time { return time.Now() }
+
+// Manual is a Clock that moves only when told. The zero value starts at
+// the Unix epoch; it is safe for concurrent use.
+type Manual struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+// NewManual returns a Manual clock reading start.
+func NewManual(start time.Time) *Manual { return &Manual{now: start} }
+
+// Now returns the clock's time.
+func (c *Manual) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.now.IsZero() {
+		return time.Unix(0, 0)
+	}
+	return c.now
+}
+
+// Advance moves the clock on by d.
+func (c *Manual) Advance(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.now.IsZero() {
+		c.now = time.Unix(0, 0)
+	}
+	c.now = c.now.Add(d)
+}
+
+// Header is the HTTP response header through which a simulator behind a
+// network face (the YubiHSM connector) tells the backend, which holds the
+// caller's trace, what modeled time the request cost. Real devices never
+// send it; a backend that sees it reports the stages as modeled.
+const Header = "X-Signerkit-Modeled"
+
+// Encode renders modeled stages for Header: "device=131000000ns;slept=1;
+// profile=…" entries joined by ", ". Profiles must not contain ',' or ';'.
+func Encode(stages []signer.StageInfo) string {
+	var b strings.Builder
+	for i, s := range stages {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		fmt.Fprintf(&b, "%s=%d", s.Stage, int64(s.Duration))
+		if s.Slept {
+			b.WriteString(";slept")
+		}
+		if s.Profile != "" {
+			b.WriteString(";profile=")
+			b.WriteString(s.Profile)
+		}
+	}
+	return b.String()
+}
+
+// Decode parses a Header value written by Encode. Every stage it returns
+// is signer.Modeled.
+func Decode(v string) ([]signer.StageInfo, error) {
+	v = strings.TrimSpace(v)
+	if v == "" {
+		return nil, nil
+	}
+	var out []signer.StageInfo
+	for _, entry := range strings.Split(v, ",") {
+		parts := strings.Split(strings.TrimSpace(entry), ";")
+		name, val, ok := strings.Cut(parts[0], "=")
+		if !ok {
+			return nil, fmt.Errorf("simtime: bad entry %q", entry)
+		}
+		st, ok := stageByName(name)
+		if !ok {
+			return nil, fmt.Errorf("simtime: unknown stage %q", name)
+		}
+		ns, err := strconv.ParseInt(val, 10, 64)
+		if err != nil || ns < 0 {
+			return nil, fmt.Errorf("simtime: bad duration in %q", entry)
+		}
+		info := signer.StageInfo{Stage: st, Duration: time.Duration(ns), Source: signer.Modeled}
+		for _, p := range parts[1:] {
+			switch {
+			case p == "slept":
+				info.Slept = true
+			case strings.HasPrefix(p, "profile="):
+				info.Profile = strings.TrimPrefix(p, "profile=")
+			default:
+				return nil, fmt.Errorf("simtime: bad attribute %q", p)
+			}
+		}
+		out = append(out, info)
+	}
+	return out, nil
+}
+
+func stageByName(name string) (signer.Stage, bool) {
+	for _, s := range signer.Stages() {
+		if s.String() == name {
+			return s, true
+		}
+	}
+	return 0, false
+}
