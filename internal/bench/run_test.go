@@ -52,9 +52,12 @@ func TestSignReportsStages(t *testing.T) {
 		t.Errorf("%d messages for %d signs: the source must be called once per sign", calls, res.N)
 	}
 	want := map[string]float64{
-		"transport-ms/op":      2,
+		"transport-ms/op":      2, // 3 measured, less 1 slept inside it
+		"wire-ms/op":           1,
 		"wire-modeled-ms/op":   1,
+		"device-ms/op":         100,
 		"device-modeled-ms/op": 100,
+		"modeled-ms/op":        101,
 		"apdus/op":             2,
 	}
 	for unit, v := range want {
@@ -66,9 +69,9 @@ func TestSignReportsStages(t *testing.T) {
 	if e2e := res.Extra["e2e-ms/op"]; math.Abs(e2e-(hostMs+100)) > 1e-6 {
 		t.Errorf("e2e-ms/op = %v, want host %v + 100 accounted", e2e, hostMs)
 	}
-	for _, unit := range []string{"wire-ms/op", "device-ms/op", "sign-ms/op"} {
+	for _, unit := range []string{"transport-modeled-ms/op", "sign-ms/op", "kdf-ms/op"} {
 		if _, ok := res.Extra[unit]; ok {
-			t.Errorf("%s reported for a stage nobody measured", unit)
+			t.Errorf("%s reported for a stage with no modeled time or no report", unit)
 		}
 	}
 }
@@ -92,5 +95,26 @@ func TestSignFailsOnABadSignature(t *testing.T) {
 	res := testing.Benchmark(func(b *testing.B) { bench.Sign(b, be, bench.Params{Payload: 32}) })
 	if res.N != 0 {
 		t.Errorf("a row whose signatures do not verify reported %d signs", res.N)
+	}
+}
+
+func TestUntracedRowsReportEndToEnd(t *testing.T) {
+	be := bench.Backend{Name: "plain", Algorithm: signer.Ed25519, Open: func(context.Context, bench.Params) (*bench.Instance, error) {
+		k, err := inprocess.Generate(signer.Ed25519)
+		if err != nil {
+			return nil, err
+		}
+		return bench.FromSigner(k), nil
+	}}
+	res := testing.Benchmark(func(b *testing.B) { bench.Sign(b, be, bench.Params{Payload: 64}) })
+	if res.N == 0 {
+		t.Fatal("the row did not run")
+	}
+	hostMs := float64(res.T) / float64(res.N) / 1e6
+	if e2e, ok := res.Extra["e2e-ms/op"]; !ok || math.Abs(e2e-hostMs) > 1e-9 {
+		t.Errorf("e2e-ms/op = %v (reported: %v), want the host time %v", e2e, ok, hostMs)
+	}
+	if _, ok := res.Extra["modeled-ms/op"]; ok {
+		t.Error("an untraced row reported modeled time")
 	}
 }
