@@ -1,0 +1,183 @@
+// Command signerbench answers "which signer should our validators use?"
+// with numbers: it signs with every signer path of the benchmark registry
+// (simulated devices by default, real ones when configured), traces every
+// sign, and writes a report — a markdown table per signer path with p50 and
+// p99, the dominant stage and the stages that add up to it, the share of a
+// 1 s consensus timeout, per-phase statistics of consecutive heights, and
+// two SVG charts — into the folder given by -out.
+//
+// Usage:
+//
+//	go run ./cmd/signerbench -out report              # simulators, < 1 minute
+//	go run ./cmd/signerbench -backends 'ledger|yubihsm' -payloads 108,128
+//	go test -run '^$' -bench . . > bench.txt && go run ./cmd/signerbench -input bench.txt -out report
+//	go run ./cmd/signerbench -ledger hid -yubihsm http://127.0.0.1:12345   # real devices
+//
+// Every figure says whether it was measured on this host or modeled from
+// a device's latency profile, and names the profile.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"regexp"
+	"runtime"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/signerkit/signerkit/internal/report"
+	"github.com/signerkit/signerkit/internal/simtime"
+)
+
+// devices are the environment variables through which real devices and
+// emulators opt in; each flag below sets one.
+var devices = []struct{ flag, env, usage string }{
+	{"ledger", "SIGNERKIT_LEDGER", "a real Ledger: `hid` for the first one found, or a HID device path"},
+	{"speculos", "SIGNERKIT_SPECULOS", "Ledger's Speculos emulator at `host:port` (its APDU port)"},
+	{"yubihsm", "SIGNERKIT_YUBIHSM", "a YubiHSM 2 behind yubihsm-connector at `URL` (http://host:port)"},
+	{"pkcs11-module", "SIGNERKIT_PKCS11_MODULE", "a PKCS#11 module `path` for the pkcs11 rows (default: SoftHSM2)"},
+	{"pkcs11-uri", "SIGNERKIT_PKCS11_URI", "an RFC 7512 `pkcs11: URI` of a real token's key"},
+}
+
+func main() {
+	if err := run(context.Background(), os.Args[1:], os.Stdout, os.Stderr); err != nil {
+		if !errors.Is(err, flag.ErrHelp) {
+			fmt.Fprintln(os.Stderr, "signerbench:", err)
+		}
+		os.Exit(2)
+	}
+}
+
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("signerbench", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	out := fs.String("out", "signerbench-report", "write report.md and the SVG charts into this `folder`")
+	input := fs.String("input", "", "read `go test -bench` output from this `file` (- for stdin) instead of running the scenarios")
+	backends := fs.String("backends", "", "run only the backends whose names match this `regexp`")
+	payloads := fs.String("payloads", "", "comma-separated payload `sizes` in bytes (default: each backend's own)")
+	chunks := fs.String("chunks", "", "comma-separated APDU chunk `sizes` for the Ledger (default: 32,64,128,250)")
+	rowTime := fs.Duration("row-time", 150*time.Millisecond, "host `time` to spend signing each row")
+	heights := fs.Int("heights", 40, "consecutive `heights` of the phase run on each Ed25519 path")
+	phaseTime := fs.Duration("phase-time", 3*time.Second, "host `time` cap of each path's phase run")
+	noPhases := fs.Bool("no-phases", false, "skip the phase run")
+	sim := fs.String("sim", "", "simulated time: `accounted` (default; modeled time reported, not waited) or realtime (also slept)")
+	timeout := fs.Duration("timeout", time.Second, "the consensus `timeout` shares are taken of")
+	quiet := fs.Bool("q", false, "no progress lines")
+	devFlags := map[string]*string{}
+	for _, d := range devices {
+		devFlags[d.env] = fs.String(d.flag, "", d.usage+" (sets "+d.env+")")
+	}
+	fs.Usage = func() {
+		fmt.Fprintf(stderr, "usage: signerbench [flags]\n\nWrites a latency report of every signer path. Flags:\n\n")
+		fs.PrintDefaults()
+		fmt.Fprintf(stderr, "\nReal devices opt in through these variables (or the flags above):\n")
+		for _, d := range devices {
+			fmt.Fprintf(stderr, "  %-24s %s\n", d.env, strings.ReplaceAll(d.usage, "`", ""))
+		}
+		fmt.Fprintf(stderr, "  %-24s %s\n", simtime.EnvVar, "realtime: simulated devices sleep their modeled time")
+	}
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("unexpected arguments %q", fs.Args())
+	}
+	for env, v := range devFlags {
+		if *v != "" {
+			os.Setenv(env, *v)
+		}
+	}
+	switch *sim {
+	case "", "accounted", "realtime":
+		if *sim != "" {
+			os.Setenv(simtime.EnvVar, *sim)
+		}
+	default:
+		return fmt.Errorf("-sim %q: want accounted or realtime", *sim)
+	}
+
+	rep := &report.Report{
+		Generated: time.Now(),
+		Host:      fmt.Sprintf("%s/%s, %d CPUs, %s", runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), runtime.Version()),
+		Timeout:   *timeout,
+	}
+	if *input != "" {
+		var r io.Reader = os.Stdin
+		if *input != "-" {
+			f, err := os.Open(*input)
+			if err != nil {
+				return err
+			}
+			defer f.Close()
+			r = f
+		}
+		rows, err := report.ParseBench(r)
+		if err != nil {
+			return err
+		}
+		if len(rows) == 0 {
+			return fmt.Errorf("%s: no BenchmarkSign rows", *input)
+		}
+		rep.Rows = rows
+		rep.Source = "`go test -bench` output (means over each row's signs; no percentiles)"
+	} else {
+		cfg := report.RunConfig{RowBudget: *rowTime, Heights: *heights, PhaseBudget: *phaseTime, NoPhases: *noPhases, Vote: report.Vote}
+		if !*quiet {
+			cfg.Progress = stderr
+		}
+		if *backends != "" {
+			re, err := regexp.Compile(*backends)
+			if err != nil {
+				return fmt.Errorf("-backends: %w", err)
+			}
+			cfg.Backends = re
+		}
+		var err error
+		if cfg.Payloads, err = sizes(*payloads); err != nil {
+			return fmt.Errorf("-payloads: %w", err)
+		}
+		if cfg.Chunks, err = sizes(*chunks); err != nil {
+			return fmt.Errorf("-chunks: %w", err)
+		}
+		ctx, stop := signal.NotifyContext(ctx, os.Interrupt)
+		defer stop()
+		start := time.Now()
+		ran, err := report.Run(ctx, cfg)
+		if err != nil {
+			return err
+		}
+		ran.Generated, ran.Host, ran.Timeout = rep.Generated, rep.Host, rep.Timeout
+		ran.SimMode = simtime.ModeFromEnv().String()
+		rep = ran
+		if !*quiet {
+			fmt.Fprintf(stderr, "ran %d rows in %s\n", len(rep.Rows), time.Since(start).Round(time.Millisecond))
+		}
+	}
+	if err := rep.WriteDir(*out); err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "wrote %s/%s, %s, %s\n", *out, report.MarkdownFile, report.PayloadSVG, report.StagesSVG)
+	return nil
+}
+
+// sizes parses "32,64,128".
+func sizes(s string) ([]int, error) {
+	if strings.TrimSpace(s) == "" {
+		return nil, nil
+	}
+	var out []int
+	for _, f := range strings.Split(s, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n <= 0 {
+			return nil, fmt.Errorf("bad size %q", f)
+		}
+		out = append(out, n)
+	}
+	return out, nil
+}

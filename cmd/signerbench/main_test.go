@@ -1,0 +1,59 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestReportFromBenchOutput(t *testing.T) {
+	out := t.TempDir()
+	var stdout, stderr bytes.Buffer
+	if err := run(context.Background(), []string{"-input", "../../internal/report/testdata/bench.txt", "-out", out}, &stdout, &stderr); err != nil {
+		t.Fatalf("%v\n%s", err, stderr.String())
+	}
+	md, err := os.ReadFile(filepath.Join(out, "report.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(md), "| ledger-ledgergo chunk=128 | 108 | 579.0 (mean) |") {
+		t.Errorf("report lacks the ledger row:\n%s", md)
+	}
+}
+
+func TestReportFromARun(t *testing.T) {
+	out := t.TempDir()
+	var stdout, stderr bytes.Buffer
+	args := []string{"-backends", "^inprocess-ed25519$", "-payloads", "32,128", "-row-time", "10ms", "-heights", "8", "-out", out}
+	if err := run(context.Background(), args, &stdout, &stderr); err != nil {
+		t.Fatalf("%v\n%s", err, stderr.String())
+	}
+	md, err := os.ReadFile(filepath.Join(out, "report.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"| inprocess-ed25519 | 128 |", "| inprocess-ed25519 | prevote | 108 | 8 |", "| inprocess-ed25519 | proposal | 119 | 1 |"} {
+		if !strings.Contains(string(md), want) {
+			t.Errorf("report lacks %q:\n%s", want, md)
+		}
+	}
+}
+
+func TestBadFlags(t *testing.T) {
+	for _, args := range [][]string{
+		{"-payloads", "32,x"},
+		{"-chunks", "0"},
+		{"-sim", "fast"},
+		{"-backends", "("},
+		{"-input", "/nonexistent/bench.txt"},
+		{"stray"},
+	} {
+		var stdout, stderr bytes.Buffer
+		if err := run(context.Background(), append(args, "-out", t.TempDir()), &stdout, &stderr); err == nil {
+			t.Errorf("%q accepted", args)
+		}
+	}
+}

@@ -1,0 +1,213 @@
+package report
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+)
+
+// Files written by WriteDir, linked from the markdown.
+const (
+	MarkdownFile = "report.md"
+	PayloadSVG   = "latency-payload.svg"
+	StagesSVG    = "stages.svg"
+)
+
+// basis says where a row's end-to-end figure comes from.
+func basis(r Row) string {
+	if r.ModeledMs <= 0 {
+		return "measured"
+	}
+	share := 100 * r.ModeledMs / max(r.E2E.Avg, r.ModeledMs)
+	return fmt.Sprintf("modeled %.1f%%", share)
+}
+
+// stageList renders "device 526.0 (modeled) + transport 0.040 (measured)",
+// largest first, with the host time no stage claimed as "other".
+func stageList(r Row) string {
+	st := append([]Stage(nil), r.Stages...)
+	sort.SliceStable(st, func(i, j int) bool { return st[i].Ms > st[j].Ms })
+	var parts []string
+	for _, s := range st {
+		src := "measured"
+		switch {
+		case s.ModeledMs > 0 && s.ModeledMs < s.Ms*0.999:
+			src = fmt.Sprintf("%s modeled", fmtMs(s.ModeledMs))
+		case s.ModeledMs > 0:
+			src = "modeled"
+		}
+		parts = append(parts, fmt.Sprintf("%s %s (%s)", s.Name, fmtMs(s.Ms), src))
+	}
+	if other := r.E2E.Avg - r.StagesMs(); other > 0.0005 && len(st) > 0 {
+		parts = append(parts, fmt.Sprintf("other %s (measured)", fmtMs(other)))
+	}
+	if len(parts) == 0 {
+		return "— (no trace)"
+	}
+	return strings.Join(parts, " + ")
+}
+
+func counterList(r Row) string {
+	var parts []string
+	for _, c := range r.Counters {
+		parts = append(parts, fmt.Sprintf("%s %.4g", c.Name, c.PerOp))
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return strings.Join(parts, ", ")
+}
+
+// p50/p99 cells: percentiles when there are samples, else the mean marked.
+func pcell(r Row, p float64) string {
+	if r.HasDist() {
+		return fmtMs(p)
+	}
+	return "—"
+}
+
+func shareCell(r Row, timeoutMs float64) string {
+	v := r.E2E.Avg
+	if r.HasDist() {
+		v = r.E2E.P99
+	}
+	return fmt.Sprintf("%.2f%%", 100*v/timeoutMs)
+}
+
+func dominantCell(r Row) string {
+	d := r.Dominant()
+	if d.Name == "" {
+		return "—"
+	}
+	share := 0.0
+	if r.E2E.Avg > 0 {
+		share = 100 * d.Ms / r.E2E.Avg
+	}
+	kind := "measured"
+	if d.Modeled() {
+		kind = "modeled"
+	}
+	return fmt.Sprintf("%s (%s, %.0f%%)", d.Name, kind, share)
+}
+
+// WriteMarkdown writes the report as markdown.
+func (r *Report) WriteMarkdown(w io.Writer) error {
+	bw := bufio.NewWriter(w)
+	p := func(format string, a ...any) { fmt.Fprintf(bw, format, a...) }
+	timeoutMs := float64(r.timeout().Milliseconds())
+	title := r.Title
+	if title == "" {
+		title = "signerkit: where the milliseconds of a signature go"
+	}
+	p("# %s\n\n", title)
+	if !r.Generated.IsZero() {
+		p("Generated %s", r.Generated.UTC().Format("2006-01-02 15:04 MST"))
+		if r.Host != "" {
+			p(" on %s", r.Host)
+		}
+		p(".")
+	}
+	if r.Source != "" {
+		p(" Rows from %s.", r.Source)
+	}
+	if r.SimMode != "" {
+		p(" Simulated devices: time %s (SIGNERKIT_SIM=%s).", r.SimMode, r.SimMode)
+	}
+	p("\n\n")
+	p("**measured** figures are this host's clock; **modeled** figures come from a device's latency profile "+
+		"(sources listed under Profiles) and are what a caller of the real device would wait. "+
+		"e2e is measured plus modeled time; the stages add up to it, with host time outside every stage as `other`. "+
+		"Share is of a %s consensus timeout, taken at p99 (at the mean for rows from `go test -bench`).\n\n", r.timeout())
+	for _, n := range r.Notes {
+		p("- %s\n", n)
+	}
+	if len(r.Notes) > 0 {
+		p("\n")
+	}
+
+	p("## One sign of a vote-sized message, per signer path\n\n")
+	r.writeSummary(bw, timeoutMs)
+
+	if len(r.Phases) > 0 {
+		p("\n## Consensus phases at consecutive heights\n\n")
+		p("Proposal, prevote and precommit sign bytes of a tm2 chain (`test11`) at rising heights, signed in order as a validator does; milliseconds per sign.\n\n")
+		p("| signer path | phase | sign bytes | count | min | p50 | p99 | max | basis |\n")
+		p("|---|---|--:|--:|--:|--:|--:|--:|---|\n")
+		for _, ph := range r.Phases {
+			b := "measured"
+			if ph.Modeled {
+				b = "measured + modeled"
+			}
+			p("| %s | %s | %d | %d | %s | %s | %s | %s | %s |\n", mdEscape(ph.Backend), ph.Phase, ph.Bytes, ph.Dist.N,
+				fmtMs(ph.Dist.Min), fmtMs(ph.Dist.P50), fmtMs(ph.Dist.P99), fmtMs(ph.Dist.Max), b)
+		}
+	}
+
+	p("\n## Charts\n\n")
+	p("![end-to-end latency against payload size, per signer path](%s)\n\n", PayloadSVG)
+	p("![stages of one vote-sized sign per signer path, with the %s timeout](%s)\n", r.timeout(), StagesSVG)
+
+	p("\n## Every row\n")
+	for _, path := range r.Paths() {
+		p("\n### %s\n\n", mdEscape(path))
+		p("| payload B | p50 ms | p99 ms | mean ms | basis | share | dominant | stages (ms per sign) | counts per sign |\n")
+		p("|--:|--:|--:|--:|---|--:|---|---|---|\n")
+		for _, row := range r.Rows {
+			if row.Path() != path {
+				continue
+			}
+			p("| %d | %s | %s | %s | %s | %s | %s | %s | %s |\n", row.Payload, pcell(row, row.E2E.P50), pcell(row, row.E2E.P99),
+				fmtMs(row.E2E.Avg), basis(row), shareCell(row, timeoutMs), dominantCell(row), mdEscape(stageList(row)), mdEscape(counterList(row)))
+		}
+	}
+
+	if profiles := r.profiles(); len(profiles) > 0 {
+		p("\n## Profiles\n\nModeled time comes from these latency profiles (see `docs/latency-profiles.md` in the shared docs for the figures and their origin):\n\n")
+		for _, pr := range profiles {
+			p("- %s\n", mdEscape(pr))
+		}
+	}
+	return bw.Flush()
+}
+
+// WriteSummary writes only the summary table (the one the README carries).
+func (r *Report) WriteSummary(w io.Writer) error {
+	bw := bufio.NewWriter(w)
+	r.writeSummary(bw, float64(r.timeout().Milliseconds()))
+	return bw.Flush()
+}
+
+func (r *Report) writeSummary(bw *bufio.Writer, timeoutMs float64) {
+	p := func(format string, a ...any) { fmt.Fprintf(bw, format, a...) }
+	p("| signer path | payload B | p50 ms | p99 ms | basis | share of %s | dominant stage | stages that add up to it (ms per sign) | stages/e2e |\n", r.timeout())
+	p("|---|--:|--:|--:|---|--:|---|---|--:|\n")
+	for _, row := range r.Reference() {
+		p50, p99 := pcell(row, row.E2E.P50), pcell(row, row.E2E.P99)
+		if !row.HasDist() {
+			p50 = fmtMs(row.E2E.Avg) + " (mean)"
+		}
+		cov := "—"
+		if len(row.Stages) > 0 {
+			cov = fmt.Sprintf("%.1f%%", 100*row.Coverage())
+		}
+		p("| %s | %d | %s | %s | %s | %s | %s | %s | %s |\n", mdEscape(row.Path()), row.Payload, p50, p99, basis(row),
+			shareCell(row, timeoutMs), dominantCell(row), mdEscape(stageList(row)), cov)
+	}
+}
+
+func (r *Report) profiles() []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, row := range r.Rows {
+		for _, s := range row.Stages {
+			if s.ModeledMs > 0 && s.Profile != "" && !seen[s.Profile] {
+				seen[s.Profile] = true
+				out = append(out, s.Profile)
+			}
+		}
+	}
+	sort.Strings(out)
+	return out
+}

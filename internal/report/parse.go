@@ -1,0 +1,141 @@
+package report
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"regexp"
+	"strconv"
+	"strings"
+)
+
+var (
+	benchLine  = regexp.MustCompile(`^Benchmark(\S+?)(?:-\d+)?\s+(\d+)\s+(.+)$`)
+	stageNames = map[string]bool{"kdf": true, "session": true, "transport": true, "stall": true,
+		"wire": true, "confirm": true, "device": true, "sign": true}
+)
+
+// ParseBench reads `go test -bench` output and returns a row per
+// BenchmarkSign/backend=…/payload=…[/chunk=…] benchmark, in the order
+// first seen. Lines of other benchmarks and non-benchmark lines are
+// skipped; a row run several times (-count) is averaged. It fails on a
+// BenchmarkSign line it cannot read, so a truncated file is not mistaken
+// for a short one.
+func ParseBench(r io.Reader) ([]Row, error) {
+	type acc struct {
+		row    Row
+		runs   int
+		values map[string]float64
+		order  []string
+	}
+	var order []string
+	rows := map[string]*acc{}
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 64*1024), 1<<20)
+	lineNo := 0
+	for sc.Scan() {
+		lineNo++
+		line := strings.TrimSpace(sc.Text())
+		m := benchLine.FindStringSubmatch(line)
+		if m == nil || !strings.HasPrefix(m[1], "Sign/") {
+			continue
+		}
+		row, err := parseName(m[1])
+		if err != nil {
+			return nil, fmt.Errorf("report: line %d: %w", lineNo, err)
+		}
+		fields := strings.Fields(m[3])
+		if len(fields)%2 != 0 {
+			return nil, fmt.Errorf("report: line %d: odd number of value/unit fields", lineNo)
+		}
+		key := row.Path() + "/" + strconv.Itoa(row.Payload)
+		a := rows[key]
+		if a == nil {
+			a = &acc{row: row, values: map[string]float64{}}
+			rows[key] = a
+			order = append(order, key)
+		}
+		a.runs++
+		for i := 0; i < len(fields); i += 2 {
+			v, err := strconv.ParseFloat(fields[i], 64)
+			if err != nil {
+				return nil, fmt.Errorf("report: line %d: value %q: %w", lineNo, fields[i], err)
+			}
+			unit := fields[i+1]
+			if _, ok := a.values[unit]; !ok {
+				a.order = append(a.order, unit)
+			}
+			a.values[unit] += v
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("report: %w", err)
+	}
+	var out []Row
+	for _, key := range order {
+		a := rows[key]
+		row := a.row
+		row.Source = "bench"
+		get := func(unit string) (float64, bool) {
+			v, ok := a.values[unit]
+			return v / float64(a.runs), ok
+		}
+		if v, ok := get("ns/op"); ok {
+			row.HostMs = v / 1e6
+		}
+		if v, ok := get("e2e-ms/op"); ok {
+			row.E2E.Avg = v
+		} else {
+			row.E2E.Avg = row.HostMs
+		}
+		row.ModeledMs, _ = get("modeled-ms/op")
+		for _, unit := range a.order {
+			name, ok := strings.CutSuffix(unit, "-ms/op")
+			if ok && stageNames[name] {
+				ms, _ := get(unit)
+				mod, _ := get(name + "-modeled-ms/op")
+				row.Stages = append(row.Stages, Stage{Name: name, Ms: ms, ModeledMs: mod})
+				continue
+			}
+			if ok {
+				continue // e2e, modeled, <stage>-modeled
+			}
+			if name, ok := strings.CutSuffix(unit, "/op"); ok && name != "ns" && name != "B" && name != "allocs" {
+				v, _ := get(unit)
+				row.Counters = append(row.Counters, Counter{Name: name, PerOp: v})
+			}
+		}
+		out = append(out, row)
+	}
+	return out, nil
+}
+
+// parseName reads "Sign/backend=x/payload=n[/chunk=c]".
+func parseName(name string) (Row, error) {
+	var row Row
+	parts := strings.Split(name, "/")
+	for _, part := range parts[1:] {
+		k, v, ok := strings.Cut(part, "=")
+		if !ok {
+			return row, fmt.Errorf("benchmark %q: level %q is not key=value", name, part)
+		}
+		switch k {
+		case "backend":
+			row.Backend = v
+		case "payload", "chunk":
+			n, err := strconv.Atoi(v)
+			if err != nil || n <= 0 {
+				return row, fmt.Errorf("benchmark %q: bad %s %q", name, k, v)
+			}
+			if k == "payload" {
+				row.Payload = n
+			} else {
+				row.Chunk = n
+			}
+		}
+	}
+	if row.Backend == "" || row.Payload == 0 {
+		return row, fmt.Errorf("benchmark %q: no backend= or payload=", name)
+	}
+	return row, nil
+}

@@ -1,0 +1,291 @@
+package report
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"regexp"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/signerkit/signerkit/internal/bench"
+	"github.com/signerkit/signerkit/internal/tm2"
+	"github.com/signerkit/signerkit/signer"
+	"github.com/signerkit/signerkit/signer/signertest"
+)
+
+// RunConfig selects and sizes the scenarios Run runs.
+type RunConfig struct {
+	// Backends selects backends by name; nil means all that are not
+	// skipped.
+	Backends *regexp.Regexp
+	// Payloads and Chunks replace each backend's own sizes; sizes a backend
+	// does not list are still run when given here. Nil keeps the backend's.
+	Payloads, Chunks []int
+	// RowBudget is the wall time to spend signing one row (default 150 ms);
+	// a row signs at least MinSigns (default 5) and at most MaxSigns
+	// (default 2000) times.
+	RowBudget          time.Duration
+	MinSigns, MaxSigns int
+	// Heights is how many consecutive heights the phase run signs on each
+	// Ed25519 path (default 40; 0 with NoPhases skips it); PhaseBudget caps
+	// the wall time of each path's run (default 3 s).
+	Heights     int
+	PhaseBudget time.Duration
+	NoPhases    bool
+	// Vote returns the sign bytes of a phase ("proposal", "prevote",
+	// "precommit") at a height; nil skips the phase run.
+	Vote func(phase string, height int64) []byte
+	// Progress, when set, receives a line per row.
+	Progress io.Writer
+}
+
+func (c *RunConfig) defaults() {
+	if c.RowBudget <= 0 {
+		c.RowBudget = 150 * time.Millisecond
+	}
+	if c.MinSigns <= 0 {
+		c.MinSigns = 5
+	}
+	if c.MaxSigns <= 0 {
+		c.MaxSigns = 2000
+	}
+	if c.Heights <= 0 {
+		c.Heights = 40
+	}
+	if c.PhaseBudget <= 0 {
+		c.PhaseBudget = 3 * time.Second
+	}
+}
+
+func (c *RunConfig) logf(format string, a ...any) {
+	if c.Progress != nil {
+		fmt.Fprintf(c.Progress, format+"\n", a...)
+	}
+}
+
+// Selected returns the registered backends cfg selects, with the reason
+// each one left out was skipped.
+func (c RunConfig) Selected() (run []bench.Backend, skipped map[string]string) {
+	skipped = map[string]string{}
+	for _, be := range bench.Backends() {
+		if c.Backends != nil && !c.Backends.MatchString(be.Name) {
+			continue
+		}
+		if be.Skip != nil {
+			if reason := be.Skip(); reason != "" {
+				skipped[be.Name] = reason
+				continue
+			}
+		}
+		run = append(run, be)
+	}
+	return run, skipped
+}
+
+// Run runs the scenarios: every selected backend over its payloads (and
+// chunk sizes), each sign traced on its own so the report has per-sign
+// percentiles, then the consensus phase run on the Ed25519 paths.
+func Run(ctx context.Context, cfg RunConfig) (*Report, error) {
+	cfg.defaults()
+	backends, skipped := cfg.Selected()
+	rep := &Report{Source: "a run of the scenarios (per-sign samples)"}
+	for name, reason := range skipped {
+		rep.Notes = append(rep.Notes, fmt.Sprintf("%s skipped: %s", name, reason))
+	}
+	slices.Sort(rep.Notes)
+	for _, be := range backends {
+		sizes := be.Sizes()
+		if cfg.Payloads != nil {
+			sizes = cfg.Payloads
+		}
+		chunks := be.Chunks
+		if len(chunks) > 0 && cfg.Chunks != nil {
+			chunks = cfg.Chunks
+		}
+		if len(chunks) == 0 {
+			chunks = []int{0}
+		}
+		for _, size := range sizes {
+			for _, chunk := range chunks {
+				row, err := RunRow(ctx, be, bench.Params{Payload: size, Chunk: chunk}, cfg)
+				if err != nil {
+					return nil, err
+				}
+				cfg.logf("%-40s %5d B  p50 %s ms  p99 %s ms  (%d signs)", row.Path(), size, fmtMs(row.E2E.P50), fmtMs(row.E2E.P99), row.E2E.N)
+				rep.Rows = append(rep.Rows, row)
+			}
+		}
+	}
+	if !cfg.NoPhases && cfg.Vote != nil {
+		for _, be := range backends {
+			if !phaseCandidate(be) {
+				continue
+			}
+			phases, err := RunPhases(ctx, be, cfg)
+			if err != nil {
+				return nil, err
+			}
+			rep.Phases = append(rep.Phases, phases...)
+		}
+	}
+	return rep, nil
+}
+
+// phaseCandidate: the Ed25519 signer paths a validator would run, not the
+// baselines (raw-…), raw-mode device rows or the traced duplicate.
+func phaseCandidate(be bench.Backend) bool {
+	return be.Algorithm == signer.Ed25519 && !strings.HasPrefix(be.Name, "raw-") &&
+		!strings.Contains(be.Name, "-raw") && !strings.HasSuffix(be.Name, "-traced")
+}
+
+// sample is what one traced sign adds to a row.
+type sample struct {
+	e2e time.Duration
+}
+
+// RunRow opens be for p and signs until cfg's budget is spent, tracing
+// each sign on its own.
+func RunRow(ctx context.Context, be bench.Backend, p bench.Params, cfg RunConfig) (Row, error) {
+	cfg.defaults()
+	row := Row{Backend: be.Name, Payload: p.Payload, Chunk: p.Chunk, Source: "run"}
+	inst, err := be.Open(ctx, p)
+	if err != nil {
+		return row, fmt.Errorf("report: open %s: %w", row.Path(), err)
+	}
+	if inst.Close != nil {
+		defer inst.Close()
+	}
+	next := be.MessageSource(p.Payload)
+	// The first sign is left out, as the latency analysis left out the
+	// first sign after a device wakes (the on-device confirmation).
+	if _, err := inst.Sign(ctx, next()); err != nil {
+		return row, fmt.Errorf("report: %s, %d B: first sign: %w", row.Path(), p.Payload, err)
+	}
+	var samples []sample
+	var col, all signer.Collector // this sign's stages, and every sign's
+	var wall time.Duration
+	var msg, sig []byte
+	for len(samples) < cfg.MaxSigns && (len(samples) < cfg.MinSigns || wall < cfg.RowBudget) {
+		col.Reset()
+		msg = next()
+		start := time.Now()
+		sig, err = inst.Sign(signer.WithTrace(all.WithContext(ctx), col.Trace()), msg)
+		d := time.Since(start)
+		if err != nil {
+			return row, fmt.Errorf("report: %s, %d B: sign: %w", row.Path(), p.Payload, err)
+		}
+		wall += d
+		samples = append(samples, sample{e2e: col.Summary().EndToEnd(d)})
+	}
+	total := all.Summary()
+	if err := signertest.VerifyStd(be.Algorithm, inst.Public, msg, sig); err != nil {
+		return row, fmt.Errorf("report: %s, %d B: %w", row.Path(), p.Payload, err)
+	}
+	n := float64(len(samples))
+	ms := func(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) / n }
+	e2e := make([]float64, len(samples))
+	for i, s := range samples {
+		e2e[i] = float64(s.e2e) / float64(time.Millisecond)
+	}
+	row.E2E = NewDist(e2e)
+	row.HostMs = ms(wall)
+	row.ModeledMs = ms(total.Modeled())
+	for _, st := range signer.Stages() {
+		t := total.Stage(st)
+		if t.Reports == 0 {
+			continue
+		}
+		row.Stages = append(row.Stages, Stage{Name: st.String(), Ms: ms(total.Exclusive(st)), ModeledMs: ms(t.Modeled), Profile: t.Profile})
+	}
+	for _, c := range signer.Counters() {
+		if v := total.Count(c); v != 0 {
+			row.Counters = append(row.Counters, Counter{Name: c.String(), PerOp: float64(v) / n})
+		}
+	}
+	return row, nil
+}
+
+// Phases signed at each height, in a validator's order; the proposal only
+// at every fourth height, as one of four validators proposes in turn.
+var phaseOrder = []string{"proposal", "prevote", "precommit"}
+
+// RunPhases signs consecutive heights on be, as a validator does, and
+// returns per-phase statistics. The first sign is left out (see RunRow).
+func RunPhases(ctx context.Context, be bench.Backend, cfg RunConfig) ([]Phase, error) {
+	cfg.defaults()
+	p := bench.Params{Payload: len(cfg.Vote("prevote", 1))}
+	if len(be.Chunks) > 0 {
+		p.Chunk = be.Chunks[len(be.Chunks)-1]
+	}
+	inst, err := be.Open(ctx, p)
+	if err != nil {
+		return nil, fmt.Errorf("report: open %s: %w", be.Name, err)
+	}
+	if inst.Close != nil {
+		defer inst.Close()
+	}
+	samples := map[string][]float64{}
+	sizes := map[string]int{}
+	modeled := false
+	var col signer.Collector
+	var wall time.Duration
+	first := true
+	for h := int64(1); h <= int64(cfg.Heights) && wall < cfg.PhaseBudget; h++ {
+		for _, ph := range phaseOrder {
+			if ph == "proposal" && h%4 != 1 {
+				continue
+			}
+			msg := cfg.Vote(ph, h)
+			col.Reset()
+			start := time.Now()
+			sig, err := inst.Sign(col.WithContext(ctx), msg)
+			d := time.Since(start)
+			if err != nil {
+				return nil, fmt.Errorf("report: %s: %s at height %d: %w", be.Name, ph, h, err)
+			}
+			if err := signertest.VerifyStd(be.Algorithm, inst.Public, msg, sig); err != nil {
+				return nil, fmt.Errorf("report: %s: %s at height %d: %w", be.Name, ph, h, err)
+			}
+			wall += d
+			if first {
+				first = false
+				continue
+			}
+			s := col.Summary()
+			modeled = modeled || s.Modeled() > 0
+			samples[ph] = append(samples[ph], float64(s.EndToEnd(d))/float64(time.Millisecond))
+			sizes[ph] = len(msg)
+		}
+	}
+	name := be.Name
+	if p.Chunk > 0 {
+		name = fmt.Sprintf("%s chunk=%d", be.Name, p.Chunk)
+	}
+	var out []Phase
+	for _, ph := range phaseOrder {
+		if len(samples[ph]) == 0 {
+			continue
+		}
+		out = append(out, Phase{Backend: name, Phase: ph, Bytes: sizes[ph], Dist: NewDist(samples[ph]), Modeled: modeled})
+	}
+	return out, nil
+}
+
+// Vote returns the sign bytes a validator signs in phase at height h on
+// the "test11" chain, all at round 0 so that a device enforcing the
+// double-sign rules accepts each after the one before: a 119-byte
+// proposal, then a 108-byte prevote and precommit for the same block.
+func Vote(phase string, h int64) []byte {
+	id := tm2.SampleBlockID()
+	switch phase {
+	case "proposal":
+		return tm2.CanonicalProposal{Height: h, POLRound: -1, BlockID: id, Timestamp: tm2.SampleTime, ChainID: tm2.SampleChainID}.Bytes()
+	case "prevote":
+		return tm2.Vote{Type: tm2.Prevote, Height: h, BlockID: id, Timestamp: tm2.SampleTime, ChainID: tm2.SampleChainID}.Bytes()
+	case "precommit":
+		return tm2.Vote{Type: tm2.Precommit, Height: h, BlockID: id, Timestamp: tm2.SampleTime, ChainID: tm2.SampleChainID}.Bytes()
+	}
+	panic("report: unknown phase " + phase)
+}
