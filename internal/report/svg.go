@@ -220,7 +220,7 @@ func (r *Report) WriteStagesSVG(w io.Writer) error {
 	}
 	bottom := top + float64(len(refs))*(barH+gap)
 	p(`<line class="timeout" x1="%.1f" x2="%.1f" y1="%.1f" y2="%.1f" stroke="#d62728" stroke-width="2" stroke-dasharray="6 4"/>`, x(timeoutMs), x(timeoutMs), top-8, bottom)
-	p(`<text x="%.1f" y="%.1f" fill="#d62728" text-anchor="middle">%s consensus timeout</text>`+"\n", x(timeoutMs), bottom+16, r.timeout())
+	p(`<text x="%.1f" y="%.1f" fill="#d62728" text-anchor="end">%s consensus timeout</text>`+"\n", x(timeoutMs)-4, top-12, r.timeout())
 	for _, t := range ticks(maxMs) {
 		p(`<line x1="%.1f" x2="%.1f" y1="%.1f" y2="%.1f" stroke="#999"/><text x="%.1f" y="%.1f" text-anchor="middle">%s</text>`,
 			x(t), x(t), bottom, bottom+4, x(t), bottom+32, fmtMs(t))
