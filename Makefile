@@ -6,7 +6,7 @@ DEBIAN_PACKAGES ?= softhsm2
 BENCHSTAT_VERSION := v0.0.0-20260908200009-22c9c6c9d4da
 FUZZTIME ?= 15s
 
-.PHONY: test deps fmt-check vet build-nocgo race bench bench-smoke fuzz benchstat overhead
+.PHONY: test deps fmt-check vet build-nocgo race bench bench-smoke fuzz benchstat overhead report
 
 ## test: install test dependencies, then check formatting, vet, build without
 ## cgo and run every test under the race detector.
@@ -63,3 +63,8 @@ benchstat:
 ## raw-ed25519, counted by valgrind (see scripts/overhead.sh).
 overhead:
 	scripts/overhead.sh
+
+## report: the decision report of every signer path on simulated devices,
+## into docs/report (report.md and two SVG charts).
+report:
+	$(GO) run ./cmd/signerbench -q -out docs/report
