@@ -1,0 +1,278 @@
+package yubihsm
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/certusone/yubihsm-go/commands"
+	"github.com/certusone/yubihsm-go/connector"
+
+	"github.com/signerkit/signerkit/internal/scp03"
+	"github.com/signerkit/signerkit/internal/simtime"
+	"github.com/signerkit/signerkit/signer"
+)
+
+// transport talks to a yubihsm-connector over HTTP (protocols.md B.6).
+type transport struct {
+	api, status string
+	client      *http.Client
+	own         *http.Transport // closed on Close when we made it
+}
+
+func newTransport(base string, hc *http.Client, timeout time.Duration) (*transport, error) {
+	if !strings.Contains(base, "://") {
+		base = "http://" + base
+	}
+	base = strings.TrimRight(base, "/")
+	if !strings.HasPrefix(base, "http://") && !strings.HasPrefix(base, "https://") {
+		return nil, fmt.Errorf("yubihsm: connector URL %q is not http(s): %w", base, signer.ErrInvalidArgument)
+	}
+	t := &transport{api: base + "/connector/api", status: base + "/connector/status", client: hc}
+	if hc == nil {
+		t.own = &http.Transport{
+			Proxy:                 nil, // the connector is local; never send frames through a proxy
+			DialContext:           (&net.Dialer{Timeout: 5 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
+			MaxIdleConns:          32,
+			MaxIdleConnsPerHost:   32,
+			IdleConnTimeout:       60 * time.Second,
+			ResponseHeaderTimeout: timeout,
+		}
+		t.client = &http.Client{Transport: t.own, Timeout: timeout}
+	}
+	return t, nil
+}
+
+func (t *transport) close() {
+	if t.own != nil {
+		t.own.CloseIdleConnections()
+	}
+}
+
+// call is the per-request context of an exchange: the caller's context and
+// trace, and the measured stage the exchange belongs to (StageTransport
+// for a command, StageSession while a session is set up, when the
+// exchange's own time is part of the session stage).
+type call struct {
+	ctx   context.Context
+	tr    *signer.Trace
+	stage signer.Stage
+}
+
+// transportError is a failure to reach the device through the connector.
+type transportError struct {
+	err    error
+	status int // HTTP status, 0 when there was no answer
+}
+
+func (e *transportError) Error() string {
+	if e.status != 0 {
+		return fmt.Sprintf("yubihsm: connector answered HTTP %d", e.status)
+	}
+	return "yubihsm: connector: " + e.err.Error()
+}
+
+func (e *transportError) Unwrap() []error {
+	if e.status != 0 {
+		return []error{signer.ErrDisconnected}
+	}
+	return []error{e.err, signer.ErrDisconnected}
+}
+
+// exchange posts one frame and returns the response body, reporting bytes,
+// round trips, transport time and the simulator's modeled stages.
+func (t *transport) exchange(c call, frame []byte) ([]byte, error) {
+	if err := c.ctx.Err(); err != nil {
+		return nil, err
+	}
+	req, err := http.NewRequestWithContext(c.ctx, http.MethodPost, t.api, bytes.NewReader(frame))
+	if err != nil {
+		return nil, fmt.Errorf("yubihsm: %w", err)
+	}
+	req.Header.Set("Content-Type", "application/octet-stream")
+	start := c.tr.Start()
+	c.tr.Add(signer.CountRoundTrips, 1)
+	c.tr.Add(signer.CountBytesOut, int64(len(frame)))
+	resp, err := t.client.Do(req)
+	if err != nil {
+		if ctxErr := c.ctx.Err(); ctxErr != nil {
+			return nil, fmt.Errorf("yubihsm: connector: %w", ctxErr)
+		}
+		return nil, &transportError{err: err}
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(io.LimitReader(resp.Body, scp03.MaxFrame+1))
+	if c.stage == signer.StageTransport {
+		c.tr.Measured(signer.StageTransport, start)
+	}
+	c.tr.Add(signer.CountBytesIn, int64(len(body)))
+	if h := resp.Header.Get(simtime.Header); h != "" {
+		if stages, err := simtime.Decode(h); err == nil {
+			for _, s := range stages {
+				if s.Slept && c.stage != signer.StageTransport {
+					s.Within = c.stage
+				}
+				c.tr.Report(s)
+			}
+		}
+	}
+	if err != nil {
+		if ctxErr := c.ctx.Err(); ctxErr != nil {
+			return nil, fmt.Errorf("yubihsm: connector: %w", ctxErr)
+		}
+		return nil, &transportError{err: err}
+	}
+	if resp.StatusCode != http.StatusOK {
+		return nil, &transportError{status: resp.StatusCode}
+	}
+	return body, nil
+}
+
+// Status is what the connector reports about itself and its device.
+type Status struct {
+	OK      bool   // status=OK: a device is attached
+	Serial  string // the device's serial number, or "*"
+	Version string // the connector's version
+}
+
+func (t *transport) getStatus(ctx context.Context) (Status, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, t.status, nil)
+	if err != nil {
+		return Status{}, fmt.Errorf("yubihsm: %w", err)
+	}
+	resp, err := t.client.Do(req)
+	if err != nil {
+		if ctxErr := ctx.Err(); ctxErr != nil {
+			return Status{}, fmt.Errorf("yubihsm: connector status: %w", ctxErr)
+		}
+		return Status{}, fmt.Errorf("yubihsm: connector status: %v: %w", err, signer.ErrDeviceNotFound)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(io.LimitReader(resp.Body, 4096))
+	if err != nil || resp.StatusCode != http.StatusOK {
+		return Status{}, fmt.Errorf("yubihsm: connector status: HTTP %d: %w", resp.StatusCode, signer.ErrDeviceNotFound)
+	}
+	return parseStatus(body)
+}
+
+// parseStatus reads the connector's key=value lines.
+func parseStatus(body []byte) (Status, error) {
+	var s Status
+	seen := false
+	for _, line := range strings.Split(string(body), "\n") {
+		k, v, ok := strings.Cut(strings.TrimSpace(line), "=")
+		if !ok {
+			continue
+		}
+		switch k {
+		case "status":
+			s.OK, seen = v == "OK", true
+		case "serial":
+			s.Serial = v
+		case "version":
+			s.Version = v
+		}
+	}
+	if !seen {
+		return Status{}, fmt.Errorf("yubihsm: connector status has no status line: %w", signer.ErrProtocol)
+	}
+	return s, nil
+}
+
+// protocolError is a response that breaks the frame format.
+type protocolError struct{ what string }
+
+func (e *protocolError) Error() string { return "yubihsm: bad response: " + e.what }
+func (e *protocolError) Unwrap() error { return signer.ErrProtocol }
+
+// checkResponse validates a response frame to a command with code cmd
+// before yubihsm-go's parser sees it: that parser panics on short session
+// messages and device info (protocols.md B.7). An error frame becomes a
+// *DeviceError.
+func checkResponse(cmd byte, b []byte) error {
+	f, err := scp03.ParseFrame(b)
+	if err != nil {
+		return &protocolError{err.Error()}
+	}
+	switch f.Cmd {
+	case 0x7f:
+		if len(f.Payload) != 1 {
+			return &protocolError{fmt.Sprintf("error frame with a %d-byte payload", len(f.Payload))}
+		}
+		return &DeviceError{Code: f.Payload[0], Command: cmd}
+	case cmd | 0x80:
+	default:
+		return &protocolError{fmt.Sprintf("response 0x%02x to command 0x%02x", f.Cmd, cmd)}
+	}
+	n := len(f.Payload)
+	switch cmd {
+	case byte(commands.CommandTypeCreateSession):
+		if n != 1+2*scp03.ChallengeLen {
+			return &protocolError{fmt.Sprintf("create session payload of %d bytes", n)}
+		}
+	case byte(commands.CommandTypeSessionMessage):
+		if n < 1+16+scp03.MACLen || (n-1-scp03.MACLen)%16 != 0 {
+			return &protocolError{fmt.Sprintf("session message payload of %d bytes", n)}
+		}
+	case byte(commands.CommandTypeDeviceInfo):
+		if n < 9 {
+			return &protocolError{fmt.Sprintf("device info payload of %d bytes", n)}
+		}
+	}
+	return nil
+}
+
+// conn adapts the transport to yubihsm-go's connector.Connector for one
+// session, carrying the current call's context, which yubihsm-go's
+// interface has no room for. The session's lock guards it.
+type conn struct {
+	t    *transport
+	call call
+	sid  byte // the session's id once known, checked on every response
+	sidOK bool
+}
+
+var _ connector.Connector = (*conn)(nil)
+
+// Request sends a command and returns its validated response.
+func (c *conn) Request(cmd *commands.CommandMessage) ([]byte, error) {
+	frame, err := cmd.Serialize()
+	if err != nil {
+		return nil, fmt.Errorf("yubihsm: %w", err)
+	}
+	if len(frame) > scp03.MaxFrame {
+		return nil, fmt.Errorf("yubihsm: %d-byte frame exceeds the device's buffer: %w", len(frame), signer.ErrMessageTooLarge)
+	}
+	resp, err := c.t.exchange(c.call, frame)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkResponse(frame[0], resp); err != nil {
+		return nil, err
+	}
+	// yubihsm-go does not compare the session id of a response with its
+	// own (protocols.md B.7); a response for another session must not be
+	// taken for ours.
+	if frame[0] == byte(commands.CommandTypeSessionMessage) && c.sidOK && resp[3] != c.sid {
+		return nil, &protocolError{fmt.Sprintf("response for session %d on session %d", resp[3], c.sid)}
+	}
+	return resp, nil
+}
+
+// GetStatus reports the connector's status in yubihsm-go's form.
+func (c *conn) GetStatus() (*connector.StatusResponse, error) {
+	s, err := c.t.getStatus(c.call.ctx)
+	if err != nil {
+		return nil, err
+	}
+	st := connector.Status("NO_DEVICE")
+	if s.OK {
+		st = "OK"
+	}
+	return &connector.StatusResponse{Status: st, Serial: s.Serial, Version: s.Version}, nil
+}

@@ -1,0 +1,109 @@
+package yubihsmsim
+
+import (
+	"context"
+	"encoding/binary"
+	"io"
+)
+
+// Fault is a failure the simulator can be told to show.
+type Fault uint8
+
+// The faults. Connector down and back is Server.Down and Server.Up;
+// expired sessions are ExpireSessions or a Manual clock moved past
+// IdleTimeout; a full device is 16 sessions opened by other clients.
+const (
+	// FaultUnplugged: the device is gone. The connector answers API
+	// requests with HTTP 500 and its status with status=NO_DEVICE.
+	FaultUnplugged Fault = iota + 1
+	// FaultHang: the device stops answering. Requests wait until the fault
+	// is cleared or they are abandoned.
+	FaultHang
+	// FaultCorruptMAC: the R-MAC of a session response is damaged on the
+	// way back (the device has executed the command).
+	FaultCorruptMAC
+	// FaultGarble: a response is replaced by random bytes of the same
+	// length.
+	FaultGarble
+	// FaultWrongLength: a response's length field is one more than its
+	// payload.
+	FaultWrongLength
+)
+
+// Inject turns fault f on for the next n responses (for FaultUnplugged,
+// requests), or until Clear when n ≤ 0. FaultHang ignores n.
+func (d *Device) Inject(f Fault, n int) {
+	d.fmu.Lock()
+	defer d.fmu.Unlock()
+	if n <= 0 {
+		n = -1
+	}
+	d.faults[f] = n
+	if f == FaultHang && d.hangEnd == nil {
+		d.hangEnd = make(chan struct{})
+	}
+}
+
+// Clear turns fault f off.
+func (d *Device) Clear(f Fault) {
+	d.fmu.Lock()
+	defer d.fmu.Unlock()
+	delete(d.faults, f)
+	if f == FaultHang && d.hangEnd != nil {
+		close(d.hangEnd)
+		d.hangEnd = nil
+	}
+}
+
+// Hang makes the device stop answering until release is called, in the
+// form signertest.Options.Hang takes.
+func (d *Device) Hang() (release func()) {
+	d.Inject(FaultHang, 0)
+	return func() { d.Clear(FaultHang) }
+}
+
+// take reports whether fault f is on, using up one of its count.
+func (d *Device) take(f Fault) bool {
+	d.fmu.Lock()
+	defer d.fmu.Unlock()
+	n, ok := d.faults[f]
+	if !ok {
+		return false
+	}
+	if n > 0 {
+		if n == 1 {
+			delete(d.faults, f)
+		} else {
+			d.faults[f] = n - 1
+		}
+	}
+	return true
+}
+
+func (d *Device) waitHang(ctx context.Context) error {
+	d.fmu.Lock()
+	end := d.hangEnd
+	d.fmu.Unlock()
+	if end == nil {
+		return nil
+	}
+	select {
+	case <-end:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+func (d *Device) corrupt(resp []byte, isSession bool) []byte {
+	if isSession && d.take(FaultCorruptMAC) {
+		resp[len(resp)-1] ^= 0x01
+	}
+	if d.take(FaultGarble) {
+		io.ReadFull(d.rand, resp)
+	}
+	if d.take(FaultWrongLength) {
+		binary.BigEndian.PutUint16(resp[1:3], binary.BigEndian.Uint16(resp[1:3])+1)
+	}
+	return resp
+}

@@ -1,0 +1,67 @@
+package yubihsmsim
+
+import (
+	"time"
+)
+
+// Profile is the latency model of a device: how long each signing
+// operation keeps the device busy. Commands without a published figure
+// (session setup, Echo, key management) are modeled as taking no device
+// time.
+type Profile struct {
+	// Name names the profile and its source; it travels in the
+	// simtime.Header and ends up in signer.StageInfo.Profile.
+	Name string
+	// EdDSA is the Sign EdDSA time at message sizes in bytes, in rising
+	// order; sizes between points are interpolated linearly and sizes
+	// beyond the ends extrapolated along the nearest segment.
+	EdDSA []Point
+	// ECDSAP256 is the time of one Sign ECDSA with a P-256 key.
+	ECDSAP256 time.Duration
+}
+
+// Point is one measured figure of a Profile.
+type Point struct {
+	Size int
+	Time time.Duration
+}
+
+// YubiHSM2 is the profile of a YubiHSM 2 from Yubico's product overview
+// ("example metrics from an otherwise unoccupied YubiHSM 2"), as quoted in
+// latency-profiles.md §2 and protocols.md B.9. Whether the vendor figures
+// include USB, connector or session overhead is not stated; the simulator
+// models them as device time.
+var YubiHSM2 = Profile{
+	Name: "yubihsm2 (latency-profiles.md §2)",
+	EdDSA: []Point{
+		{32, 105 * time.Millisecond},
+		{64, 121 * time.Millisecond},
+		{128, 137 * time.Millisecond},
+		{256, 168 * time.Millisecond},
+		{512, 229 * time.Millisecond},
+		{1024, 353 * time.Millisecond},
+	},
+	ECDSAP256: 73 * time.Millisecond,
+}
+
+// NoLatency models every operation as instant, to measure the host's own
+// cost.
+var NoLatency = Profile{Name: "none"}
+
+// EdDSATime returns the modeled time of signing an n-byte message.
+func (p *Profile) EdDSATime(n int) time.Duration {
+	pts := p.EdDSA
+	switch len(pts) {
+	case 0:
+		return 0
+	case 1:
+		return pts[0].Time
+	}
+	i := 1
+	for i < len(pts)-1 && n > pts[i].Size {
+		i++
+	}
+	a, b := pts[i-1], pts[i]
+	d := a.Time + time.Duration(float64(b.Time-a.Time)*float64(n-a.Size)/float64(b.Size-a.Size))
+	return max(d, 0)
+}
