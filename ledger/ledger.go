@@ -1,0 +1,264 @@
+package ledger
+
+import (
+	"context"
+	"crypto"
+	"crypto/ed25519"
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+
+	"github.com/signerkit/signerkit/signer"
+)
+
+// Config tunes a Signer. The zero value talks to the first Ledger found,
+// in chunks of 250 bytes, and requires app version 0.5.0 or later.
+type Config struct {
+	// ChunkSize is the number of sign-bytes bytes per SIGN_ED25519 APDU,
+	// 1–250; zero means 250. gnokms uses 32 (a macOS HID workaround) at the
+	// cost of one more exchange per 32 bytes.
+	ChunkSize int
+	// MinVersion is the oldest app version accepted; zero means 0.5.0,
+	// what gnokms requires.
+	MinVersion Version
+	// Path is the HID device path for Open; empty means the first Ledger
+	// (vendor id 0x2c97) found.
+	Path string
+}
+
+var defaultMinVersion = Version{Minor: 5}
+
+func (c Config) chunkSize() int {
+	if c.ChunkSize == 0 {
+		return MaxChunkSize
+	}
+	return c.ChunkSize
+}
+
+// Signer is the validator app's Ed25519 key as a signer.Signer. The
+// device signs one message at a time, so signs are serialised; a Signer is
+// safe for concurrent use, and Close may be called while signs are in
+// flight (they return an error wrapping signer.ErrClosed).
+type Signer struct {
+	dial    Dialer
+	chunk   int
+	pub     ed25519.PublicKey
+	version Version
+
+	sem chan struct{} // one sign at a time, acquired with the caller's ctx
+
+	mu     sync.Mutex
+	tr     Transport // nil after a transport failure, until the next dial
+	closed bool
+}
+
+var _ signer.Signer = (*Signer)(nil)
+
+// Open opens the validator app on the HID device at cfg.Path, or on the
+// first Ledger found. It needs cgo; a pure-Go build returns an error
+// wrapping signer.ErrUnsupported.
+func Open(ctx context.Context, cfg Config) (*Signer, error) {
+	return New(ctx, HIDDialer(cfg.Path), cfg)
+}
+
+// New opens the validator app through the transports dial makes: it checks
+// the app's version and reads the public key, so Public never does I/O.
+// Errors wrap signer.ErrDeviceNotFound, ErrAppNotOpen, ErrDeviceLocked,
+// ErrUnsupported (an app older than cfg.MinVersion) or
+// ErrInvalidArgument (a bad Config).
+func New(ctx context.Context, dial Dialer, cfg Config) (*Signer, error) {
+	if cfg.ChunkSize < 0 || cfg.ChunkSize > MaxChunkSize {
+		return nil, fmt.Errorf("ledger: ChunkSize %d is outside 1–%d: %w", cfg.ChunkSize, MaxChunkSize, signer.ErrInvalidArgument)
+	}
+	if dial == nil {
+		return nil, fmt.Errorf("ledger: nil Dialer: %w", signer.ErrInvalidArgument)
+	}
+	minV := cfg.MinVersion
+	if minV == (Version{}) {
+		minV = defaultMinVersion
+	}
+	tr, err := dial(ctx)
+	if err != nil {
+		return nil, err
+	}
+	s := &Signer{dial: dial, chunk: cfg.chunkSize(), sem: make(chan struct{}, 1), tr: tr}
+	if err := s.handshake(ctx, tr, minV); err != nil {
+		tr.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+func (s *Signer) handshake(ctx context.Context, tr Transport, minV Version) error {
+	resp, err := s.exchange(ctx, tr, INSGetVersion, command(INSGetVersion, 0, 0, nil))
+	if err != nil {
+		return err
+	}
+	if len(resp) != versionReplyLen {
+		return fmt.Errorf("ledger: GET_VERSION: %d-byte reply, want %d: %w", len(resp), versionReplyLen, signer.ErrProtocol)
+	}
+	s.version = Version{Testing: resp[0] == 0xFF, Major: resp[1], Minor: resp[2], Patch: resp[3]}
+	if s.version.Less(minV) {
+		return fmt.Errorf("ledger: validator app %v is older than %v: %w", s.version, minV, signer.ErrUnsupported)
+	}
+	resp, err = s.exchange(ctx, tr, INSPublicKey, command(INSPublicKey, 0, 0, nil))
+	if err != nil {
+		return err
+	}
+	if len(resp) != publicKeySize {
+		return fmt.Errorf("ledger: PUBLIC_KEY_ED25519: %d-byte key, want %d: %w", len(resp), publicKeySize, signer.ErrProtocol)
+	}
+	pub := ed25519.PublicKey(append([]byte(nil), resp...))
+	if err := signer.Ed25519.CheckKey(pub); err != nil {
+		return fmt.Errorf("ledger: PUBLIC_KEY_ED25519: %w", err)
+	}
+	s.pub = pub
+	return nil
+}
+
+// exchange sends one APDU, reporting it to ctx's trace, and returns the
+// response data of a 0x9000 reply or a *StatusError.
+func (s *Signer) exchange(ctx context.Context, tr Transport, ins byte, apdu []byte) ([]byte, error) {
+	trace := signer.ContextTrace(ctx)
+	trace.Add(signer.CountAPDUs, 1)
+	trace.Add(signer.CountRoundTrips, 1)
+	start := trace.Start()
+	resp, err := tr.Exchange(ctx, apdu)
+	trace.Measured(signer.StageTransport, start)
+	if err != nil {
+		return nil, err
+	}
+	return splitResponse(ins, resp)
+}
+
+// Public returns the app's Ed25519 public key, read at open.
+func (s *Signer) Public() crypto.PublicKey { return s.pub }
+
+// Version returns the app version read at open.
+func (s *Signer) Version() Version { return s.version }
+
+// ChunkSize returns the number of message bytes sent per APDU.
+func (s *Signer) ChunkSize() int { return s.chunk }
+
+// MaxMessage returns the longest message this client can send: 255
+// chunks, the most P2 can count. The app's own buffer (16384 bytes, 1024
+// on a Nano S) may be smaller; it refuses with 0x6983, which unwraps to
+// signer.ErrMessageTooLarge.
+func (s *Signer) MaxMessage() int { return maxPackets * s.chunk }
+
+// Sign implements crypto.Signer for pure Ed25519: opts.HashFunc() must be
+// 0 and message is the message itself. rand is ignored. Ed25519ph and
+// Ed25519ctx are refused with signer.ErrUnsupported.
+func (s *Signer) Sign(_ io.Reader, message []byte, opts crypto.SignerOpts) ([]byte, error) {
+	if err := signer.CheckSignerOpts(signer.Ed25519, message, opts); err != nil {
+		return nil, fmt.Errorf("ledger: %w", err)
+	}
+	return s.SignContext(context.Background(), message)
+}
+
+// SignContext sends msg to the app in ChunkSize chunks (SIGN_ED25519, P1
+// the chunk's index from 1, P2 the number of chunks) and returns the
+// app's signature, after checking it verifies under the public key. The
+// app signs only well-formed tm2 sign bytes at rising height, round and
+// step; it refuses others with a *StatusError. The first sign after the
+// app starts waits for the user to confirm on the device, for as long as
+// ctx allows.
+func (s *Signer) SignContext(ctx context.Context, msg []byte) ([]byte, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("ledger: %w", err)
+	}
+	n := max(1, (len(msg)+s.chunk-1)/s.chunk)
+	if n > maxPackets {
+		return nil, fmt.Errorf("ledger: %d-byte message needs %d chunks of %d, more than %d: %w", len(msg), n, s.chunk, maxPackets, signer.ErrMessageTooLarge)
+	}
+	select {
+	case s.sem <- struct{}{}:
+	case <-ctx.Done():
+		return nil, fmt.Errorf("ledger: waiting for the device: %w", ctx.Err())
+	}
+	defer func() { <-s.sem }()
+	tr, err := s.transport(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var resp []byte
+	for i := range n {
+		chunk := msg[min(i*s.chunk, len(msg)):min((i+1)*s.chunk, len(msg))]
+		resp, err = s.exchange(ctx, tr, INSSignEd25519, command(INSSignEd25519, byte(i+1), byte(n), chunk))
+		if err != nil {
+			return nil, s.failed(tr, err)
+		}
+		if i < n-1 && len(resp) != 0 {
+			return nil, s.failed(tr, fmt.Errorf("ledger: SIGN_ED25519 chunk %d/%d: %d bytes of data in an intermediate reply: %w", i+1, n, len(resp), signer.ErrProtocol))
+		}
+	}
+	if len(resp) != signatureSize {
+		return nil, s.failed(tr, fmt.Errorf("ledger: SIGN_ED25519: %d-byte signature, want %d: %w", len(resp), signatureSize, signer.ErrProtocol))
+	}
+	// A reply left over from an earlier exchange has the same shape as
+	// this one; one that does not verify is never handed out.
+	if !ed25519.Verify(s.pub, msg, resp) {
+		return nil, s.failed(tr, fmt.Errorf("ledger: SIGN_ED25519: the reply does not verify for this message (a stale or corrupted reply): %w", signer.ErrProtocol))
+	}
+	return append([]byte(nil), resp...), nil
+}
+
+// transport returns the open transport, dialling a new one after a
+// failure.
+func (s *Signer) transport(ctx context.Context) (Transport, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return nil, fmt.Errorf("ledger: %w", signer.ErrClosed)
+	}
+	if s.tr != nil {
+		return s.tr, nil
+	}
+	tr, err := s.dial(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("ledger: reconnecting: %w", err)
+	}
+	s.tr = tr
+	return tr, nil
+}
+
+// failed decides what an error means for the transport: a status word
+// leaves it usable; anything else (a dead or hung device, a garbled reply,
+// a cancelled exchange whose reply may still come) drops it, so the next
+// sign dials afresh. After Close every error becomes ErrClosed.
+func (s *Signer) failed(tr Transport, err error) error {
+	var se *StatusError
+	if errors.As(err, &se) {
+		return err
+	}
+	s.mu.Lock()
+	closed := s.closed
+	if s.tr == tr {
+		s.tr = nil
+	}
+	s.mu.Unlock()
+	tr.Close()
+	if closed {
+		return fmt.Errorf("ledger: %w (during the sign: %v)", signer.ErrClosed, err)
+	}
+	return err
+}
+
+// Close closes the transport. A sign in flight returns an error wrapping
+// signer.ErrClosed; later calls return it at once. Close is idempotent.
+func (s *Signer) Close() error {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return nil
+	}
+	s.closed = true
+	tr := s.tr
+	s.tr = nil
+	s.mu.Unlock()
+	if tr != nil {
+		return tr.Close()
+	}
+	return nil
+}

@@ -1,0 +1,113 @@
+package ledgersim
+
+import (
+	"context"
+	"fmt"
+	"sync"
+
+	"github.com/signerkit/signerkit/internal/simtime"
+	"github.com/signerkit/signerkit/ledger"
+	"github.com/signerkit/signerkit/signer"
+)
+
+// Transport returns the device's APDU face: a ledger.Transport that hands
+// each APDU to the app, as the seam ledger-go's LedgerDevice offers. Its
+// modeled time goes to the caller's trace as wire (what the APDU and its
+// reply would take over USB HID), confirm and device stages. Faults
+// FaultUnplug and FaultHang apply; the others are HID-level and ignored.
+// It fails with signer.ErrDeviceNotFound while the device is unplugged.
+func (d *Device) Transport() (ledger.Transport, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if !d.plugged {
+		return nil, fmt.Errorf("ledgersim: unplugged: %w", signer.ErrDeviceNotFound)
+	}
+	return &apduPort{d: d, gone: d.gone, closed: make(chan struct{})}, nil
+}
+
+// Dialer returns a ledger.Dialer over Transport.
+func (d *Device) Dialer() ledger.Dialer {
+	return func(ctx context.Context) (ledger.Transport, error) { return d.Transport() }
+}
+
+type apduPort struct {
+	d      *Device
+	gone   chan struct{}
+	closed chan struct{}
+	once   sync.Once
+}
+
+func (p *apduPort) Exchange(ctx context.Context, apdu []byte) ([]byte, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	d := p.d
+	d.mu.Lock()
+	select {
+	case <-p.closed:
+		d.mu.Unlock()
+		return nil, fmt.Errorf("ledgersim: %w", signer.ErrClosed)
+	case <-p.gone:
+		d.mu.Unlock()
+		return nil, fmt.Errorf("ledgersim: unplugged: %w", signer.ErrDisconnected)
+	default:
+	}
+	hang := d.hang
+	var resp []byte
+	var c costs
+	switch f := d.nextFault(); {
+	case f == FaultUnplug:
+		d.unplugLocked()
+		d.mu.Unlock()
+		return nil, fmt.Errorf("ledgersim: unplugged mid-exchange: %w", signer.ErrDisconnected)
+	case f == FaultHang:
+		hang = make(chan struct{}) // never released: this APDU is lost
+	case hang == nil:
+		resp, c = d.process(apdu)
+		d.lastReply = resp
+	}
+	d.mu.Unlock()
+	if hang != nil {
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-p.closed:
+			return nil, fmt.Errorf("ledgersim: %w", signer.ErrClosed)
+		case <-p.gone:
+			return nil, fmt.Errorf("ledgersim: unplugged: %w", signer.ErrDisconnected)
+		case <-hang:
+			return nil, fmt.Errorf("ledgersim: the device lost the APDU while hung: %w", signer.ErrDisconnected)
+		}
+	}
+	sctx, cancel := p.spendContext(ctx)
+	defer cancel()
+	if err := d.spend(sctx, len(apdu), len(resp), c); err != nil {
+		if ctx.Err() == nil {
+			return nil, fmt.Errorf("ledgersim: %w", signer.ErrClosed)
+		}
+		return nil, err
+	}
+	return resp, nil
+}
+
+// spendContext is ctx, also cancelled when the port closes, so a slept
+// exchange ends on Close.
+func (p *apduPort) spendContext(ctx context.Context) (context.Context, context.CancelFunc) {
+	if p.d.mode != simtime.Realtime {
+		return ctx, func() {} // nothing sleeps
+	}
+	sctx, cancel := context.WithCancel(ctx)
+	go func() {
+		select {
+		case <-p.closed:
+			cancel()
+		case <-sctx.Done():
+		}
+	}()
+	return sctx, cancel
+}
+
+func (p *apduPort) Close() error {
+	p.once.Do(func() { close(p.closed) })
+	return nil
+}

@@ -1,0 +1,318 @@
+package ledgersim
+
+import (
+	"context"
+	"crypto/ed25519"
+	"crypto/rand"
+	"encoding/binary"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/signerkit/signerkit/internal/simtime"
+	"github.com/signerkit/signerkit/ledger"
+	"github.com/signerkit/signerkit/signer"
+)
+
+// Confirm is what the simulated user does when the app asks to confirm its
+// first sign.
+type Confirm uint8
+
+const (
+	// Accept presses Accept (after Config.ConfirmDelay).
+	Accept Confirm = iota
+	// Reject presses Reject: SW 0x6986, and the app asks again next time.
+	Reject
+)
+
+// Config sets up a simulated device. The zero value is a Nano S Plus
+// running the validator app 0.9.1 with a random key, a one-byte length
+// prefix required, the first sign confirmed at once, and time accounted
+// or slept as SIGNERKIT_SIM says.
+type Config struct {
+	// Seed is the Ed25519 seed of the app's key (32 bytes); nil means a
+	// random one. A simulator cannot derive a real device's key.
+	Seed []byte
+	// Version is the GET_VERSION reply; zero means 0.9.1 (upstream).
+	Version ledger.Version
+	// Raw makes the device a generic Ed25519 signer that signs any bytes,
+	// with no parser and no double-sign rules. It is NOT the validator
+	// app: it exists so payload sweeps can show what chunking costs.
+	Raw bool
+	// LongPrefix accepts sign bytes with a length prefix of more than one
+	// byte (129 bytes and up), which the upstream app refuses with parse
+	// error 7 (protocols.md A.5); whether gnoverse's fork does is unknown.
+	LongPrefix bool
+	// Confirm and ConfirmDelay say how the user answers the first sign
+	// after the app starts; the delay is modeled time (StageConfirm).
+	Confirm      Confirm
+	ConfirmDelay time.Duration
+	// Profile is the latency profile; zero means NanoSPlus.
+	Profile Profile
+	// Time is what the device does with modeled time; zero means
+	// simtime.ModeFromEnv() (accounted unless SIGNERKIT_SIM=realtime).
+	Time simtime.Mode
+}
+
+// Device is a simulated Ledger running the Tendermint validator app
+// (protocols.md A.3–A.6). It is safe for concurrent use; like the real
+// device it handles one APDU at a time. Reach it through its faces:
+// Transport (APDUs), OpenHID (64-byte HID reports) and ServeSpeculos (TCP).
+type Device struct {
+	cfg     Config
+	profile Profile
+	mode    simtime.Mode
+	key     ed25519.PrivateKey
+
+	mu        sync.Mutex // the device's single thread
+	locked    bool
+	appClosed bool
+	state     fsm
+	buf       []byte
+	gone      chan struct{} // closed while unplugged
+	plugged   bool
+	hang      chan struct{} // non-nil while hung; closed on release
+	faults    []Fault
+	ports     map[*HIDPort]struct{}
+	lastReply []byte
+	stats     Stats
+}
+
+// Stats counts what the device did.
+type Stats struct {
+	APDUs, Signatures, Refused, Confirmations int
+}
+
+// New returns a device with the app open and the device unlocked.
+func New(cfg Config) (*Device, error) {
+	seed := cfg.Seed
+	if seed == nil {
+		seed = make([]byte, ed25519.SeedSize)
+		if _, err := rand.Read(seed); err != nil {
+			return nil, err
+		}
+	}
+	if len(seed) != ed25519.SeedSize {
+		return nil, fmt.Errorf("ledgersim: %d-byte seed, want %d: %w", len(seed), ed25519.SeedSize, signer.ErrInvalidKey)
+	}
+	p := cfg.Profile
+	if p == (Profile{}) {
+		p = NanoSPlus
+	}
+	if cfg.Version == (ledger.Version{}) {
+		cfg.Version = ledger.Version{Major: 0, Minor: 9, Patch: 1}
+	}
+	mode := cfg.Time
+	if mode == simtime.Accounted {
+		mode = simtime.ModeFromEnv()
+	}
+	return &Device{cfg: cfg, profile: p, mode: mode, key: ed25519.NewKeyFromSeed(seed),
+		gone: make(chan struct{}), plugged: true, ports: map[*HIDPort]struct{}{}}, nil
+}
+
+// MustNew is New for tests: it panics on error.
+func MustNew(cfg Config) *Device {
+	d, err := New(cfg)
+	if err != nil {
+		panic(err)
+	}
+	return d
+}
+
+// PublicKey returns the app's public key.
+func (d *Device) PublicKey() ed25519.PublicKey { return d.key.Public().(ed25519.PublicKey) }
+
+// Profile returns the device's latency profile.
+func (d *Device) Profile() Profile { return d.profile }
+
+// Mode returns whether the device sleeps its modeled time.
+func (d *Device) Mode() simtime.Mode { return d.mode }
+
+// Stats returns the device's counters.
+func (d *Device) Stats() Stats {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.stats
+}
+
+// SetLocked locks or unlocks the device: while locked every APDU gets SW
+// 0x5515.
+func (d *Device) SetLocked(locked bool) {
+	d.mu.Lock()
+	d.locked = locked
+	d.mu.Unlock()
+}
+
+// CloseApp returns to the dashboard: APDUs get SW 0x6E00 until OpenApp.
+func (d *Device) CloseApp() {
+	d.mu.Lock()
+	d.appClosed = true
+	d.restartLocked()
+	d.mu.Unlock()
+}
+
+// OpenApp starts the app, with fresh double-sign state: the next sign
+// needs confirming again.
+func (d *Device) OpenApp() {
+	d.mu.Lock()
+	d.appClosed = false
+	d.restartLocked()
+	d.mu.Unlock()
+}
+
+func (d *Device) restartLocked() {
+	d.state = fsm{}
+	d.buf = d.buf[:0]
+}
+
+// SetConfirm changes how the user answers the next confirmation.
+func (d *Device) SetConfirm(c Confirm, delay time.Duration) {
+	d.mu.Lock()
+	d.cfg.Confirm, d.cfg.ConfirmDelay = c, delay
+	d.mu.Unlock()
+}
+
+// Hang makes the device stop answering: APDUs it receives are lost until
+// release is called.
+func (d *Device) Hang() (release func()) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.hang == nil {
+		d.hang = make(chan struct{})
+	}
+	h := d.hang
+	return func() {
+		d.mu.Lock()
+		defer d.mu.Unlock()
+		if d.hang == h {
+			close(h)
+			d.hang = nil
+		}
+	}
+}
+
+// Unplug disconnects the device: open HID ports and APDU transports fail
+// with signer.ErrDisconnected, new ones with signer.ErrDeviceNotFound,
+// until Replug.
+func (d *Device) Unplug() {
+	d.mu.Lock()
+	d.unplugLocked()
+	d.mu.Unlock()
+}
+
+func (d *Device) unplugLocked() {
+	if d.plugged {
+		d.plugged = false
+		close(d.gone)
+	}
+}
+
+// Replug connects the device again. It powers up with the app open and
+// unlocked (a real one asks for its PIN first) and fresh double-sign
+// state, so the next sign needs confirming.
+func (d *Device) Replug() {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if !d.plugged {
+		d.plugged = true
+		d.gone = make(chan struct{})
+		d.appClosed, d.locked = false, false
+		d.restartLocked()
+	}
+}
+
+// costs is the modeled time one APDU took on the device.
+type costs struct {
+	confirm, device time.Duration
+}
+
+// process runs one APDU through the app and returns the response (data
+// and status word). The caller holds d.mu.
+func (d *Device) process(apdu []byte) ([]byte, costs) {
+	d.stats.APDUs++
+	switch {
+	case len(apdu) == 0:
+		return sw(ledger.SWEmptyBuffer), costs{}
+	case d.locked:
+		return sw(ledger.SWDeviceLocked), costs{}
+	case d.appClosed:
+		return sw(ledger.SWCLANotSupported), costs{} // the dashboard
+	case len(apdu) < 5:
+		return sw(ledger.SWWrongLength), costs{}
+	case apdu[0] != ledger.CLA:
+		return sw(ledger.SWCLANotSupported), costs{}
+	}
+	switch apdu[1] {
+	case ledger.INSGetVersion:
+		mode := byte(0)
+		if d.cfg.Version.Testing {
+			mode = 0xFF
+		}
+		v := d.cfg.Version
+		return append([]byte{mode, v.Major, v.Minor, v.Patch}, 0x90, 0x00), costs{}
+	case ledger.INSPublicKey:
+		return append(append([]byte(nil), d.PublicKey()...), 0x90, 0x00), costs{}
+	case ledger.INSSignEd25519:
+		return d.sign(apdu)
+	}
+	return sw(ledger.SWINSNotSupported), costs{}
+}
+
+// sign is SIGN_ED25519 (app_main.c:119-138, 181-217): P1 == 1 resets the
+// buffer, the data (rx-5 bytes; Lc is not checked) is appended, and the
+// last packet (P1 == P2) is parsed and signed.
+func (d *Device) sign(apdu []byte) ([]byte, costs) {
+	p1, p2, data := apdu[2], apdu[3], apdu[5:]
+	if p1 == 1 {
+		d.buf = d.buf[:0]
+	}
+	if len(d.buf)+len(data) > d.profile.BufferSize {
+		d.buf = d.buf[:0]
+		return sw(ledger.SWOutputBufferTooSmall), costs{}
+	}
+	d.buf = append(d.buf, data...)
+	if p1 != p2 {
+		return sw(ledger.SWOK), costs{}
+	}
+	msg := d.buf
+	var c costs
+	if !d.cfg.Raw {
+		v, perr := ParseSignBytes(msg, !d.cfg.LongPrefix)
+		if perr != 0 {
+			d.stats.Refused++
+			return []byte{byte(perr), 0x69, 0x84}, c
+		}
+		if !d.state.initialized {
+			d.stats.Confirmations++
+			c.confirm = d.cfg.ConfirmDelay
+			if d.cfg.Confirm == Reject {
+				d.stats.Refused++
+				return sw(ledger.SWCommandNotAllowed), c
+			}
+			d.state = fsm{initialized: true, last: v}
+		} else if !d.state.accepts(v) {
+			d.stats.Refused++
+			return sw(ledger.SWConditionsNotSatisfied), c
+		} else {
+			d.state.last = v
+		}
+	}
+	d.stats.Signatures++
+	c.device = d.profile.Sign
+	return append(ed25519.Sign(d.key, msg), 0x90, 0x00), c
+}
+
+func sw(w uint16) []byte { return binary.BigEndian.AppendUint16(nil, w) }
+
+// spend reports (and in realtime mode sleeps) the modeled time of one
+// APDU exchange that moved req and resp over USB HID, to ctx's trace.
+func (d *Device) spend(ctx context.Context, req, resp int, c costs) error {
+	wire := time.Duration(reportCount(req)+reportCount(resp)) * d.profile.Report
+	if err := simtime.Spend(ctx, d.mode, signer.StageWire, wire, d.profile.Name); err != nil {
+		return err
+	}
+	if err := simtime.Spend(ctx, d.mode, signer.StageConfirm, c.confirm, d.profile.Name); err != nil {
+		return err
+	}
+	return simtime.Spend(ctx, d.mode, signer.StageDevice, c.device, d.profile.Name)
+}
