@@ -1,0 +1,69 @@
+package pkcs11
+
+import "github.com/signerkit/signerkit/signer"
+
+// PINFunc returns the token's user PIN. It is called each time the pool
+// must log in (when the token is opened, and again after the token forgot
+// the login, e.g. when every session was closed), so the PIN need not stay
+// in memory in between; the returned slice is wiped after use.
+type PINFunc func() ([]byte, error)
+
+// DefaultPoolSize is the number of sessions a token's pool keeps open at
+// most when Config.PoolSize is 0.
+const DefaultPoolSize = 4
+
+// Config selects a module, a token in it and, for OpenKey, a key on it.
+// A URI describes the same through (*URI).Config.
+type Config struct {
+	// Module is the path of the PKCS#11 module (a shared library such as
+	// /usr/lib/softhsm/libsofthsm2.so). Required.
+	Module string
+
+	// The token is the one whose fields match all the non-empty selectors
+	// below (token label, serial number, manufacturer, model) in the slot
+	// SlotID, if set. With no selector the module must show exactly one
+	// token.
+	TokenLabel, TokenSerial, TokenManufacturer, TokenModel string
+	SlotID                                                 *uint
+
+	// KeyLabel (CKA_LABEL) and KeyID (CKA_ID) name the private key for
+	// OpenKey; at least one is required, and both must match when both
+	// are set.
+	KeyLabel string
+	KeyID    []byte
+	// Algorithm is the algorithm the key signs with; 0 means the one its
+	// type implies (RSA keys: signer.RSAPKCS1v15). Set signer.RSAPSS to
+	// sign with PSS.
+	Algorithm signer.Algorithm
+
+	// PIN returns the user PIN; nil means no login, for tokens whose keys
+	// are usable in a public session.
+	PIN PINFunc
+
+	// PoolSize is the most sessions the token's pool opens at once; 0
+	// means DefaultPoolSize. Signs beyond it wait for a session.
+	PoolSize int
+}
+
+func (c Config) poolSize() int {
+	if c.PoolSize > 0 {
+		return c.PoolSize
+	}
+	return DefaultPoolSize
+}
+
+func (c Config) keyRef() signer.KeyRef {
+	return signer.KeyRef{Label: c.KeyLabel, ID: hexID(c.KeyID), Algorithm: c.Algorithm}
+}
+
+// KeySpec says what key Generate makes.
+type KeySpec struct {
+	Algorithm signer.Algorithm
+	// Label is the keys' CKA_LABEL; required, and not used by another key.
+	Label string
+	// ID is the keys' CKA_ID; nil means 8 random bytes.
+	ID []byte
+	// RSABits is the modulus size of an RSA key, 2048 to 4096; 0 means
+	// 2048.
+	RSABits int
+}

@@ -1,0 +1,254 @@
+//go:build cgo
+
+package pkcs11
+
+import (
+	"context"
+	"crypto"
+	"crypto/rsa"
+	"fmt"
+	"io"
+	"sync"
+	"sync/atomic"
+
+	p11 "github.com/miekg/pkcs11"
+
+	"github.com/signerkit/signerkit/signer"
+)
+
+// Key is a private key on a PKCS#11 token, as a signer.Signer. It is safe
+// for concurrent use: each sign checks a session out of the token's pool,
+// so up to Config.PoolSize signs run on the token at once and the rest
+// wait.
+type Key struct {
+	tok   *Token
+	alg   signer.Algorithm
+	pub   crypto.PublicKey
+	label string
+	id    []byte
+
+	handleMu sync.Mutex
+	ko       *keyObject // refreshed if the module forgets the handle
+
+	closed    atomic.Bool
+	closeOnce sync.Once
+}
+
+var (
+	_ signer.Signer          = (*Key)(nil)
+	_ signer.AlgorithmSigner = (*Key)(nil)
+)
+
+func newKey(t *Token, ko *keyObject, alg signer.Algorithm) *Key {
+	return &Key{tok: t, alg: alg, pub: ko.pub, label: ko.label, id: ko.id, ko: ko}
+}
+
+// Public returns the public key, read when the Key was opened.
+func (k *Key) Public() crypto.PublicKey { return k.pub }
+
+// Algorithm returns the algorithm SignContext uses.
+func (k *Key) Algorithm() signer.Algorithm { return k.alg }
+
+// Info describes the key.
+func (k *Key) Info() signer.KeyInfo {
+	return signer.KeyInfo{Label: k.label, ID: hexID(k.id), Algorithm: k.alg, Public: k.pub}
+}
+
+// Close releases the Key and, with the last user of the token, its
+// sessions and module. Signs in flight finish. Close is idempotent.
+func (k *Key) Close() error {
+	k.closeOnce.Do(func() {
+		k.closed.Store(true)
+		k.tok.release()
+	})
+	return nil
+}
+
+// SignContext signs msg (hashing it first for ECDSA and RSA) and returns
+// the signature in the wire form of k.Algorithm(): 64 bytes for Ed25519,
+// r‖s for ECDSA, as long as the modulus for RSA.
+func (k *Key) SignContext(ctx context.Context, msg []byte) ([]byte, error) {
+	switch k.alg {
+	case signer.Ed25519:
+		return k.run(ctx, request{mech: CKM_EDDSA, data: msg})
+	case signer.ECDSAP256, signer.ECDSAP384:
+		sig, err := k.run(ctx, request{mech: p11.CKM_ECDSA, data: k.alg.Digest(msg)})
+		if err != nil {
+			return nil, err
+		}
+		if err := checkRaw(k.alg, sig); err != nil {
+			return nil, err
+		}
+		return sig, nil
+	case signer.RSAPKCS1v15:
+		di, err := digestInfoFor(crypto.SHA256, k.alg.Digest(msg))
+		if err != nil {
+			return nil, err
+		}
+		return k.run(ctx, request{mech: p11.CKM_RSA_PKCS, data: di})
+	case signer.RSAPSS:
+		req, err := k.pssRequest(crypto.SHA256, 32, k.alg.Digest(msg))
+		if err != nil {
+			return nil, err
+		}
+		return k.run(ctx, req)
+	}
+	return nil, fmt.Errorf("pkcs11: %v: %w", k.alg, signer.ErrUnsupported)
+}
+
+// Sign implements crypto.Signer. For Ed25519, digest is the message
+// (opts.HashFunc() must be 0; Ed25519ph and Ed25519ctx are refused with
+// signer.ErrUnsupported). For ECDSA it signs the digest and returns ASN.1
+// DER. For RSA it signs PKCS #1 v1.5, or PSS when opts is *rsa.PSSOptions
+// (rsa.PSSSaltLengthAuto means a salt as long as the hash), whichever
+// scheme the Key was opened for. rand is ignored: the token draws its own.
+func (k *Key) Sign(_ io.Reader, digest []byte, opts crypto.SignerOpts) ([]byte, error) {
+	if err := signer.CheckSignerOpts(k.alg, digest, opts); err != nil {
+		return nil, fmt.Errorf("pkcs11: %w", err)
+	}
+	ctx := context.Background()
+	switch k.alg {
+	case signer.Ed25519:
+		return k.run(ctx, request{mech: CKM_EDDSA, data: digest})
+	case signer.ECDSAP256, signer.ECDSAP384:
+		raw, err := k.run(ctx, request{mech: p11.CKM_ECDSA, data: digest})
+		if err != nil {
+			return nil, err
+		}
+		return rawToASN1(k.alg, raw)
+	}
+	h := opts.HashFunc()
+	if o, ok := opts.(*rsa.PSSOptions); ok {
+		salt := o.SaltLength
+		if salt == rsa.PSSSaltLengthAuto || salt == rsa.PSSSaltLengthEqualsHash {
+			salt = h.Size()
+		}
+		req, err := k.pssRequest(h, salt, digest)
+		if err != nil {
+			return nil, err
+		}
+		return k.run(ctx, req)
+	}
+	di, err := digestInfoFor(h, digest)
+	if err != nil {
+		return nil, err
+	}
+	return k.run(ctx, request{mech: p11.CKM_RSA_PKCS, data: di})
+}
+
+// pssHashes maps a hash to its PKCS#11 mechanism and MGF1 variant.
+var pssHashes = map[crypto.Hash][2]uint{
+	crypto.SHA224: {p11.CKM_SHA224, p11.CKG_MGF1_SHA224},
+	crypto.SHA256: {p11.CKM_SHA256, p11.CKG_MGF1_SHA256},
+	crypto.SHA384: {p11.CKM_SHA384, p11.CKG_MGF1_SHA384},
+	crypto.SHA512: {p11.CKM_SHA512, p11.CKG_MGF1_SHA512},
+}
+
+func (k *Key) pssRequest(h crypto.Hash, salt int, digest []byte) (request, error) {
+	hm, ok := pssHashes[h]
+	if !ok {
+		return request{}, fmt.Errorf("pkcs11: RSA-PSS with %v: %w", h, signer.ErrUnsupported)
+	}
+	pub := k.pub.(*rsa.PublicKey)
+	emLen := (pub.N.BitLen() - 1 + 7) / 8
+	if salt < 0 || salt > emLen-h.Size()-2 {
+		return request{}, fmt.Errorf("pkcs11: RSA-PSS salt length %d does not fit a %d-bit key: %w", salt, pub.N.BitLen(), signer.ErrInvalidArgument)
+	}
+	return request{mech: p11.CKM_RSA_PKCS_PSS, param: p11.NewPSSParams(hm[0], hm[1], uint(salt)), data: digest}, nil
+}
+
+// request is one C_SignInit + C_Sign.
+type request struct {
+	mech  uint
+	param []byte
+	data  []byte
+}
+
+// run signs req on a pooled session within ctx. A context that can end
+// runs the token calls on a goroutine, so the caller gets its error at
+// the deadline even if the token hangs; the session goes back to the pool
+// when the token answers. Stages reach the caller's trace only when the
+// sign returns to it.
+func (k *Key) run(ctx context.Context, req request) ([]byte, error) {
+	if k.closed.Load() {
+		return nil, fmt.Errorf("pkcs11: key %q: %w", k.label, signer.ErrClosed)
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("pkcs11: sign: %w", err)
+	}
+	tr := signer.ContextTrace(ctx)
+	st := &opStats{timed: tr != nil && tr.StageDone != nil}
+	if ctx.Done() == nil {
+		sig, err := k.sign(ctx, req, st)
+		st.report(tr)
+		return sig, err
+	}
+	type result struct {
+		sig []byte
+		err error
+	}
+	ch := make(chan result, 1)
+	go func() {
+		sig, err := k.sign(ctx, req, st)
+		ch <- result{sig, err}
+	}()
+	select {
+	case r := <-ch:
+		st.report(tr)
+		return r.sig, r.err
+	case <-ctx.Done():
+		return nil, fmt.Errorf("pkcs11: sign on token %q: %w", k.tok.label, ctx.Err())
+	}
+}
+
+// sign makes the signature through the pool, which replaces dead sessions
+// and logs in again as needed. A key handle the module no longer knows is
+// looked up again once.
+func (k *Key) sign(ctx context.Context, req request, st *opStats) ([]byte, error) {
+	mod := k.tok.pool.mod
+	for attempt := 0; ; attempt++ {
+		k.handleMu.Lock()
+		h := k.ko.handle
+		k.handleMu.Unlock()
+		var sig []byte
+		err := k.tok.pool.do(ctx, st, func(sh p11.SessionHandle) error {
+			mech := []*p11.Mechanism{p11.NewMechanism(req.mech, nilIfEmpty(req.param))}
+			if err := mod.ctx.SignInit(sh, mech, h); err != nil {
+				st.trips++
+				return wrap("C_SignInit", err)
+			}
+			var err error
+			sig, err = mod.ctx.Sign(sh, req.data)
+			st.trips += 3 // C_SignInit, then C_Sign for the length and for the signature
+			return wrap("C_Sign", err)
+		})
+		if err == nil {
+			return sig, nil
+		}
+		code, _ := ckr(err)
+		if attempt > 0 || (code != p11.CKR_KEY_HANDLE_INVALID && code != p11.CKR_OBJECT_HANDLE_INVALID) {
+			if k.closed.Load() {
+				return nil, fmt.Errorf("pkcs11: key %q: %w (%v)", k.label, signer.ErrClosed, err)
+			}
+			return nil, err
+		}
+		ko, ferr := k.tok.findKey(ctx, signer.KeyRef{Label: k.label, ID: hexID(k.id)}, st)
+		if ferr != nil {
+			return nil, fmt.Errorf("%w (looking the key up again: %v)", err, ferr)
+		}
+		k.handleMu.Lock()
+		k.ko = ko
+		k.handleMu.Unlock()
+		st.retries++
+	}
+}
+
+// nilIfEmpty keeps miekg/pkcs11 from passing a zero-length parameter
+// where the mechanism takes none.
+func nilIfEmpty(b []byte) any {
+	if len(b) == 0 {
+		return nil
+	}
+	return b
+}
+

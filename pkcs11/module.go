@@ -1,0 +1,112 @@
+//go:build cgo
+
+package pkcs11
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+
+	p11 "github.com/miekg/pkcs11"
+
+	"github.com/signerkit/signerkit/signer"
+)
+
+// module is a loaded PKCS#11 library. One is loaded per path and shared by
+// every token opened through it; the last user to release it finalizes and
+// unloads it.
+type module struct {
+	path string
+	ctx  *p11.Ctx
+	refs int  // guarded by modulesMu
+	owns bool // we called C_Initialize, so we call C_Finalize
+}
+
+var (
+	modulesMu sync.Mutex
+	modules   = map[string]*module{}
+)
+
+// loadModule returns the module at path, loading and initializing it if no
+// one holds it. The caller releases it with releaseModule.
+func loadModule(path string) (*module, error) {
+	if path == "" {
+		return nil, fmt.Errorf("pkcs11: no module path (Config.Module or module-path): %w", signer.ErrInvalidArgument)
+	}
+	key := path
+	if strings.ContainsRune(path, os.PathSeparator) {
+		if abs, err := filepath.Abs(path); err == nil {
+			key = abs
+		}
+		// miekg/pkcs11's New returns nil whatever dlopen said; say why.
+		if _, err := os.Stat(path); err != nil {
+			return nil, fmt.Errorf("pkcs11: module %s: %w (%v)", path, signer.ErrDeviceNotFound, err)
+		}
+	}
+	modulesMu.Lock()
+	defer modulesMu.Unlock()
+	if m := modules[key]; m != nil {
+		m.refs++
+		return m, nil
+	}
+	ctx := p11.New(path)
+	if ctx == nil {
+		return nil, fmt.Errorf("pkcs11: module %s could not be loaded (not a PKCS#11 library, or missing dependencies): %w", path, signer.ErrDeviceNotFound)
+	}
+	m := &module{path: key, ctx: ctx, refs: 1, owns: true}
+	if err := ctx.Initialize(); err != nil {
+		if code, ok := ckr(err); ok && code == p11.CKR_CRYPTOKI_ALREADY_INITIALIZED {
+			// Someone else in this process (another library, or a raw
+			// miekg/pkcs11 handle) initialized it; leave finalizing to them.
+			m.owns = false
+		} else {
+			ctx.Destroy()
+			return nil, wrap("C_Initialize", err)
+		}
+	}
+	modules[key] = m
+	return m, nil
+}
+
+// release drops one reference to m, finalizing and unloading it with the
+// last one.
+func (m *module) release() {
+	modulesMu.Lock()
+	defer modulesMu.Unlock()
+	m.refs--
+	if m.refs > 0 {
+		return
+	}
+	delete(modules, m.path)
+	if m.owns {
+		m.ctx.Finalize()
+	}
+	m.ctx.Destroy()
+}
+
+// ckr returns the CK_RV inside err, if it came from the module.
+func ckr(err error) (uint, bool) {
+	var e p11.Error
+	if errors.As(err, &e) {
+		return uint(e), true
+	}
+	var ours *Error
+	if errors.As(err, &ours) {
+		return ours.Code, true
+	}
+	return 0, false
+}
+
+// wrap turns an error of miekg/pkcs11 into an *Error naming op.
+func wrap(op string, err error) error {
+	if err == nil {
+		return nil
+	}
+	if code, ok := ckr(err); ok {
+		return &Error{Op: op, Code: code}
+	}
+	return fmt.Errorf("pkcs11: %s: %w", op, err)
+}

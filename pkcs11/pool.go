@@ -1,0 +1,293 @@
+//go:build cgo
+
+package pkcs11
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	p11 "github.com/miekg/pkcs11"
+
+	"github.com/signerkit/signerkit/signer"
+)
+
+// pool holds the sessions of one opened token: at most cap(slots) at once,
+// idle ones kept for the next caller. A session that dies (the token closed
+// it, was unplugged, or someone called C_CloseAllSessions) is dropped with
+// every idle one, since they died with it, and the operation is retried
+// once on a new session.
+//
+// The login state is the token's, not a session's: PKCS#11 logs every
+// session of the application in at once, and logs them all out when the
+// last one closes. So a new session is checked (C_GetSessionInfo) and the
+// pool logs in when it is not, and an operation that meets
+// CKR_USER_NOT_LOGGED_IN logs in and is retried once.
+type pool struct {
+	mod   *module
+	slot  uint
+	token string // the token's label, for errors
+	pin   PINFunc
+	slots chan struct{} // a token is taken from it per checked-out session
+
+	loginMu sync.Mutex // one C_Login at a time
+	pinErr  error      // set once the token refused the PIN; guarded by loginMu
+
+	mu     sync.Mutex
+	idle   []p11.SessionHandle
+	busy   int  // sessions checked out
+	closed bool // no more checkouts; the last session back releases mod
+}
+
+func newPool(mod *module, slot uint, token string, pin PINFunc, size int) *pool {
+	return &pool{mod: mod, slot: slot, token: token, pin: pin, slots: make(chan struct{}, size)}
+}
+
+// opStats is what one operation spent, reported to the caller's trace only
+// when the operation returns to it (never after it gave up waiting).
+type opStats struct {
+	timed   bool // take durations (a trace listens)
+	session time.Duration
+	device  time.Duration
+	trips   int64
+	retries int64
+}
+
+func (s *opStats) start() time.Time {
+	if s == nil || !s.timed {
+		return time.Time{}
+	}
+	return time.Now()
+}
+
+func (s *opStats) since(t time.Time) time.Duration {
+	if t.IsZero() {
+		return 0
+	}
+	return time.Since(t)
+}
+
+func (s *opStats) report(tr *signer.Trace) {
+	if s.timed {
+		if s.session > 0 {
+			tr.MeasuredDuration(signer.StageSession, s.session)
+		}
+		if s.device > 0 {
+			tr.MeasuredDuration(signer.StageDevice, s.device)
+		}
+	}
+	if s.trips > 0 {
+		tr.Add(signer.CountRoundTrips, s.trips)
+	}
+	if s.retries > 0 {
+		tr.Add(signer.CountRetries, s.retries)
+	}
+}
+
+// get checks out a session, opening and logging in a new one when no idle
+// one is left. It waits for a free slot within ctx.
+func (p *pool) get(ctx context.Context, st *opStats) (p11.SessionHandle, error) {
+	select {
+	case p.slots <- struct{}{}:
+	default:
+		select {
+		case p.slots <- struct{}{}:
+		case <-ctx.Done():
+			return 0, fmt.Errorf("pkcs11: waiting for a session of token %q: %w", p.token, ctx.Err())
+		}
+	}
+	p.mu.Lock()
+	if p.closed {
+		p.mu.Unlock()
+		<-p.slots
+		return 0, fmt.Errorf("pkcs11: token %q: %w", p.token, signer.ErrClosed)
+	}
+	p.busy++
+	if n := len(p.idle); n > 0 {
+		sh := p.idle[n-1]
+		p.idle = p.idle[:n-1]
+		p.mu.Unlock()
+		return sh, nil
+	}
+	p.mu.Unlock()
+	sh, err := p.open(st)
+	if err != nil {
+		p.done()
+		return 0, err
+	}
+	return sh, nil
+}
+
+// open opens a session and logs the token in if it is not.
+func (p *pool) open(st *opStats) (p11.SessionHandle, error) {
+	sh, err := p.mod.ctx.OpenSession(p.slot, p11.CKF_SERIAL_SESSION|p11.CKF_RW_SESSION)
+	st.addTrips(1)
+	if err != nil {
+		return 0, wrap("C_OpenSession", err)
+	}
+	if p.pin == nil {
+		return sh, nil
+	}
+	info, err := p.mod.ctx.GetSessionInfo(sh)
+	st.addTrips(1)
+	if err != nil {
+		p.mod.ctx.CloseSession(sh)
+		return 0, wrap("C_GetSessionInfo", err)
+	}
+	if info.State == p11.CKS_RO_USER_FUNCTIONS || info.State == p11.CKS_RW_USER_FUNCTIONS {
+		return sh, nil
+	}
+	if err := p.login(sh, st); err != nil {
+		p.mod.ctx.CloseSession(sh)
+		return 0, err
+	}
+	return sh, nil
+}
+
+func (s *opStats) addTrips(n int64) {
+	if s != nil {
+		s.trips += n
+	}
+}
+
+// login logs the token in through sh. A PIN the token refused is
+// remembered and returned from then on without asking the token again, so
+// that a wrong PIN cannot lock it.
+func (p *pool) login(sh p11.SessionHandle, st *opStats) error {
+	p.loginMu.Lock()
+	defer p.loginMu.Unlock()
+	if p.pinErr != nil {
+		return p.pinErr
+	}
+	if p.pin == nil {
+		return fmt.Errorf("pkcs11: token %q needs a login and no PIN was given: %w", p.token, signer.ErrPermissionDenied)
+	}
+	pin, err := p.pin()
+	if err != nil {
+		return fmt.Errorf("pkcs11: token %q: getting the PIN: %w", p.token, err)
+	}
+	err = p.mod.ctx.Login(sh, p11.CKU_USER, string(pin))
+	clear(pin)
+	st.addTrips(1)
+	code, _ := ckr(err)
+	switch {
+	case err == nil, code == p11.CKR_USER_ALREADY_LOGGED_IN:
+		return nil
+	case pinRefused(code):
+		p.pinErr = &PINError{Code: code, Token: p.token}
+		return p.pinErr
+	}
+	return wrap("C_Login", err)
+}
+
+// put returns a healthy session to the pool.
+func (p *pool) put(sh p11.SessionHandle) {
+	p.mu.Lock()
+	if p.closed {
+		p.mu.Unlock()
+		p.mod.ctx.CloseSession(sh)
+		p.done()
+		return
+	}
+	p.idle = append(p.idle, sh)
+	p.mu.Unlock()
+	p.done()
+}
+
+// discard closes a dead session and every idle one, which died with it
+// (they share the token and the login).
+func (p *pool) discard(sh p11.SessionHandle) {
+	p.mu.Lock()
+	idle := p.idle
+	p.idle = nil
+	p.mu.Unlock()
+	p.mod.ctx.CloseSession(sh)
+	for _, s := range idle {
+		p.mod.ctx.CloseSession(s)
+	}
+	p.done()
+}
+
+// done ends a checkout; the last one after close releases the module.
+func (p *pool) done() {
+	p.mu.Lock()
+	p.busy--
+	last := p.closed && p.busy == 0
+	p.mu.Unlock()
+	<-p.slots
+	if last {
+		p.mod.release()
+	}
+}
+
+// close closes the idle sessions and stops checkouts. The module is
+// released now, or when the last session in use comes back (a sign that
+// its caller gave up on still runs in the module).
+func (p *pool) close() {
+	p.mu.Lock()
+	if p.closed {
+		p.mu.Unlock()
+		return
+	}
+	p.closed = true
+	idle := p.idle
+	p.idle = nil
+	last := p.busy == 0
+	p.mu.Unlock()
+	for _, s := range idle {
+		p.mod.ctx.CloseSession(s)
+	}
+	if last {
+		p.mod.release()
+	}
+}
+
+// do runs op on a checked-out session, with the pool's recovery: a dead
+// session is dropped and op retried once on a new one; CKR_USER_NOT_LOGGED_IN
+// logs in and retries once. op's time counts as device time.
+func (p *pool) do(ctx context.Context, st *opStats, op func(p11.SessionHandle) error) error {
+	for attempt := 0; ; attempt++ {
+		t := st.start()
+		sh, err := p.get(ctx, st)
+		st.session += st.since(t)
+		if err != nil {
+			return err
+		}
+		t = st.start()
+		err = op(sh)
+		st.device += st.since(t)
+		if err == nil {
+			p.put(sh)
+			return nil
+		}
+		code, _ := ckr(err)
+		switch {
+		case sessionDead(code):
+			p.discard(sh)
+			if attempt == 0 {
+				st.retries++
+				continue
+			}
+		case code == p11.CKR_USER_NOT_LOGGED_IN && attempt == 0 && p.pin != nil:
+			t = st.start()
+			lerr := p.login(sh, st)
+			st.session += st.since(t)
+			p.put(sh)
+			if lerr != nil {
+				return lerr
+			}
+			st.retries++
+			continue
+		case code == p11.CKR_OPERATION_ACTIVE:
+			// Left over from an operation the module did not end; the
+			// session cannot be trusted with the next one.
+			p.discard(sh)
+		default:
+			// A failed C_Sign ends its operation (PKCS#11 §5.13), so the
+			// session is clean.
+			p.put(sh)
+		}
+		return err
+	}
+}

@@ -1,0 +1,519 @@
+//go:build cgo
+
+package pkcs11
+
+import (
+	"context"
+	"crypto"
+	"crypto/rsa"
+	"encoding/hex"
+	"fmt"
+	"math/big"
+	"sort"
+	"strings"
+	"sync"
+
+	p11 "github.com/miekg/pkcs11"
+
+	"github.com/signerkit/signerkit/signer"
+)
+
+// Token is an opened PKCS#11 token: a pool of logged-in sessions and the
+// key store on it. It implements signer.KeyOpener, KeyLister,
+// KeyGenerator, KeyImporter and KeyDeleter. A Token is safe for concurrent
+// use; the Keys opened from it share its pool and keep it open until they
+// are closed too.
+type Token struct {
+	pool  *pool
+	label string
+	slot  uint
+
+	mu     sync.Mutex
+	refs   int  // the Token itself while open, plus one per open Key
+	closed bool // Close was called
+}
+
+var (
+	_ signer.KeyOpener    = (*Token)(nil)
+	_ signer.KeyLister    = (*Token)(nil)
+	_ signer.KeyGenerator = (*Token)(nil)
+	_ signer.KeyImporter  = (*Token)(nil)
+	_ signer.KeyDeleter   = (*Token)(nil)
+)
+
+// Open loads cfg.Module (or shares it, if loaded already), finds the token
+// cfg selects and logs in with cfg.PIN, so that a wrong PIN fails here, as
+// a *PINError. The key fields of cfg are ignored. Close the Token when
+// done.
+func Open(ctx context.Context, cfg Config) (*Token, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("pkcs11: open: %w", err)
+	}
+	mod, err := loadModule(cfg.Module)
+	if err != nil {
+		return nil, err
+	}
+	slot, info, err := findToken(mod, cfg)
+	if err != nil {
+		mod.release()
+		return nil, err
+	}
+	t := &Token{label: info.Label, slot: slot, refs: 1}
+	t.pool = newPool(mod, slot, info.Label, cfg.PIN, cfg.poolSize())
+	// One session now: it proves the token answers and the PIN is right,
+	// and the first sign finds it ready.
+	if err := t.pool.do(ctx, &opStats{}, func(p11.SessionHandle) error { return nil }); err != nil {
+		t.pool.close()
+		return nil, err
+	}
+	return t, nil
+}
+
+// findToken returns the slot of the token cfg selects.
+func findToken(mod *module, cfg Config) (uint, p11.TokenInfo, error) {
+	slots, err := mod.ctx.GetSlotList(true)
+	if err != nil {
+		return 0, p11.TokenInfo{}, wrap("C_GetSlotList", err)
+	}
+	type found struct {
+		slot uint
+		info p11.TokenInfo
+	}
+	var matches []found
+	var labels []string
+	for _, s := range slots {
+		if cfg.SlotID != nil && s != *cfg.SlotID {
+			continue
+		}
+		info, err := mod.ctx.GetTokenInfo(s)
+		if err != nil {
+			continue // a slot whose token went away meanwhile
+		}
+		info.Label = strings.TrimSpace(info.Label)
+		if info.Flags&p11.CKF_TOKEN_INITIALIZED == 0 {
+			continue // SoftHSM's spare slot, a blank card
+		}
+		labels = append(labels, fmt.Sprintf("%q", info.Label))
+		if match(cfg.TokenLabel, info.Label) && match(cfg.TokenSerial, info.SerialNumber) &&
+			match(cfg.TokenManufacturer, info.ManufacturerID) && match(cfg.TokenModel, info.Model) {
+			matches = append(matches, found{s, info})
+		}
+	}
+	switch {
+	case len(matches) == 1:
+		return matches[0].slot, matches[0].info, nil
+	case len(matches) == 0:
+		return 0, p11.TokenInfo{}, fmt.Errorf("pkcs11: no token matches %s in %s (tokens: %s): %w",
+			describeToken(cfg), mod.path, strings.Join(labels, ", "), signer.ErrDeviceNotFound)
+	}
+	return 0, p11.TokenInfo{}, fmt.Errorf("pkcs11: %d tokens match %s (tokens: %s); name one by label, serial or slot-id: %w",
+		len(matches), describeToken(cfg), strings.Join(labels, ", "), signer.ErrInvalidArgument)
+}
+
+func match(want, got string) bool { return want == "" || want == strings.TrimSpace(got) }
+
+func describeToken(cfg Config) string {
+	var parts []string
+	if cfg.TokenLabel != "" {
+		parts = append(parts, fmt.Sprintf("token=%q", cfg.TokenLabel))
+	}
+	if cfg.TokenSerial != "" {
+		parts = append(parts, fmt.Sprintf("serial=%q", cfg.TokenSerial))
+	}
+	if cfg.TokenManufacturer != "" {
+		parts = append(parts, fmt.Sprintf("manufacturer=%q", cfg.TokenManufacturer))
+	}
+	if cfg.TokenModel != "" {
+		parts = append(parts, fmt.Sprintf("model=%q", cfg.TokenModel))
+	}
+	if cfg.SlotID != nil {
+		parts = append(parts, fmt.Sprintf("slot-id=%d", *cfg.SlotID))
+	}
+	if len(parts) == 0 {
+		return "(any token)"
+	}
+	return strings.Join(parts, " ")
+}
+
+// Label returns the token's label.
+func (t *Token) Label() string { return t.label }
+
+// SlotID returns the slot the token is in.
+func (t *Token) SlotID() uint { return t.slot }
+
+// acquire takes a reference for a Key; it fails once the Token is closed.
+func (t *Token) acquire() error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.closed {
+		return fmt.Errorf("pkcs11: token %q: %w", t.label, signer.ErrClosed)
+	}
+	t.refs++
+	return nil
+}
+
+func (t *Token) release() {
+	t.mu.Lock()
+	t.refs--
+	last := t.refs == 0
+	t.mu.Unlock()
+	if last {
+		t.pool.close()
+	}
+}
+
+// Close closes the Token. Keys opened from it stay usable until they are
+// closed; the sessions close, and the module is finalized if no one else
+// uses it, when the last of them is. Close is idempotent.
+func (t *Token) Close() error {
+	t.mu.Lock()
+	if t.closed {
+		t.mu.Unlock()
+		return nil
+	}
+	t.closed = true
+	t.mu.Unlock()
+	t.release()
+	return nil
+}
+
+func (t *Token) checkOpen() error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.closed {
+		return fmt.Errorf("pkcs11: token %q: %w", t.label, signer.ErrClosed)
+	}
+	return nil
+}
+
+// keyObject is a private key found on the token, with what a Key needs.
+type keyObject struct {
+	handle  p11.ObjectHandle
+	keyType uint
+	label   string
+	id      []byte
+	alg     signer.Algorithm // the one its type implies
+	pub     crypto.PublicKey
+}
+
+func (k *keyObject) info() signer.KeyInfo {
+	return signer.KeyInfo{Label: k.label, ID: hexID(k.id), Algorithm: k.alg, Public: k.pub}
+}
+
+// findObjects returns the handles of the objects that match tmpl.
+func findObjects(ctx *p11.Ctx, sh p11.SessionHandle, tmpl []*p11.Attribute) ([]p11.ObjectHandle, error) {
+	if err := ctx.FindObjectsInit(sh, tmpl); err != nil {
+		return nil, wrap("C_FindObjectsInit", err)
+	}
+	var all []p11.ObjectHandle
+	for {
+		hs, _, err := ctx.FindObjects(sh, 64)
+		if err != nil {
+			ctx.FindObjectsFinal(sh)
+			return nil, wrap("C_FindObjects", err)
+		}
+		all = append(all, hs...)
+		if len(hs) < 64 {
+			break
+		}
+	}
+	if err := ctx.FindObjectsFinal(sh); err != nil {
+		return nil, wrap("C_FindObjectsFinal", err)
+	}
+	return all, nil
+}
+
+// attr reads one attribute; a missing one (CKR_ATTRIBUTE_TYPE_INVALID) is
+// nil without error. miekg/pkcs11 fails a whole C_GetAttributeValue when
+// one attribute is missing, so optional ones are read alone.
+func attr(ctx *p11.Ctx, sh p11.SessionHandle, o p11.ObjectHandle, typ uint) ([]byte, error) {
+	as, err := ctx.GetAttributeValue(sh, o, []*p11.Attribute{p11.NewAttribute(typ, nil)})
+	if code, ok := ckr(err); ok && (code == p11.CKR_ATTRIBUTE_TYPE_INVALID || code == p11.CKR_ATTRIBUTE_SENSITIVE) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, wrap("C_GetAttributeValue", err)
+	}
+	return as[0].Value, nil
+}
+
+func ulong(b []byte) (uint, bool) {
+	// CK_ULONG in host byte order, as miekg/pkcs11 hands it back.
+	if len(b) != 8 && len(b) != 4 {
+		return 0, false
+	}
+	var v uint
+	for i := len(b) - 1; i >= 0; i-- {
+		v = v<<8 | uint(b[i])
+	}
+	return v, true
+}
+
+// loadKey reads a private key object and its public half.
+func loadKey(ctx *p11.Ctx, sh p11.SessionHandle, h p11.ObjectHandle) (*keyObject, error) {
+	kt, err := attr(ctx, sh, h, p11.CKA_KEY_TYPE)
+	if err != nil {
+		return nil, err
+	}
+	keyType, ok := ulong(kt)
+	if !ok {
+		return nil, fmt.Errorf("pkcs11: private key without a CKA_KEY_TYPE: %w", signer.ErrInvalidKey)
+	}
+	k := &keyObject{handle: h, keyType: keyType}
+	label, err := attr(ctx, sh, h, p11.CKA_LABEL)
+	if err != nil {
+		return nil, err
+	}
+	k.label = string(label)
+	if k.id, err = attr(ctx, sh, h, p11.CKA_ID); err != nil {
+		return nil, err
+	}
+	switch keyType {
+	case p11.CKK_RSA:
+		k.alg = signer.RSAPKCS1v15
+		n, err := attr(ctx, sh, h, p11.CKA_MODULUS)
+		if err != nil {
+			return nil, err
+		}
+		e, err := attr(ctx, sh, h, p11.CKA_PUBLIC_EXPONENT)
+		if err != nil {
+			return nil, err
+		}
+		if len(n) == 0 || len(e) == 0 {
+			if n, e, err = rsaFromPublicObject(ctx, sh, k); err != nil {
+				return nil, err
+			}
+		}
+		pub, err := rsaPublic(n, e)
+		if err != nil {
+			return nil, err
+		}
+		k.pub = pub
+		if pssHint(ctx, sh, k) {
+			k.alg = signer.RSAPSS
+		}
+	case p11.CKK_EC, CKK_EC_EDWARDS:
+		params, err := attr(ctx, sh, h, p11.CKA_EC_PARAMS)
+		if err != nil {
+			return nil, err
+		}
+		if k.alg, err = parseECParams(params); err != nil {
+			return nil, err
+		}
+		if (k.alg == signer.Ed25519) != (keyType == CKK_EC_EDWARDS) {
+			return nil, fmt.Errorf("pkcs11: key type %#x with %v parameters: %w", keyType, k.alg, signer.ErrInvalidKey)
+		}
+		point, err := publicObjectAttr(ctx, sh, k, p11.CKA_EC_POINT)
+		if err != nil {
+			return nil, err
+		}
+		if k.pub, err = parseECPoint(k.alg, point); err != nil {
+			return nil, err
+		}
+	default:
+		return nil, fmt.Errorf("pkcs11: key type %#x: %w", keyType, signer.ErrUnsupported)
+	}
+	return k, nil
+}
+
+func rsaPublic(n, e []byte) (*rsa.PublicKey, error) {
+	N := new(big.Int).SetBytes(n)
+	E := new(big.Int).SetBytes(e)
+	if N.BitLen() < 2048 {
+		return nil, fmt.Errorf("pkcs11: %d-bit RSA key: at least 2048 bits: %w", N.BitLen(), signer.ErrUnsupported)
+	}
+	if !E.IsInt64() || E.Int64() < 3 || E.Int64() > 1<<31-1 || E.Bit(0) == 0 {
+		return nil, fmt.Errorf("pkcs11: RSA public exponent out of range: %w", signer.ErrInvalidKey)
+	}
+	return &rsa.PublicKey{N: N, E: int(E.Int64())}, nil
+}
+
+// publicTemplate finds k's public key object: same key type and CKA_ID,
+// or the same label when the key has no ID.
+func publicTemplate(k *keyObject) []*p11.Attribute {
+	tmpl := []*p11.Attribute{
+		p11.NewAttribute(p11.CKA_CLASS, p11.CKO_PUBLIC_KEY),
+		p11.NewAttribute(p11.CKA_KEY_TYPE, k.keyType),
+	}
+	if len(k.id) > 0 {
+		return append(tmpl, p11.NewAttribute(p11.CKA_ID, k.id))
+	}
+	return append(tmpl, p11.NewAttribute(p11.CKA_LABEL, k.label))
+}
+
+// publicObjectAttr reads an attribute of k's public key object: the EC
+// point is not an attribute of EC private keys.
+func publicObjectAttr(ctx *p11.Ctx, sh p11.SessionHandle, k *keyObject, typ uint) ([]byte, error) {
+	hs, err := findObjects(ctx, sh, publicTemplate(k))
+	if err != nil {
+		return nil, err
+	}
+	for _, h := range hs {
+		v, err := attr(ctx, sh, h, typ)
+		if err != nil {
+			return nil, err
+		}
+		if len(v) > 0 {
+			return v, nil
+		}
+	}
+	return nil, fmt.Errorf("pkcs11: key %q id %s has no public key object to read its public key from: %w",
+		k.label, hexID(k.id), signer.ErrInvalidKey)
+}
+
+func rsaFromPublicObject(ctx *p11.Ctx, sh p11.SessionHandle, k *keyObject) (n, e []byte, err error) {
+	if n, err = publicObjectAttr(ctx, sh, k, p11.CKA_MODULUS); err != nil {
+		return nil, nil, err
+	}
+	if e, err = publicObjectAttr(ctx, sh, k, p11.CKA_PUBLIC_EXPONENT); err != nil {
+		return nil, nil, err
+	}
+	return n, e, nil
+}
+
+// refTemplate is the search template of the private key ref names.
+func refTemplate(ref signer.KeyRef) ([]*p11.Attribute, error) {
+	tmpl := []*p11.Attribute{p11.NewAttribute(p11.CKA_CLASS, p11.CKO_PRIVATE_KEY)}
+	if ref.Label == "" && ref.ID == "" {
+		return nil, fmt.Errorf("pkcs11: a key is named by label, id or both: %w", signer.ErrInvalidArgument)
+	}
+	if ref.Label != "" {
+		tmpl = append(tmpl, p11.NewAttribute(p11.CKA_LABEL, ref.Label))
+	}
+	if ref.ID != "" {
+		id, err := hex.DecodeString(ref.ID)
+		if err != nil {
+			return nil, fmt.Errorf("pkcs11: key id %q is not hex: %w", truncate(ref.ID), signer.ErrInvalidArgument)
+		}
+		tmpl = append(tmpl, p11.NewAttribute(p11.CKA_ID, id))
+	}
+	return tmpl, nil
+}
+
+// findKey finds the one private key ref names.
+func (t *Token) findKey(ctx context.Context, ref signer.KeyRef, st *opStats) (*keyObject, error) {
+	tmpl, err := refTemplate(ref)
+	if err != nil {
+		return nil, err
+	}
+	var k *keyObject
+	err = t.pool.do(ctx, st, func(sh p11.SessionHandle) error {
+		hs, err := findObjects(t.pool.mod.ctx, sh, tmpl)
+		if err != nil {
+			return err
+		}
+		switch len(hs) {
+		case 0:
+			return fmt.Errorf("pkcs11: token %q has no private key %v: %w", t.label, ref, signer.ErrKeyNotFound)
+		case 1:
+		default:
+			return fmt.Errorf("pkcs11: token %q has %d private keys %v; name one by id: %w", t.label, len(hs), ref, signer.ErrInvalidArgument)
+		}
+		k, err = loadKey(t.pool.mod.ctx, sh, hs[0])
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return k, nil
+}
+
+// ListKeys lists the private keys on the token that this package can sign
+// with, sorted by label (then id). Keys of other types or curves are left
+// out.
+func (t *Token) ListKeys(ctx context.Context) ([]signer.KeyInfo, error) {
+	if err := t.checkOpen(); err != nil {
+		return nil, err
+	}
+	var out []signer.KeyInfo
+	err := t.pool.do(ctx, &opStats{}, func(sh p11.SessionHandle) error {
+		out = out[:0]
+		hs, err := findObjects(t.pool.mod.ctx, sh, []*p11.Attribute{p11.NewAttribute(p11.CKA_CLASS, p11.CKO_PRIVATE_KEY)})
+		if err != nil {
+			return err
+		}
+		for _, h := range hs {
+			k, err := loadKey(t.pool.mod.ctx, sh, h)
+			if _, isCK := ckr(err); isCK {
+				return err
+			}
+			if err == nil {
+				out = append(out, k.info())
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Label != out[j].Label {
+			return out[i].Label < out[j].Label
+		}
+		return out[i].ID < out[j].ID
+	})
+	return out, nil
+}
+
+// OpenKey opens the private key ref names as a signer.Signer (a *Key).
+func (t *Token) OpenKey(ctx context.Context, ref signer.KeyRef) (signer.Signer, error) {
+	k, err := t.Key(ctx, ref)
+	if err != nil {
+		return nil, err
+	}
+	return k, nil
+}
+
+// Key opens the private key ref names. ref.Algorithm, when set, must fit
+// the key; it is how an RSA key signs with PSS. The Key keeps the Token's
+// pool open until it is closed.
+func (t *Token) Key(ctx context.Context, ref signer.KeyRef) (*Key, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("pkcs11: open key: %w", err)
+	}
+	if err := t.acquire(); err != nil {
+		return nil, err
+	}
+	ko, err := t.findKey(ctx, ref, &opStats{})
+	if err != nil {
+		t.release()
+		return nil, err
+	}
+	alg := ko.alg
+	if ref.Algorithm != 0 {
+		if ref.Algorithm != alg && !(alg.IsRSA() && ref.Algorithm.IsRSA()) {
+			t.release()
+			return nil, fmt.Errorf("pkcs11: key %v is a %v key: %w", ref, alg, signer.ErrUnsupported)
+		}
+		alg = ref.Algorithm
+	}
+	return newKey(t, ko, alg), nil
+}
+
+// OpenKey opens the token and the key cfg selects. Closing the Key closes
+// its token.
+func OpenKey(ctx context.Context, cfg Config) (*Key, error) {
+	t, err := Open(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	defer t.Close() // the Key holds its own reference
+	return t.Key(ctx, cfg.keyRef())
+}
+
+// OpenURI parses an RFC 7512 URI and opens the key it names, like OpenKey.
+// pin, when not nil, overrides the URI's pin-source or pin-value.
+func OpenURI(ctx context.Context, uri string, pin PINFunc) (*Key, error) {
+	u, err := ParseURI(uri)
+	if err != nil {
+		return nil, err
+	}
+	cfg, err := u.Config()
+	if err != nil {
+		return nil, err
+	}
+	if pin != nil {
+		cfg.PIN = pin
+	}
+	return OpenKey(ctx, cfg)
+}
