@@ -251,4 +251,3 @@ func nilIfEmpty(b []byte) any {
 	}
 	return b
 }
-

@@ -257,7 +257,6 @@ func (t *Token) DeleteKey(ctx context.Context, ref signer.KeyRef) error {
 	})
 }
 
-
 // pssHint reports whether k's public key object allows only RSA-PSS, as
 // templates marks keys made for signer.RSAPSS.
 func pssHint(ctx *p11.Ctx, sh p11.SessionHandle, k *keyObject) bool {
