@@ -231,9 +231,9 @@ func checkResponse(cmd byte, b []byte) error {
 // session, carrying the current call's context, which yubihsm-go's
 // interface has no room for. The session's lock guards it.
 type conn struct {
-	t    *transport
-	call call
-	sid  byte // the session's id once known, checked on every response
+	t     *transport
+	call  call
+	sid   byte // the session's id once known, checked on every response
 	sidOK bool
 }
 

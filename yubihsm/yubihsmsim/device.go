@@ -7,8 +7,8 @@ import (
 	"crypto/cipher"
 	"crypto/ecdh"
 	"crypto/ecdsa"
-	"crypto/elliptic"
 	"crypto/ed25519"
+	"crypto/elliptic"
 	"crypto/rand"
 	"crypto/subtle"
 	"encoding/binary"
@@ -188,17 +188,29 @@ func New(cfg Config) *Device {
 		d.serial = 12345678
 	}
 	if !cfg.NoDefaultAuthKey {
-		d.AddAuthKey(1, "DEFAULT AUTHKEY CHANGE THIS ASAP", []byte("password"), CapAll, CapAll, 0xffff)
+		k := defaultAuthKey()
+		d.addAuthKey(1, "DEFAULT AUTHKEY CHANGE THIS ASAP", k[0], k[1], CapAll, CapAll, 0xffff)
 	}
 	return d
 }
 
+// defaultAuthKey is the factory key's derived pair, computed once: PBKDF2
+// at 10,000 rounds costs milliseconds per device otherwise.
+var defaultAuthKey = sync.OnceValue(func() [2][scp03.KeyLen]byte {
+	enc, mac := scp03.AuthKey([]byte("password"))
+	return [2][scp03.KeyLen]byte{enc, mac}
+})
+
 // AddAuthKey stores a password authentication key (PBKDF2 as in
 // protocols.md B.3), replacing any with the same id.
 func (d *Device) AddAuthKey(id uint16, label string, password []byte, caps, delegated uint64, domains uint16) {
-	o := &object{id: id, typ: TypeAuthKey, alg: AlgAuthAES, caps: caps, delegated: delegated, domains: domains, origin: 2}
+	enc, mac := scp03.AuthKey(password)
+	d.addAuthKey(id, label, enc, mac, caps, delegated, domains)
+}
+
+func (d *Device) addAuthKey(id uint16, label string, enc, mac [scp03.KeyLen]byte, caps, delegated uint64, domains uint16) {
+	o := &object{id: id, typ: TypeAuthKey, alg: AlgAuthAES, caps: caps, delegated: delegated, domains: domains, origin: 2, enc: enc, mac: mac}
 	copy(o.label[:], label)
-	o.enc, o.mac = scp03.AuthKey(password)
 	d.mu.Lock()
 	d.objects[objKey{TypeAuthKey, id}] = o
 	d.mu.Unlock()
