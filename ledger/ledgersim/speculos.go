@@ -78,11 +78,15 @@ func (s *SpeculosServer) serve(conn net.Conn) {
 	}
 	stop := context.AfterFunc(s.ctx, func() { conn.Close() })
 	defer stop()
+	served := make(chan struct{})
+	defer close(served)
+	s.wg.Add(1)
 	go func() {
+		defer s.wg.Done()
 		select {
 		case <-gone:
 			conn.Close()
-		case <-s.ctx.Done():
+		case <-served:
 		}
 	}()
 	var hdr [4]byte
