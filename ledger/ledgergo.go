@@ -8,8 +8,8 @@ import (
 	"strings"
 	"sync"
 
-	ledger_go "github.com/zondax/ledger-go"
 	"github.com/zondax/hid"
+	ledger_go "github.com/zondax/ledger-go"
 
 	"github.com/signerkit/signerkit/signer"
 )
