@@ -28,7 +28,9 @@ type Key struct {
 	id    []byte
 
 	handleMu sync.Mutex
-	ko       *keyObject // refreshed if the module forgets the handle
+	ko       *keyObject // its handle refreshed if the module forgets it
+	logins   uint64     // the pool's login count when ko.handle was found
+	stale    bool       // the module refused ko.handle
 
 	closed    atomic.Bool
 	closeOnce sync.Once
@@ -40,7 +42,7 @@ var (
 )
 
 func newKey(t *Token, ko *keyObject, alg signer.Algorithm) *Key {
-	return &Key{tok: t, alg: alg, pub: ko.pub, label: ko.label, id: ko.id, ko: ko}
+	return &Key{tok: t, alg: alg, pub: ko.pub, label: ko.label, id: ko.id, ko: ko, logins: t.pool.logins.Load()}
 }
 
 // Public returns the public key, read when the Key was opened.
@@ -202,45 +204,72 @@ func (k *Key) run(ctx context.Context, req request) ([]byte, error) {
 }
 
 // sign makes the signature through the pool, which replaces dead sessions
-// and logs in again as needed. A key handle the module no longer knows is
-// looked up again once.
+// and logs in again as needed. The key's object handle is looked up again
+// after a login (modules may forget private handles on logout) or when
+// the module says it is invalid, and the sign retried once.
 func (k *Key) sign(ctx context.Context, req request, st *opStats) ([]byte, error) {
-	mod := k.tok.pool.mod
+	p := k.tok.pool
 	for attempt := 0; ; attempt++ {
-		k.handleMu.Lock()
-		h := k.ko.handle
-		k.handleMu.Unlock()
 		var sig []byte
-		err := k.tok.pool.do(ctx, st, func(sh p11.SessionHandle) error {
+		err := p.do(ctx, st, func(sh p11.SessionHandle) error {
+			h, err := k.handle(sh, st)
+			if err != nil {
+				return err
+			}
 			mech := []*p11.Mechanism{p11.NewMechanism(req.mech, nilIfEmpty(req.param))}
-			if err := mod.ctx.SignInit(sh, mech, h); err != nil {
-				st.trips++
+			st.trips++
+			if err := p.mod.ctx.SignInit(sh, mech, h); err != nil {
 				return wrap("C_SignInit", err)
 			}
-			var err error
-			sig, err = mod.ctx.Sign(sh, req.data)
-			st.trips += 3 // C_SignInit, then C_Sign for the length and for the signature
+			sig, err = p.mod.ctx.Sign(sh, req.data)
+			st.trips += 2 // miekg/pkcs11 asks for the length, then signs
 			return wrap("C_Sign", err)
 		})
 		if err == nil {
 			return sig, nil
 		}
+		if k.closed.Load() {
+			return nil, fmt.Errorf("pkcs11: key %q: %w (%v)", k.label, signer.ErrClosed, err)
+		}
 		code, _ := ckr(err)
 		if attempt > 0 || (code != p11.CKR_KEY_HANDLE_INVALID && code != p11.CKR_OBJECT_HANDLE_INVALID) {
-			if k.closed.Load() {
-				return nil, fmt.Errorf("pkcs11: key %q: %w (%v)", k.label, signer.ErrClosed, err)
-			}
 			return nil, err
 		}
-		ko, ferr := k.tok.findKey(ctx, signer.KeyRef{Label: k.label, ID: hexID(k.id)}, st)
-		if ferr != nil {
-			return nil, fmt.Errorf("%w (looking the key up again: %v)", err, ferr)
-		}
 		k.handleMu.Lock()
-		k.ko = ko
+		k.stale = true
 		k.handleMu.Unlock()
 		st.retries++
 	}
+}
+
+// handle returns the key's object handle, looking it up again through sh
+// (logged in) when the pool logged in since it was found or the module
+// refused it.
+func (k *Key) handle(sh p11.SessionHandle, st *opStats) (p11.ObjectHandle, error) {
+	p := k.tok.pool
+	k.handleMu.Lock()
+	defer k.handleMu.Unlock()
+	if !k.stale && k.logins == p.logins.Load() {
+		return k.ko.handle, nil
+	}
+	if err := p.ensureLogin(sh, st); err != nil {
+		return 0, err
+	}
+	logins := p.logins.Load()
+	tmpl, err := refTemplate(signer.KeyRef{Label: k.label, ID: hexID(k.id)})
+	if err != nil {
+		return 0, err
+	}
+	hs, err := findObjects(p.mod.ctx, sh, tmpl)
+	st.trips += 3
+	if err != nil {
+		return 0, err
+	}
+	if len(hs) != 1 {
+		return 0, fmt.Errorf("pkcs11: key %q id %s: %d matching keys on the token now: %w", k.label, hexID(k.id), len(hs), signer.ErrKeyNotFound)
+	}
+	k.ko.handle, k.logins, k.stale = hs[0], logins, false
+	return hs[0], nil
 }
 
 // nilIfEmpty keeps miekg/pkcs11 from passing a zero-length parameter

@@ -6,6 +6,7 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	p11 "github.com/miekg/pkcs11"
@@ -33,6 +34,11 @@ type pool struct {
 
 	loginMu sync.Mutex // one C_Login at a time
 	pinErr  error      // set once the token refused the PIN; guarded by loginMu
+	// logins counts the pool's logins. A login means the token had
+	// forgotten the last one, and modules may forget the handles of
+	// private objects with it (SoftHSM2 does), so Keys look their handle
+	// up again when it moved.
+	logins atomic.Uint64
 
 	mu     sync.Mutex
 	idle   []p11.SessionHandle
@@ -126,23 +132,27 @@ func (p *pool) open(st *opStats) (p11.SessionHandle, error) {
 	if err != nil {
 		return 0, wrap("C_OpenSession", err)
 	}
-	if p.pin == nil {
-		return sh, nil
-	}
-	info, err := p.mod.ctx.GetSessionInfo(sh)
-	st.addTrips(1)
-	if err != nil {
-		p.mod.ctx.CloseSession(sh)
-		return 0, wrap("C_GetSessionInfo", err)
-	}
-	if info.State == p11.CKS_RO_USER_FUNCTIONS || info.State == p11.CKS_RW_USER_FUNCTIONS {
-		return sh, nil
-	}
-	if err := p.login(sh, st); err != nil {
+	if err := p.ensureLogin(sh, st); err != nil {
 		p.mod.ctx.CloseSession(sh)
 		return 0, err
 	}
 	return sh, nil
+}
+
+// ensureLogin logs the token in through sh unless it is logged in.
+func (p *pool) ensureLogin(sh p11.SessionHandle, st *opStats) error {
+	if p.pin == nil {
+		return nil
+	}
+	info, err := p.mod.ctx.GetSessionInfo(sh)
+	st.addTrips(1)
+	if err != nil {
+		return wrap("C_GetSessionInfo", err)
+	}
+	if info.State == p11.CKS_RO_USER_FUNCTIONS || info.State == p11.CKS_RW_USER_FUNCTIONS {
+		return nil
+	}
+	return p.login(sh, st)
 }
 
 func (s *opStats) addTrips(n int64) {
@@ -172,7 +182,10 @@ func (p *pool) login(sh p11.SessionHandle, st *opStats) error {
 	st.addTrips(1)
 	code, _ := ckr(err)
 	switch {
-	case err == nil, code == p11.CKR_USER_ALREADY_LOGGED_IN:
+	case err == nil:
+		p.logins.Add(1)
+		return nil
+	case code == p11.CKR_USER_ALREADY_LOGGED_IN:
 		return nil
 	case pinRefused(code):
 		p.pinErr = &PINError{Code: code, Token: p.token}

@@ -398,6 +398,10 @@ func (t *Token) findKey(ctx context.Context, ref signer.KeyRef, st *opStats) (*k
 	}
 	var k *keyObject
 	err = t.pool.do(ctx, st, func(sh p11.SessionHandle) error {
+		// Private keys are invisible to a session that is not logged in.
+		if err := t.pool.ensureLogin(sh, st); err != nil {
+			return err
+		}
 		hs, err := findObjects(t.pool.mod.ctx, sh, tmpl)
 		if err != nil {
 			return err

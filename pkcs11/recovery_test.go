@@ -1,0 +1,232 @@
+//go:build cgo
+
+package pkcs11_test
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	p11 "github.com/miekg/pkcs11"
+
+	"github.com/signerkit/signerkit/pkcs11"
+	"github.com/signerkit/signerkit/pkcs11/pkcs11test"
+	"github.com/signerkit/signerkit/signer"
+	"github.com/signerkit/signerkit/signer/signertest"
+)
+
+// otherHandle is a second miekg/pkcs11 handle on the module the package
+// has loaded, as another library in the same process would have: the
+// module is initialized already, so it is neither initialized nor
+// finalized here.
+func otherHandle(t *testing.T, st *pkcs11test.Token) *p11.Ctx {
+	t.Helper()
+	c := p11.New(st.Module)
+	if c == nil {
+		t.Fatal("loading the module a second time failed")
+	}
+	if err := c.Initialize(); err == nil || !errors.Is(err, p11.Error(p11.CKR_CRYPTOKI_ALREADY_INITIALIZED)) {
+		t.Fatalf("second handle's C_Initialize: %v, want CKR_CRYPTOKI_ALREADY_INITIALIZED", err)
+	}
+	t.Cleanup(c.Destroy)
+	return c
+}
+
+// fillPool signs from several goroutines so the pool holds several idle
+// sessions.
+func fillPool(t *testing.T, k signer.Signer) {
+	t.Helper()
+	var wg sync.WaitGroup
+	for range pkcs11.DefaultPoolSize * 2 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if _, err := k.SignContext(context.Background(), []byte("fill")); err != nil {
+				t.Error(err)
+			}
+		}()
+	}
+	wg.Wait()
+}
+
+// countingPIN returns the token's PIN and counts the calls.
+func countingPIN(st *pkcs11test.Token, calls *atomic.Int32) pkcs11.PINFunc {
+	return func() ([]byte, error) {
+		calls.Add(1)
+		return []byte(st.PIN), nil
+	}
+}
+
+func TestRecoverClosedSessions(t *testing.T) {
+	for _, alg := range []signer.Algorithm{signer.Ed25519, signer.ECDSAP256, signer.RSAPSS} {
+		t.Run(alg.String(), func(t *testing.T) {
+			var pins atomic.Int32
+			st := pkcs11test.New(t)
+			cfg := st.Config()
+			cfg.PIN = countingPIN(st, &pins)
+			tok, err := pkcs11.Open(context.Background(), cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer tok.Close()
+			ki, err := tok.GenerateKey(context.Background(), alg, "recover")
+			if err != nil {
+				t.Fatal(err)
+			}
+			k, err := tok.Key(context.Background(), ki.Ref())
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer k.Close()
+			fillPool(t, k)
+			other := otherHandle(t, st)
+
+			for round := range 3 {
+				// Every session of the application goes, and the login with them.
+				if err := other.CloseAllSessions(tok.SlotID()); err != nil {
+					t.Fatalf("C_CloseAllSessions: %v", err)
+				}
+				before := pins.Load()
+				col := signer.NewCollector()
+				msg := []byte("after the sessions were closed")
+				sig, err := k.SignContext(col.WithContext(context.Background()), msg)
+				if err != nil {
+					t.Fatalf("round %d: sign after C_CloseAllSessions: %v", round, err)
+				}
+				if err := signertest.VerifyStd(alg, k.Public(), msg, sig); err != nil {
+					t.Fatal(err)
+				}
+				sum := col.Summary()
+				if got := sum.Count(signer.CountRetries); got != 1 {
+					t.Errorf("round %d: %d retries reported, want 1", round, got)
+				}
+				if got := pins.Load() - before; got != 1 {
+					t.Errorf("round %d: PIN asked %d times, want 1 (one login on the new session)", round, got)
+				}
+				if sum.Stage(signer.StageSession).Measured <= 0 || sum.Stage(signer.StageDevice).Measured <= 0 {
+					t.Errorf("round %d: stages %v, want session and device", round, sum)
+				}
+				fillPool(t, k)
+			}
+		})
+	}
+}
+
+func TestReloginAfterLogout(t *testing.T) {
+	var pins atomic.Int32
+	st := pkcs11test.New(t)
+	cfg := st.Config()
+	cfg.PIN = countingPIN(st, &pins)
+	tok, err := pkcs11.Open(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tok.Close()
+	ki, err := tok.GenerateKey(context.Background(), signer.Ed25519, "relogin")
+	if err != nil {
+		t.Fatal(err)
+	}
+	k, err := tok.Key(context.Background(), ki.Ref())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer k.Close()
+	fillPool(t, k)
+	other := otherHandle(t, st)
+	sh, err := other.OpenSession(tok.SlotID(), p11.CKF_SERIAL_SESSION)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.CloseSession(sh)
+	for round := range 2 {
+		// The sessions stay open; the login they share goes.
+		if err := other.Logout(sh); err != nil {
+			t.Fatalf("C_Logout: %v", err)
+		}
+		before := pins.Load()
+		msg := []byte("after a logout")
+		sig, err := k.SignContext(context.Background(), msg)
+		if err != nil {
+			t.Fatalf("round %d: sign after C_Logout: %v", round, err)
+		}
+		if err := signertest.VerifyStd(signer.Ed25519, k.Public(), msg, sig); err != nil {
+			t.Fatal(err)
+		}
+		if got := pins.Load() - before; got != 1 {
+			t.Errorf("round %d: PIN asked %d times, want 1", round, got)
+		}
+	}
+}
+
+func TestWrongPIN(t *testing.T) {
+	st := pkcs11test.New(t)
+	var calls atomic.Int32
+	cfg := st.Config()
+	cfg.PIN = func() ([]byte, error) { calls.Add(1); return []byte("0000"), nil }
+	tok, err := pkcs11.Open(context.Background(), cfg)
+	var pe *pkcs11.PINError
+	if !errors.As(err, &pe) || !errors.Is(err, signer.ErrWrongPassphrase) || pe.Code != p11.CKR_PIN_INCORRECT {
+		t.Fatalf("Open with a wrong PIN: %v, %v; want a *PINError wrapping ErrWrongPassphrase", tok, err)
+	}
+	if calls.Load() != 1 {
+		t.Errorf("PIN asked %d times, want once (never retried)", calls.Load())
+	}
+	if msg := err.Error(); contains(msg, "0000") {
+		t.Errorf("the error shows the PIN: %q", msg)
+	}
+
+	// A PIN that goes wrong after opening (changed behind the signer's
+	// back): the re-login fails once, and later signs fail without asking
+	// the token again.
+	calls.Store(0)
+	var wrong atomic.Bool
+	cfg.PIN = func() ([]byte, error) {
+		calls.Add(1)
+		if wrong.Load() {
+			return []byte("0000"), nil
+		}
+		return []byte(st.PIN), nil
+	}
+	tok, err = pkcs11.Open(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tok.Close()
+	ki, err := tok.GenerateKey(context.Background(), signer.ECDSAP256, "pin")
+	if err != nil {
+		t.Fatal(err)
+	}
+	k, err := tok.Key(context.Background(), ki.Ref())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer k.Close()
+	wrong.Store(true)
+	other := otherHandle(t, st)
+	if err := other.CloseAllSessions(tok.SlotID()); err != nil {
+		t.Fatal(err)
+	}
+	before := calls.Load()
+	for i := range 3 {
+		_, err := k.SignContext(context.Background(), []byte("x"))
+		if !errors.As(err, &pe) || !errors.Is(err, signer.ErrWrongPassphrase) {
+			t.Fatalf("sign %d after the PIN went wrong: %v, want a *PINError", i, err)
+		}
+	}
+	if got := calls.Load() - before; got != 1 {
+		t.Errorf("PIN tried %d times over three signs, want once", got)
+	}
+}
+
+func contains(s, sub string) bool { return len(sub) > 0 && len(s) >= len(sub) && (s == sub || indexOf(s, sub) >= 0) }
+
+func indexOf(s, sub string) int {
+	for i := 0; i+len(sub) <= len(s); i++ {
+		if s[i:i+len(sub)] == sub {
+			return i
+		}
+	}
+	return -1
+}
