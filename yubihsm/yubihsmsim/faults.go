@@ -9,7 +9,8 @@ import (
 // Fault is a failure the simulator can be told to show.
 type Fault uint8
 
-// The faults. Connector down and back is Server.Down and Server.Up;
+// The faults. The device lock is taken before the fault lock, never the
+// other way round. Connector down and back is Server.Down and Server.Up;
 // expired sessions are ExpireSessions or a Manual clock moved past
 // IdleTimeout; a full device is 16 sessions opened by other clients.
 const (
@@ -33,6 +34,14 @@ const (
 // Inject turns fault f on for the next n responses (for FaultUnplugged,
 // requests), or until Clear when n ≤ 0. FaultHang ignores n.
 func (d *Device) Inject(f Fault, n int) {
+	if f == FaultUnplugged {
+		// The device loses power: its sessions are gone when it is back.
+		d.mu.Lock()
+		for i := range d.sessions {
+			d.dropSession(i)
+		}
+		d.mu.Unlock()
+	}
 	d.fmu.Lock()
 	defer d.fmu.Unlock()
 	if n <= 0 {

@@ -1,0 +1,229 @@
+package yubihsm_test
+
+import (
+	"context"
+	"errors"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/signerkit/signerkit/internal/simtime"
+	"github.com/signerkit/signerkit/signer"
+	"github.com/signerkit/signerkit/signer/signertest"
+	"github.com/signerkit/signerkit/yubihsm"
+	"github.com/signerkit/signerkit/yubihsm/yubihsmsim"
+)
+
+// counted returns a context whose trace counts retries.
+func counted(ctx context.Context) (context.Context, *atomic.Int64) {
+	var retries atomic.Int64
+	return signer.WithTrace(ctx, &signer.Trace{Count: func(c signer.Counter, n int64) {
+		if c == signer.CountRetries {
+			retries.Add(n)
+		}
+	}}), &retries
+}
+
+func signOK(t *testing.T, k *yubihsm.Key, what string) {
+	t.Helper()
+	msg := []byte("a vote: " + what)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	sig, err := k.SignContext(ctx, msg)
+	if err != nil {
+		t.Fatalf("%s: %v", what, err)
+	}
+	if err := signertest.VerifyStd(k.Algorithm(), k.Public(), msg, sig); err != nil {
+		t.Fatalf("%s: %v", what, err)
+	}
+}
+
+// signFails checks that a sign fails with an error wrapping want, well
+// within its deadline.
+func signFails(t *testing.T, k *yubihsm.Key, what string, want ...error) {
+	t.Helper()
+	const deadline = 3 * time.Second
+	ctx, cancel := context.WithTimeout(context.Background(), deadline)
+	defer cancel()
+	start := time.Now()
+	sig, err := k.SignContext(ctx, []byte("a vote"))
+	if took := time.Since(start); took > deadline+time.Second {
+		t.Errorf("%s: returned after %v, past its %v deadline", what, took, deadline)
+	}
+	if err == nil || sig != nil {
+		t.Fatalf("%s: sign succeeded", what)
+	}
+	for _, w := range want {
+		if !errors.Is(err, w) {
+			t.Errorf("%s: %v, want an error wrapping %v", what, err, w)
+		}
+	}
+}
+
+func openKey(t *testing.T, url string, cfg func(*yubihsm.Config)) *yubihsm.Key {
+	t.Helper()
+	c := config(url)
+	if cfg != nil {
+		cfg(&c)
+	}
+	client := open(t, c)
+	ki := generate(t, client, signer.Ed25519, "faults")
+	k, err := client.Key(context.Background(), ki.Ref())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { k.Close() })
+	return k
+}
+
+func TestFaults(t *testing.T) {
+	dev := yubihsmsim.New(yubihsmsim.Config{})
+	srv, err := yubihsmsim.NewServer(dev)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	k := openKey(t, srv.URL(), nil)
+	signOK(t, k, "before any fault")
+
+	t.Run("ConnectorDown", func(t *testing.T) {
+		if err := srv.Down(); err != nil {
+			t.Fatal(err)
+		}
+		signFails(t, k, "connector down", signer.ErrDisconnected)
+		if err := srv.Up(); err != nil {
+			t.Fatal(err)
+		}
+		signOK(t, k, "connector back")
+	})
+	t.Run("Unplugged", func(t *testing.T) {
+		dev.Inject(yubihsmsim.FaultUnplugged, 0)
+		signFails(t, k, "device unplugged", signer.ErrDisconnected)
+		dev.Clear(yubihsmsim.FaultUnplugged)
+		signOK(t, k, "device back")
+	})
+	t.Run("SessionExpired", func(t *testing.T) {
+		signOK(t, k, "session up")
+		dev.ExpireSessions()
+		ctx, retries := counted(context.Background())
+		if _, err := k.SignContext(ctx, []byte("after expiry")); err != nil {
+			t.Fatalf("sign after the session expired: %v", err)
+		}
+		if retries.Load() != 1 {
+			t.Errorf("%d retries, want 1 (INVALID SESSION, new session, retry)", retries.Load())
+		}
+	})
+	for _, f := range []struct {
+		name  string
+		fault yubihsmsim.Fault
+	}{
+		{"CorruptMAC", yubihsmsim.FaultCorruptMAC},
+		{"Garbled", yubihsmsim.FaultGarble},
+		{"WrongLength", yubihsmsim.FaultWrongLength},
+	} {
+		t.Run(f.name, func(t *testing.T) {
+			dev.Inject(f.fault, 1)
+			signFails(t, k, f.name, signer.ErrProtocol)
+			signOK(t, k, "after "+f.name)
+		})
+	}
+	t.Run("Hang", func(t *testing.T) {
+		release := dev.Hang()
+		signFails(t, k, "hung device", context.DeadlineExceeded)
+		release()
+		signOK(t, k, "after the hang")
+	})
+}
+
+func TestSessionsFull(t *testing.T) {
+	dev, url := sim(t, yubihsmsim.Config{})
+	k := openKey(t, url, nil) // its Client holds one session; k has none yet
+	var others []*yubihsm.Client
+	for dev.OpenSessions() < yubihsmsim.Sessions {
+		c, err := yubihsm.Open(context.Background(), config(url))
+		if err != nil {
+			t.Fatal(err)
+		}
+		others = append(others, c)
+	}
+	if _, err := yubihsm.Open(context.Background(), config(url)); !errors.Is(err, signer.ErrBusy) {
+		t.Errorf("Open on a full device: %v, want ErrBusy", err)
+	}
+	signFails(t, k, "sessions full", signer.ErrBusy)
+	others[0].Close()
+	signOK(t, k, "after a session was freed")
+	for _, c := range others[1:] {
+		c.Close()
+	}
+	if n := dev.OpenSessions(); n != 2 {
+		t.Errorf("%d sessions open on the device, want 2 (the Client's and the Key's)", n)
+	}
+}
+
+func TestRotation(t *testing.T) {
+	dev, url := sim(t, yubihsmsim.Config{})
+	k := openKey(t, url, func(c *yubihsm.Config) { c.MessageLimit = 20 })
+	before := dev.Stats().SessionsCreated
+	for i := range 200 {
+		ctx, retries := counted(context.Background())
+		if _, err := k.SignContext(ctx, []byte{byte(i)}); err != nil {
+			t.Fatalf("sign %d: %v", i, err)
+		}
+		if retries.Load() != 0 {
+			t.Fatalf("sign %d needed a retry", i)
+		}
+	}
+	// 200 signs at 19 commands per session (the counter starts at 1).
+	if made := dev.Stats().SessionsCreated - before; made < 10 || made > 12 {
+		t.Errorf("%d sessions made for 200 signs with a limit of 20", made)
+	}
+	k.Close()
+	deadline := time.Now().Add(5 * time.Second)
+	for dev.OpenSessions() > 1 && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if n := dev.OpenSessions(); n != 1 {
+		t.Errorf("%d sessions left open, want 1 (the Client's): rotated sessions must be closed", n)
+	}
+}
+
+func TestKeepAlive(t *testing.T) {
+	clock := simtime.NewManual(time.Unix(0, 0))
+	dev, url := sim(t, yubihsmsim.Config{Clock: clock})
+	k := openKey(t, url, func(c *yubihsm.Config) { c.KeepAlive = 20 * time.Millisecond })
+	signOK(t, k, "first")
+	for range 3 {
+		echoes := dev.Stats().Echoes
+		clock.Advance(20 * time.Second)
+		deadline := time.Now().Add(5 * time.Second)
+		for dev.Stats().Echoes <= echoes+1 && time.Now().Before(deadline) {
+			time.Sleep(5 * time.Millisecond)
+		}
+		if dev.Stats().Echoes <= echoes+1 {
+			t.Fatal("no keepalive reached the device")
+		}
+	}
+	// 60 s of device time have passed; the pings kept the session.
+	ctx, retries := counted(context.Background())
+	if _, err := k.SignContext(ctx, []byte("later")); err != nil {
+		t.Fatal(err)
+	}
+	if retries.Load() != 0 || dev.Stats().SessionsExpired != 0 {
+		t.Errorf("session expired despite the keepalive: %d retries, %d expired", retries.Load(), dev.Stats().SessionsExpired)
+	}
+}
+
+func TestExpiryWithoutKeepAlive(t *testing.T) {
+	clock := simtime.NewManual(time.Unix(0, 0))
+	dev, url := sim(t, yubihsmsim.Config{Clock: clock})
+	k := openKey(t, url, func(c *yubihsm.Config) { c.KeepAlive = -1 })
+	signOK(t, k, "first")
+	clock.Advance(yubihsmsim.IdleTimeout + time.Second)
+	ctx, retries := counted(context.Background())
+	if _, err := k.SignContext(ctx, []byte("after 31 s")); err != nil {
+		t.Fatal(err)
+	}
+	if retries.Load() != 1 || dev.Stats().SessionsExpired == 0 {
+		t.Errorf("%d retries, %d expired; want 1 retry after the device expired the session", retries.Load(), dev.Stats().SessionsExpired)
+	}
+}
