@@ -133,6 +133,14 @@ func TestFaults(t *testing.T) {
 		release()
 		signOK(t, k, "after the hang")
 	})
+	// Sessions dropped after a fault were closed, not left to expire.
+	deadline := time.Now().Add(5 * time.Second)
+	for dev.OpenSessions() > 2 && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if n := dev.OpenSessions(); n > 2 {
+		t.Errorf("%d sessions open after the faults, want at most 2 (the Client's and the Key's)", n)
+	}
 }
 
 func TestSessionsFull(t *testing.T) {

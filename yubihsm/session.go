@@ -118,6 +118,8 @@ func isTyped(err error) bool {
 // possible for commands without a response body.
 func (s *session) send(c call, cmd *commands.CommandMessage) (commands.Response, error) {
 	s.conn.call = c
+	s.conn.answered = false
+	before := s.ch.Counter
 	var resp commands.Response
 	err := safely(func() error {
 		var err error
@@ -126,6 +128,13 @@ func (s *session) send(c call, cmd *commands.CommandMessage) (commands.Response,
 	})
 	s.conn.call = call{}
 	s.lastUsed = time.Now()
+	if err != nil && s.conn.answered && s.ch.Counter == before {
+		// An answer came back but yubihsm-go refused it before counting
+		// it (a bad R-MAC, a garbled frame): the device has executed the
+		// command and moved its counter on. Keep in step so that the
+		// Close Session the pool sends next can still be read.
+		s.ch.Counter++
+	}
 	if err != nil {
 		err = deviceError(err, byte(cmd.CommandType))
 		if !isTyped(err) {

@@ -235,6 +235,8 @@ type conn struct {
 	call  call
 	sid   byte // the session's id once known, checked on every response
 	sidOK bool
+	// answered is set when the connector returned a response body.
+	answered bool
 }
 
 var _ connector.Connector = (*conn)(nil)
@@ -252,6 +254,7 @@ func (c *conn) Request(cmd *commands.CommandMessage) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
+	c.answered = true
 	if err := checkResponse(frame[0], resp); err != nil {
 		return nil, err
 	}

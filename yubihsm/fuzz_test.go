@@ -1,0 +1,139 @@
+package yubihsm
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/certusone/yubihsm-go/commands"
+
+	"github.com/signerkit/signerkit/signer"
+	"github.com/signerkit/signerkit/yubihsm/yubihsmsim"
+)
+
+// FuzzCheckResponse checks that every outer frame checkResponse lets
+// through can be parsed by yubihsm-go's ParseResponse without a panic
+// (which, unguarded, panics on short session messages and device info).
+func FuzzCheckResponse(f *testing.F) {
+	f.Add(byte(0x05), []byte{0x85, 0x00, 0x01, 0x00})
+	f.Add(byte(0x06), []byte{0x86, 0x00, 0x02, 0x02, 0x04})
+	f.Add(byte(0x03), []byte{0x83, 0x00, 0x11, 0, 1, 2, 3, 4, 5, 6, 7, 8, 1, 2, 3, 4, 5, 6, 7, 8})
+	f.Add(byte(0x04), []byte{0x84, 0x00, 0x00})
+	f.Add(byte(0x01), []byte{0x7f, 0x00, 0x01, 0x03})
+	f.Add(byte(0x01), []byte{0x7f, 0x00, 0x00})
+	f.Fuzz(func(t *testing.T, cmd byte, b []byte) {
+		switch cmd {
+		case 0x01, 0x03, 0x04, 0x05, 0x06: // the outer commands we send
+		default:
+			return
+		}
+		err := checkResponse(cmd, b)
+		var de *DeviceError
+		switch {
+		case err == nil:
+			commands.ParseResponse(b)
+		case errors.As(err, &de):
+			if !errors.Is(err, de.Unwrap()) || de.Error() == "" {
+				t.Fatal("DeviceError does not unwrap")
+			}
+		case !errors.Is(err, signer.ErrProtocol):
+			t.Fatalf("checkResponse error %v does not wrap ErrProtocol", err)
+		}
+	})
+}
+
+func FuzzParseStatus(f *testing.F) {
+	f.Add([]byte("status=OK\nserial=0012345678\nversion=3.0.4\npid=1\naddress=localhost\nport=12345\n"))
+	f.Add([]byte("status=NO_DEVICE\nserial=*\n"))
+	f.Add([]byte("status\n=\n"))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		s, err := parseStatus(b)
+		if err != nil && !errors.Is(err, signer.ErrProtocol) {
+			t.Fatal(err)
+		}
+		if s.OK && !bytes.Contains(b, []byte("status=OK")) {
+			t.Fatalf("OK without status=OK in %q", b)
+		}
+	})
+}
+
+// simTransport serves a simulated device in process and can replace the
+// next response body with other bytes.
+type simTransport struct {
+	h        http.Handler
+	mu       sync.Mutex
+	override []byte
+	armed    bool
+}
+
+func (s *simTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	rec := httptest.NewRecorder()
+	s.h.ServeHTTP(rec, req)
+	resp := rec.Result()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.armed && req.Method == http.MethodPost {
+		s.armed = false
+		resp.Body = io.NopCloser(bytes.NewReader(s.override))
+		resp.ContentLength = int64(len(s.override))
+	}
+	return resp, nil
+}
+
+func (s *simTransport) arm(b []byte) {
+	s.mu.Lock()
+	s.override, s.armed = b, true
+	s.mu.Unlock()
+}
+
+// FuzzSessionResponse replaces the device's answer to a sign with
+// arbitrary bytes: the sign must fail with a typed error (or, if the bytes
+// happen to be right, succeed), never panic, and the next sign must work.
+func FuzzSessionResponse(f *testing.F) {
+	f.Add([]byte{0x85, 0x00, 0x00})
+	f.Add([]byte{0x85, 0x00, 0x19, 0x00, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 1, 2, 3, 4, 5, 6, 7, 8})
+	f.Add([]byte{0x7f, 0x00, 0x01, 0x03})
+	f.Add([]byte{0x7f, 0x00, 0x01, 0x04})
+	f.Add([]byte{0xea, 0x00, 0x40})
+	f.Add([]byte{})
+	dev := yubihsmsim.New(yubihsmsim.Config{})
+	rt := &simTransport{h: dev.Handler()}
+	ctx := context.Background()
+	c, err := Open(ctx, Config{URL: "http://sim.invalid", Password: []byte("password"), HTTPClient: &http.Client{Transport: rt}, KeepAlive: -1})
+	if err != nil {
+		f.Fatal(err)
+	}
+	defer c.Close()
+	ki, err := c.GenerateKey(ctx, signer.Ed25519, "fuzz")
+	if err != nil {
+		f.Fatal(err)
+	}
+	k, err := c.Key(ctx, ki.Ref())
+	if err != nil {
+		f.Fatal(err)
+	}
+	defer k.Close()
+	f.Fuzz(func(t *testing.T, b []byte) {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		msg := []byte("fuzzed vote")
+		rt.arm(b)
+		sig, err := k.SignContext(ctx, msg)
+		if err == nil {
+			if signer.Ed25519.Verify(k.Public(), msg, sig) != nil {
+				t.Fatalf("a sign answered by %x returned a bad signature without error", b)
+			}
+		} else if !errors.Is(err, signer.ErrProtocol) && !errors.Is(err, signer.ErrDisconnected) && !errors.As(err, new(*DeviceError)) {
+			t.Fatalf("untyped error for %x: %v", b, err)
+		}
+		if _, err := k.SignContext(ctx, msg); err != nil {
+			t.Fatalf("sign after %x: %v", b, err)
+		}
+	})
+}

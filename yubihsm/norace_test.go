@@ -1,0 +1,5 @@
+//go:build !race
+
+package yubihsm_test
+
+const raceEnabled = false
