@@ -1,0 +1,196 @@
+package ledger
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"testing"
+
+	ledger_go "github.com/zondax/ledger-go"
+
+	"github.com/signerkit/signerkit/signer"
+)
+
+// Our framing agrees with zondax/ledger-go's WrapCommandAPDU and
+// UnwrapResponseAPDU for every APDU length (protocols.md A.8).
+func TestFramingMatchesLedgerGo(t *testing.T) {
+	for n := 0; n <= 260; n++ {
+		apdu := make([]byte, n)
+		for i := range apdu {
+			apdu[i] = byte(i*7 + 1)
+		}
+		ours := appendReports(nil, Channel, apdu)
+		if len(ours) != reportCount(n)*ReportSize {
+			t.Fatalf("%d bytes: %d reports, reportCount says %d", n, len(ours)/ReportSize, reportCount(n))
+		}
+		if n > 0 {
+			theirs, err := ledger_go.WrapCommandAPDU(Channel, apdu, ReportSize)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(ours, theirs) {
+				t.Fatalf("%d bytes: our reports differ from ledger-go's\nours   %x\ntheirs %x", n, ours, theirs)
+			}
+			pipe := make(chan []byte, len(ours)/ReportSize)
+			for off := 0; off < len(ours); off += ReportSize {
+				pipe <- ours[off : off+ReportSize]
+			}
+			close(pipe)
+			back, err := ledger_go.UnwrapResponseAPDU(Channel, pipe, ReportSize)
+			if err != nil || !bytes.Equal(back, apdu) {
+				t.Fatalf("%d bytes: ledger-go unwraps our reports to %x, %v", n, back, err)
+			}
+		}
+		d := newDeframer(Channel)
+		var done bool
+		for off := 0; off < len(ours); off += ReportSize {
+			var err error
+			if done, err = d.add(ours[off : off+ReportSize]); err != nil {
+				t.Fatalf("%d bytes, report %d: %v", n, off/ReportSize, err)
+			}
+		}
+		if !done || !bytes.Equal(d.buf, apdu) {
+			t.Fatalf("%d bytes: deframed to %x (done %v)", n, d.buf, done)
+		}
+	}
+}
+
+func TestDeframerDiscards(t *testing.T) {
+	resp := make([]byte, 100)
+	reports := appendReports(nil, Channel, resp)
+	first, second := reports[:ReportSize], reports[ReportSize:]
+	mutate := func(r []byte, f func([]byte)) []byte {
+		c := append([]byte(nil), r...)
+		f(c)
+		return c
+	}
+	for _, tc := range []struct {
+		name   string
+		report []byte
+		want   error
+	}{
+		{"short", first[:4], errShortReport},
+		{"first without length", first[:6], errShortReport},
+		{"wrong channel", mutate(first, func(r []byte) { r[1] = 2 }), errWrongChannel},
+		{"wrong tag", mutate(first, func(r []byte) { r[2] = 2 }), errWrongTag},
+		{"continuation first", second, errWrongSequence},
+		{"impossible length", mutate(first, func(r []byte) { binary.BigEndian.PutUint16(r[5:], 4000) }), errBadLength},
+	} {
+		d := newDeframer(Channel)
+		if _, err := d.add(tc.report); !errors.Is(err, tc.want) {
+			t.Errorf("%s: got %v, want %v", tc.name, err, tc.want)
+		}
+		// The deframer is unchanged: the real reply still goes through.
+		if done, err := d.add(first); done || err != nil {
+			t.Fatalf("%s: first report after a discard: %v, %v", tc.name, done, err)
+		}
+		if done, err := d.add(second); !done || err != nil || !bytes.Equal(d.buf, resp) {
+			t.Fatalf("%s: second report after a discard: %v, %v", tc.name, done, err)
+		}
+	}
+	d := newDeframer(Channel)
+	d.add(first)
+	if _, err := d.add(mutate(second, func(r []byte) { r[4] = 2 })); !errors.Is(err, errWrongSequence) {
+		t.Errorf("skipped sequence number: got %v", err)
+	}
+}
+
+// FuzzHIDDeframer feeds arbitrary reports: the deframer must not panic,
+// never complete more bytes than announced, and rebuild what it completes
+// from our own framing.
+func FuzzHIDDeframer(f *testing.F) {
+	f.Add(appendReports(nil, Channel, []byte{0x90, 0x00}))
+	f.Add(appendReports(nil, Channel, make([]byte, 66)))
+	f.Add(appendReports(nil, Channel, make([]byte, 260)))
+	f.Add(appendReports(nil, 0x0202, []byte{0x90, 0x00}))
+	f.Add([]byte{1, 1, 5, 0, 0, 0xff, 0xff})
+	f.Add([]byte{1, 1, 5, 0, 1})
+	f.Fuzz(func(t *testing.T, stream []byte) {
+		d := newDeframer(Channel)
+		for off := 0; off < len(stream); off += ReportSize {
+			done, err := d.add(stream[off:min(off+ReportSize, len(stream))])
+			if err != nil {
+				continue
+			}
+			if len(d.buf) > d.want || d.want > maxResponse {
+				t.Fatalf("buffer %d bytes for %d announced", len(d.buf), d.want)
+			}
+			if done {
+				again := newDeframer(Channel)
+				r := appendReports(nil, Channel, d.buf)
+				var ok bool
+				for o := 0; o < len(r); o += ReportSize {
+					ok, _ = again.add(r[o : o+ReportSize])
+				}
+				if !ok || !bytes.Equal(again.buf, d.buf) {
+					t.Fatalf("reframed %x does not deframe to itself", d.buf)
+				}
+				return
+			}
+		}
+	})
+}
+
+// FuzzSpeculosReply reads arbitrary bytes as a Speculos reply.
+func FuzzSpeculosReply(f *testing.F) {
+	f.Add([]byte{0, 0, 0, 0, 0x90, 0x00})
+	f.Add(append([]byte{0, 0, 0, 64}, make([]byte, 66)...))
+	f.Add([]byte{0, 0, 0, 1, 7, 0x69, 0x84})
+	f.Add([]byte{0xff, 0xff, 0xff, 0xff})
+	f.Add([]byte{0, 0, 0, 5, 1})
+	f.Fuzz(func(t *testing.T, b []byte) {
+		resp, err := readSpeculosReply(bytes.NewReader(b))
+		if err != nil {
+			if len(b) >= 4 && binary.BigEndian.Uint32(b) > maxSpeculosReply && !errors.Is(err, signer.ErrProtocol) {
+				t.Fatalf("oversized reply: %v, want ErrProtocol", err)
+			}
+			return
+		}
+		n := int(binary.BigEndian.Uint32(b))
+		if len(resp) != n+2 || !bytes.Equal(resp, b[4:4+n+2]) {
+			t.Fatalf("reply %x from %x", resp, b)
+		}
+	})
+}
+
+func TestStatusWordFromLedgerGo(t *testing.T) {
+	for _, sw := range append(knownWords, 0x5515, 0x6511, 0x9001) {
+		got, ok := statusWordOf(ledger_go.ErrorMessage(sw))
+		if !ok || got != sw {
+			t.Errorf("0x%04X: got 0x%04X, %v", sw, got, ok)
+		}
+		resp, err := upstreamResponse([]byte{7}, errors.New(ledger_go.ErrorMessage(sw)))
+		if err != nil || !bytes.Equal(resp, []byte{7, byte(sw >> 8), byte(sw)}) {
+			t.Errorf("0x%04X: response %x, %v", sw, resp, err)
+		}
+	}
+	if _, err := upstreamResponse(nil, errors.New("hidapi: failed to open device")); !errors.Is(err, signer.ErrDisconnected) {
+		t.Errorf("transport failure: %v", err)
+	}
+	resp, err := upstreamResponse([]byte{1, 2}, nil)
+	if err != nil || !bytes.Equal(resp, []byte{1, 2, 0x90, 0x00}) {
+		t.Errorf("success: %x, %v", resp, err)
+	}
+}
+
+func TestStatusErrorUnwraps(t *testing.T) {
+	for sw, want := range map[uint16]error{
+		0x6986: signer.ErrRejected,
+		0x6985: signer.ErrDoubleSign,
+		0x6984: signer.ErrInvalidMessage,
+		0x6983: signer.ErrMessageTooLarge,
+		0x6E00: signer.ErrAppNotOpen,
+		0x5515: signer.ErrDeviceLocked,
+		0x6D00: signer.ErrUnsupported,
+		0x6F00: signer.ErrProtocol,
+	} {
+		_, err := splitResponse(INSSignEd25519, []byte{7, byte(sw >> 8), byte(sw)})
+		var se *StatusError
+		if !errors.As(err, &se) || se.SW != sw || !errors.Is(err, want) {
+			t.Errorf("0x%04X: got %v, want a *StatusError wrapping %v", sw, err, want)
+		}
+		if sw == 0x6984 && se.ParseError != ParseUnexpectedBufferSize {
+			t.Errorf("0x6984: parse error %d, want 7", se.ParseError)
+		}
+	}
+}
