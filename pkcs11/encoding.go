@@ -68,7 +68,12 @@ func parseECParams(der []byte) (signer.Algorithm, error) {
 		return 0, fmt.Errorf("pkcs11: curve %v: %w", oid, signer.ErrUnsupported)
 	}
 	var name string
-	if rest, err := asn1.UnmarshalWithParams(der, &name, "printable"); err == nil && len(rest) == 0 {
+	// encoding/asn1 would take any string type into a string; PKCS#11 3.0
+	// says PrintableString.
+	if len(der) > 0 && der[0] == asn1.TagPrintableString {
+		if rest, err := asn1.Unmarshal(der, &name); err != nil || len(rest) != 0 {
+			return 0, fmt.Errorf("pkcs11: malformed CKA_EC_PARAMS curve name: %w", signer.ErrInvalidKey)
+		}
 		if name == "edwards25519" {
 			return signer.Ed25519, nil
 		}

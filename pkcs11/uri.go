@@ -21,8 +21,8 @@ import (
 // slot-id, slot-description, slot-manufacturer) and the key (object, id,
 // type); query attributes say how to reach it (module-path, module-name)
 // and where the PIN is (pin-source, pin-value). library-* attributes are
-// parsed and kept but select nothing, and vendor attributes (x-…) are kept
-// in Vendor. Values are percent-decoded; id is raw bytes.
+// parsed and kept but select nothing, and vendor attributes are kept in
+// Vendor and VendorQuery. Values are percent-decoded; id is raw bytes.
 type URI struct {
 	Token, Manufacturer, Serial, Model string
 	SlotDescription, SlotManufacturer  string
@@ -44,8 +44,12 @@ type URI struct {
 	// PIN; PINValue is the PIN itself. String leaves PINValue out.
 	PINSource, PINValue string
 
-	// Vendor holds the x-… attributes of path and query.
-	Vendor map[string]string
+	// Vendor holds the path attributes RFC 7512 leaves to vendors (any
+	// other name of letters, digits, '-' and '_'), VendorQuery those of
+	// the query. Config refuses a URI with vendor path attributes, which
+	// would narrow the match in ways this package cannot check; vendor
+	// query attributes are ignored.
+	Vendor, VendorQuery map[string]string
 }
 
 // pathAttrs and queryAttrs are the attributes RFC 7512 defines, by where
@@ -96,8 +100,9 @@ func (u *URI) field(name string) *string {
 }
 
 // ParseURI parses an RFC 7512 pkcs11: URI. It returns an error wrapping
-// signer.ErrInvalidArgument for anything else: another scheme, an
-// attribute RFC 7512 does not define (outside x-…), one given twice, a bad
+// signer.ErrInvalidArgument for anything else: another scheme, a standard
+// attribute in the wrong part, an attribute name with characters RFC 7512
+// does not allow, an attribute given twice, a bad
 // percent-escape, a slot-id that is not a decimal number or an unknown
 // type. The error never quotes pin-value.
 func ParseURI(s string) (*URI, error) {
@@ -108,11 +113,11 @@ func ParseURI(s string) (*URI, error) {
 	path, query, hasQuery := strings.Cut(rest, "?")
 	u := &URI{}
 	seen := map[string]bool{}
-	if err := u.parseAttrs(path, ";", pathAttrs, seen); err != nil {
+	if err := u.parseAttrs(path, ";", pathAttrs, queryAttrs, seen); err != nil {
 		return nil, err
 	}
 	if hasQuery {
-		if err := u.parseAttrs(query, "&", queryAttrs, seen); err != nil {
+		if err := u.parseAttrs(query, "&", queryAttrs, pathAttrs, seen); err != nil {
 			return nil, err
 		}
 	}
@@ -133,7 +138,7 @@ func uriErr(format string, args ...any) error {
 	return fmt.Errorf("pkcs11: URI %s: %w", fmt.Sprintf(format, args...), signer.ErrInvalidArgument)
 }
 
-func (u *URI) parseAttrs(s, sep string, allowed []string, seen map[string]bool) error {
+func (u *URI) parseAttrs(s, sep string, allowed, elsewhere []string, seen map[string]bool) error {
 	if s == "" {
 		return nil
 	}
@@ -142,7 +147,6 @@ func (u *URI) parseAttrs(s, sep string, allowed []string, seen map[string]bool) 
 		if !ok || name == "" {
 			return uriErr("attribute %q has no name=value form", truncate(name))
 		}
-		name = strings.ToLower(name)
 		if seen[name] {
 			return uriErr("attribute %s given twice", truncate(name))
 		}
@@ -151,15 +155,22 @@ func (u *URI) parseAttrs(s, sep string, allowed []string, seen map[string]bool) 
 		if err != nil {
 			return uriErr("attribute %s has a bad percent-escape", truncate(name))
 		}
-		if strings.HasPrefix(name, "x-") {
-			if u.Vendor == nil {
-				u.Vendor = map[string]string{}
-			}
-			u.Vendor[name] = value
-			continue
+		if contains(elsewhere, name) {
+			return uriErr("attribute %s in the wrong part of the URI", name)
 		}
 		if !contains(allowed, name) {
-			return uriErr("attribute %s is not an RFC 7512 %s attribute", truncate(name), map[string]string{";": "path", "&": "query"}[sep])
+			if !vendorName(name) {
+				return uriErr("attribute name %q has characters RFC 7512 does not allow", truncate(name))
+			}
+			m := &u.Vendor
+			if sep == "&" {
+				m = &u.VendorQuery
+			}
+			if *m == nil {
+				*m = map[string]string{}
+			}
+			(*m)[name] = value
+			continue
 		}
 		switch name {
 		case "id":
@@ -183,6 +194,18 @@ func (u *URI) parseAttrs(s, sep string, allowed []string, seen map[string]bool) 
 		}
 	}
 	return nil
+}
+
+// vendorName reports whether name is a valid vendor attribute name
+// (RFC 7512 pk11-v-attr-nm: letters, digits, '-' and '_').
+func vendorName(name string) bool {
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '-' || c == '_') {
+			return false
+		}
+	}
+	return name != ""
 }
 
 func contains(list []string, s string) bool {
@@ -232,19 +255,25 @@ func (u *URI) String() string {
 			query = append(query, name+"="+escape(v))
 		}
 	}
-	vendor := make([]string, 0, len(u.Vendor))
-	for k := range u.Vendor {
-		vendor = append(vendor, k)
-	}
-	sort.Strings(vendor)
-	for _, k := range vendor {
-		path = append(path, k+"="+escape(u.Vendor[k]))
-	}
+	path = appendVendor(path, u.Vendor)
+	query = appendVendor(query, u.VendorQuery)
 	s := "pkcs11:" + strings.Join(path, ";")
 	if len(query) > 0 {
 		s += "?" + strings.Join(query, "&")
 	}
 	return s
+}
+
+func appendVendor(attrs []string, m map[string]string) []string {
+	names := make([]string, 0, len(m))
+	for k := range m {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	for _, k := range names {
+		attrs = append(attrs, k+"="+escape(m[k]))
+	}
+	return attrs
 }
 
 // escape percent-encodes everything but RFC 3986 unreserved characters,
@@ -291,6 +320,11 @@ func (u *URI) Config() (Config, error) {
 			cfg.Module = u.ModuleName + ".dll"
 		default:
 			cfg.Module = "lib" + u.ModuleName + ".so"
+		}
+	}
+	if len(u.Vendor) > 0 {
+		for name := range u.Vendor {
+			return Config{}, fmt.Errorf("pkcs11: URI vendor attribute %s: %w", truncate(name), signer.ErrUnsupported)
 		}
 	}
 	if u.Type != "" && u.Type != "private" {
