@@ -1,0 +1,88 @@
+// Package keybase reads and writes the armored key files of gnokey (gno's
+// tm2 keybase) and signs with them: a gnokey-compatible key store that
+// signs at in-process speed.
+//
+// gnokey decrypts its key on every signature, running bcrypt at cost 12
+// each time: about 173 ms per sign in the latency analysis
+// (latency-profiles.md §1, "sidecar → gnokey keybase"), 250-280 ms on
+// slower hosts. A Signer opened here in UnlockOnce mode (the default)
+// decrypts once and then costs what crypto/ed25519 costs; PerSign mode
+// decrypts on every sign, as gnokey does, so benchmarks can show both.
+// Nothing here is simulated: every figure is measured on the host.
+//
+// # Format (protocols.md Part C)
+//
+// A private key is an OpenPGP-style armor block ("TENDERMINT PRIVATE KEY",
+// CRC-24 checksum) with headers "kdf: bcrypt" and "salt: <32 hex digits>",
+// in any order. The key is SHA-256 of the 60-byte "$2a$12$…" bcrypt string
+// of the passphrase under that salt, and the body is nonce(24) ‖
+// XSalsa20-Poly1305 of the key's amino "Any" bytes (/tm.PrivKeyEd25519 or
+// /tm.PrivKeySecp256k1). For an empty passphrase gnokey writes the amino
+// bytes unencrypted, with no headers; older versions encrypted them under
+// bcrypt of "" or SHA-256 of nothing, and both still open. EncryptArmor
+// and DecryptArmor convert keys; OpenArmor signs with an exported key.
+//
+// gnokey always uses cost 12 and the file does not say so. A Store
+// configured with another cost (tests use 4) adds a "cost" header, which
+// this package reads and gnokey ignores: such files open in gnokey only
+// if written at cost 12.
+//
+// The salted bcrypt lives in internal/bcryptsalt, built on the bcrypt key
+// schedule of golang.org/x/crypto/blowfish, because
+// golang.org/x/crypto/bcrypt picks its own salt; its tests check every
+// hash against bcrypt.CompareHashAndPassword. It reads the caller's
+// context between rounds, so a key derivation stops at the deadline.
+//
+// The armor reader is stricter than the one gnokey uses
+// (golang.org/x/crypto/openpgp/armor), which accepts a block with no
+// checksum, checks the checksum only when the body is read to its end, lets
+// a repeated header overwrite the first, and does not check that the END
+// line names the BEGIN line's type. Here each of these is an *ArmorError
+// with its ArmorProblem and line. Text before the block, CRLF line endings
+// and surrounding white space are accepted, as gnokey accepts them.
+//
+// # Store
+//
+// A Store is a directory (mode 0700; a directory open to other users is
+// refused) with one file per key, "<name>.key" (mode 0600): the key's
+// public key block, armored as gnokey armors public keys, then its private
+// key block exactly as written or imported, so List needs no passphrase
+// and Export returns what Import took. Names are 1 to 100 ASCII letters,
+// digits, '.', '_' and '-', starting with a letter or digit.
+//
+// Files are written to a temporary file, synced, and renamed into place,
+// so a reader sees the old file or the new one, whole, even across a
+// crash. Writers take an exclusive flock(2) on "<dir>/.lock" (waiting
+// within their context's deadline), so writers in several processes
+// neither lose an update nor both create one name; on systems without
+// flock only writers in one process are serialised. Readers take no lock.
+// A file whose private key does not match its public block is reported
+// corrupt (signer.ErrCorrupt) when opened.
+//
+// # Errors
+//
+// A wrong passphrase wraps signer.ErrWrongPassphrase and changes nothing on
+// disk (XSalsa20-Poly1305 cannot tell a wrong passphrase from a ciphertext
+// altered after it was written; both are reported as a wrong passphrase).
+// Unreadable armor is an *ArmorError (signer.ErrCorrupt, or
+// signer.ErrUnsupported for an unknown kdf); a key of another type, such
+// as a multisig, is a *KeyTypeError (signer.ErrUnsupported). Missing and
+// taken names wrap signer.ErrKeyNotFound and signer.ErrKeyExists, bad
+// names signer.ErrInvalidArgument. Passphrases and key bytes never appear
+// in errors.
+//
+// # Secrets
+//
+// Passphrases come through a Passphrase callback, whose result the package
+// wipes once the key is derived; PassphraseBytes serves one from a slice
+// the caller wipes. Decrypted key bytes are wiped after use, and an
+// UnlockOnce Signer's key on Close. Copies out of reach may remain (in
+// crypto/ed25519's and the secp256k1 package's working values, on stacks
+// the runtime moved); the process's memory is the boundary.
+//
+// # Concurrency
+//
+// Store, Keys and Signer are safe for concurrent use. A Signer's signs run
+// in parallel (in PerSign mode each runs its own key derivation); Close
+// waits for those in flight.
+package keybase

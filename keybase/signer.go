@@ -1,0 +1,269 @@
+package keybase
+
+import (
+	"context"
+	"crypto"
+	"crypto/ecdsa"
+	"crypto/ed25519"
+	"fmt"
+	"io"
+	"math/big"
+	"strings"
+	"sync"
+
+	k1ecdsa "github.com/decred/dcrd/dcrec/secp256k1/v4/ecdsa"
+
+	"github.com/signerkit/signerkit/signer"
+)
+
+// Mode says when a Signer decrypts its key.
+type Mode uint8
+
+const (
+	// UnlockOnce decrypts the key when the Signer opens and keeps it in
+	// memory until Close wipes it: a sign then costs what the signature
+	// costs. The default.
+	UnlockOnce Mode = iota
+	// PerSign decrypts the key on every sign, running bcrypt each time
+	// (about a quarter of a second at DefaultCost), and wipes it after, as
+	// gnokey's keybase.Sign does (protocols.md C.4). It is here to measure
+	// that path; it keeps the Passphrase for the Signer's life.
+	PerSign
+)
+
+// String returns "unlock-once" or "per-sign".
+func (m Mode) String() string {
+	switch m {
+	case UnlockOnce:
+		return "unlock-once"
+	case PerSign:
+		return "per-sign"
+	}
+	return fmt.Sprintf("Mode(%d)", uint8(m))
+}
+
+// Passphrase supplies a key's passphrase when the package needs it. The
+// slice it returns belongs to the package, which wipes it as soon as the
+// key is derived; return a fresh copy on every call. Its error is returned
+// wrapped. A Signer in PerSign mode calls it on every sign, possibly from
+// several goroutines at once.
+type Passphrase func() ([]byte, error)
+
+// PassphraseBytes returns a Passphrase that hands out copies of p. It keeps
+// p itself, not a copy, so the caller wipes the passphrase by wiping p once
+// nothing will call the Passphrase again (for PerSign, once its Signers
+// are closed).
+func PassphraseBytes(p []byte) Passphrase {
+	return func() ([]byte, error) { return append([]byte(nil), p...), nil }
+}
+
+func (p Passphrase) get() ([]byte, error) {
+	if p == nil {
+		return nil, fmt.Errorf("keybase: no Passphrase given: %w", signer.ErrInvalidArgument)
+	}
+	b, err := p()
+	if err != nil {
+		return nil, fmt.Errorf("keybase: passphrase: %w", err)
+	}
+	return b, nil
+}
+
+// Signer is a key of a gnokey key file open for signing (see Mode). It
+// signs Ed25519 (pure) or ECDSA on secp256k1 over SHA-256 as tm2 does
+// (deterministic, low-S, r‖s from SignContext). It is safe for concurrent
+// use: signs run in parallel, and Close waits for those in flight before it
+// wipes the key.
+type Signer struct {
+	name string // for messages
+	mode Mode
+	alg  signer.Algorithm
+	pub  crypto.PublicKey
+
+	mu     sync.RWMutex // read-held by signs, write-held by Close
+	closed bool
+	key    *privateKey // UnlockOnce
+	sealed *sealedKey  // PerSign
+	pass   Passphrase  // PerSign
+}
+
+var _ signer.AlgorithmSigner = (*Signer)(nil)
+
+// OpenArmor opens a private key armored by gnokey or EncryptArmor as a
+// Signer. In either mode it decrypts the key once, so a wrong passphrase
+// fails here; that derivation is reported as the kdf stage to ctx's trace.
+func OpenArmor(ctx context.Context, armor []byte, pass Passphrase, mode Mode) (*Signer, error) {
+	s, err := parsePrivateArmor(armor)
+	if err != nil {
+		return nil, err
+	}
+	return newSigner(ctx, "", s, nil, pass, mode)
+}
+
+// newSigner decrypts s once with pass and opens it in mode. want, when not
+// nil, is the public key the key must have.
+func newSigner(ctx context.Context, name string, s *sealedKey, want crypto.PublicKey, pass Passphrase, mode Mode) (*Signer, error) {
+	if mode != UnlockOnce && mode != PerSign {
+		return nil, fmt.Errorf("keybase: unknown mode %v: %w", mode, signer.ErrInvalidArgument)
+	}
+	k, err := unseal(ctx, s, pass)
+	if err != nil {
+		return nil, named(name, err)
+	}
+	pub := k.public()
+	if want != nil && !equalPublic(pub, want) {
+		k.wipe()
+		return nil, named(name, fmt.Errorf("keybase: the private key does not match the public key stored with it: %w", signer.ErrCorrupt))
+	}
+	out := &Signer{name: name, mode: mode, alg: k.alg, pub: pub}
+	if mode == PerSign {
+		k.wipe()
+		out.sealed, out.pass = s, pass
+	} else {
+		out.key = k
+	}
+	return out, nil
+}
+
+// unseal gets the passphrase, derives the key and decrypts, reporting the
+// kdf stage.
+func unseal(ctx context.Context, s *sealedKey, pass Passphrase) (*privateKey, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("keybase: %w", err)
+	}
+	p, err := pass.get()
+	if err != nil {
+		return nil, err
+	}
+	tr := signer.ContextTrace(ctx)
+	start := tr.Start()
+	k, err := s.open(ctx, p)
+	clear(p)
+	if !s.plaintext {
+		tr.Measured(signer.StageKDF, start)
+	}
+	return k, err
+}
+
+func equalPublic(a, b crypto.PublicKey) bool {
+	switch a := a.(type) {
+	case ed25519.PublicKey:
+		return a.Equal(b)
+	case *ecdsa.PublicKey:
+		return a.Equal(b)
+	}
+	return false
+}
+
+// named prefixes err with a key's name, when known.
+func named(name string, err error) error {
+	if name == "" || err == nil {
+		return err
+	}
+	return &keyError{name: name, err: err}
+}
+
+// keyError says which key an error is about.
+type keyError struct {
+	name string
+	err  error
+}
+
+func (e *keyError) Error() string {
+	return fmt.Sprintf("keybase: key %q: %s", e.name, strings.TrimPrefix(e.err.Error(), "keybase: "))
+}
+func (e *keyError) Unwrap() error { return e.err }
+
+// Mode returns the mode the Signer was opened in.
+func (s *Signer) Mode() Mode { return s.mode }
+
+// Algorithm returns signer.Ed25519 or signer.ECDSASecp256k1.
+func (s *Signer) Algorithm() signer.Algorithm { return s.alg }
+
+// Public returns the public key: ed25519.PublicKey or *ecdsa.PublicKey on
+// signer.Secp256k1(). It works after Close.
+func (s *Signer) Public() crypto.PublicKey {
+	if s.alg == signer.Ed25519 {
+		return append(ed25519.PublicKey(nil), s.pub.(ed25519.PublicKey)...)
+	}
+	p := s.pub.(*ecdsa.PublicKey)
+	return &ecdsa.PublicKey{Curve: p.Curve, X: new(big.Int).Set(p.X), Y: new(big.Int).Set(p.Y)}
+}
+
+var errClosed = fmt.Errorf("keybase: %w", signer.ErrClosed)
+
+// Close wipes the key (UnlockOnce) or drops the Passphrase (PerSign). It
+// waits for signs in flight and is idempotent.
+func (s *Signer) Close() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return nil
+	}
+	s.closed = true
+	s.key.wipe()
+	s.key, s.sealed, s.pass = nil, nil, nil
+	return nil
+}
+
+// withKey runs f with the private key: the one held (UnlockOnce), or one
+// decrypted for this call and wiped after it (PerSign), reporting the kdf
+// stage to ctx's trace.
+func (s *Signer) withKey(ctx context.Context, f func(*privateKey) ([]byte, error)) ([]byte, error) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if s.closed {
+		return nil, errClosed
+	}
+	if s.mode == UnlockOnce {
+		return f(s.key)
+	}
+	k, err := unseal(ctx, s.sealed, s.pass)
+	if err != nil {
+		return nil, named(s.name, err)
+	}
+	defer k.wipe()
+	return f(k)
+}
+
+// SignContext signs msg (see signer.Signer): Ed25519 over the message;
+// secp256k1 over its SHA-256 as r‖s, low-S, deterministic (RFC 6979), as
+// tm2 signs. The sign stage, and in PerSign mode the kdf stage, are
+// reported to ctx's trace. In PerSign mode the key derivation stops when
+// ctx is done.
+func (s *Signer) SignContext(ctx context.Context, msg []byte) ([]byte, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("keybase: %w", err)
+	}
+	return s.withKey(ctx, func(k *privateKey) ([]byte, error) {
+		tr := signer.ContextTrace(ctx)
+		start := tr.Start()
+		var sig []byte
+		if k.alg == signer.Ed25519 {
+			sig = ed25519.Sign(k.ed, msg)
+		} else {
+			sig = make([]byte, 64)
+			es := k1ecdsa.Sign(k.k1, k.alg.Digest(msg))
+			r, v := es.R(), es.S()
+			r.PutBytesUnchecked(sig[:32])
+			v.PutBytesUnchecked(sig[32:])
+		}
+		tr.Measured(signer.StageSign, start)
+		return sig, nil
+	})
+}
+
+// Sign implements crypto.Signer with the standard library's meaning:
+// Ed25519 over the message itself (opts.HashFunc() == 0; Ed25519ph and
+// Ed25519ctx are refused with signer.ErrUnsupported), secp256k1 over a
+// SHA-256 digest as ASN.1 DER (low-S, deterministic). rand is ignored.
+func (s *Signer) Sign(_ io.Reader, digest []byte, opts crypto.SignerOpts) ([]byte, error) {
+	if err := signer.CheckSignerOpts(s.alg, digest, opts); err != nil {
+		return nil, fmt.Errorf("keybase: %w", err)
+	}
+	return s.withKey(context.Background(), func(k *privateKey) ([]byte, error) {
+		if k.alg == signer.Ed25519 {
+			return ed25519.Sign(k.ed, digest), nil
+		}
+		return k1ecdsa.Sign(k.k1, digest).Serialize(), nil
+	})
+}

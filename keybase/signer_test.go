@@ -1,0 +1,230 @@
+package keybase
+
+import (
+	"context"
+	"crypto"
+	"crypto/ed25519"
+	"errors"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/signerkit/signerkit/signer"
+	"github.com/signerkit/signerkit/signer/signertest"
+)
+
+func TestConformance(t *testing.T) {
+	ctx := context.Background()
+	s := testStore(t)
+	for _, alg := range []signer.Algorithm{signer.Ed25519, signer.ECDSASecp256k1} {
+		if _, err := s.Create(ctx, alg.String(), alg, pw); err != nil {
+			t.Fatal(err)
+		}
+		for _, mode := range []Mode{UnlockOnce, PerSign} {
+			t.Run(alg.String()+"/"+mode.String(), func(t *testing.T) {
+				signertest.Run(t, func() (signer.Signer, error) {
+					return s.Open(ctx, alg.String(), pw, mode)
+				}, signertest.Options{})
+			})
+		}
+	}
+}
+
+// recorder keeps the stages reported to a trace.
+type recorder struct {
+	mu     sync.Mutex
+	stages []signer.StageInfo
+}
+
+func (r *recorder) ctx(ctx context.Context) context.Context {
+	return signer.WithTrace(ctx, &signer.Trace{StageDone: func(i signer.StageInfo) {
+		r.mu.Lock()
+		r.stages = append(r.stages, i)
+		r.mu.Unlock()
+	}})
+}
+
+func (r *recorder) take() []signer.Stage {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var out []signer.Stage
+	for _, i := range r.stages {
+		if i.Source != signer.Measured || i.Duration < 0 {
+			panic("bad report")
+		}
+		out = append(out, i.Stage)
+	}
+	r.stages = nil
+	return out
+}
+
+func TestTraceStages(t *testing.T) {
+	s := testStore(t)
+	ctx := context.Background()
+	s.Create(ctx, "k", signer.Ed25519, pw)
+	var rec recorder
+	for _, tc := range []struct {
+		mode       Mode
+		open, sign []signer.Stage
+	}{
+		{UnlockOnce, []signer.Stage{signer.StageKDF}, []signer.Stage{signer.StageSign}},
+		{PerSign, []signer.Stage{signer.StageKDF}, []signer.Stage{signer.StageKDF, signer.StageSign}},
+	} {
+		sg, err := s.Open(rec.ctx(ctx), "k", pw, tc.mode)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := rec.take(); !equalStages(got, tc.open) {
+			t.Errorf("%v open: stages %v, want %v", tc.mode, got, tc.open)
+		}
+		if _, err := sg.SignContext(rec.ctx(ctx), []byte("m")); err != nil {
+			t.Fatal(err)
+		}
+		if got := rec.take(); !equalStages(got, tc.sign) {
+			t.Errorf("%v sign: stages %v, want %v", tc.mode, got, tc.sign)
+		}
+		sg.Close()
+	}
+}
+
+func equalStages(a, b []signer.Stage) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// A per-sign key derivation stops at the caller's deadline: at cost 25 it
+// would run for hours.
+func TestPerSignDeadline(t *testing.T) {
+	s := testStore(t)
+	ctx := context.Background()
+	s.Create(ctx, "k", signer.Ed25519, pw)
+	sg, err := s.Open(ctx, "k", pw, PerSign)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sg.Close()
+	slow := *sg.sealed
+	slow.cost = 25
+	sg.sealed = &slow
+	dctx, cancel := context.WithTimeout(ctx, 50*time.Millisecond)
+	defer cancel()
+	done := make(chan error, 1)
+	go func() {
+		_, err := sg.SignContext(dctx, []byte("m"))
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if !errors.Is(err, context.DeadlineExceeded) {
+			t.Errorf("got %v, want DeadlineExceeded", err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("SignContext ignored its deadline")
+	}
+}
+
+// PerSign asks for the passphrase on every sign and wipes what it gets.
+func TestPerSignPassphrase(t *testing.T) {
+	s := testStore(t)
+	ctx := context.Background()
+	info, _ := s.Create(ctx, "k", signer.Ed25519, pw)
+	var mu sync.Mutex
+	var handed [][]byte
+	calls := 0
+	counting := func() ([]byte, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		calls++
+		p, _ := pw()
+		handed = append(handed, p)
+		return p, nil
+	}
+	sg, err := s.Open(ctx, "k", counting, PerSign)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 3 {
+		sig, err := sg.SignContext(ctx, []byte("m"))
+		if err != nil || !ed25519.Verify(info.Public.(ed25519.PublicKey), []byte("m"), sig) {
+			t.Fatalf("sign: %v", err)
+		}
+	}
+	sig, err := sg.Sign(nil, []byte("m"), crypto.Hash(0))
+	if err != nil || !ed25519.Verify(info.Public.(ed25519.PublicKey), []byte("m"), sig) {
+		t.Fatalf("Sign: %v", err)
+	}
+	sg.Close()
+	if calls != 5 {
+		t.Errorf("Passphrase called %d times, want 5 (open and four signs)", calls)
+	}
+	for _, p := range handed {
+		for _, b := range p {
+			if b != 0 {
+				t.Fatalf("a passphrase handed over was not wiped: %q", p)
+			}
+		}
+	}
+	// A Passphrase that fails makes the sign fail, with its error.
+	fail := false
+	flaky := func() ([]byte, error) {
+		if fail {
+			return nil, errors.New("agent gone")
+		}
+		return pw()
+	}
+	sg, _ = s.Open(ctx, "k", flaky, PerSign)
+	defer sg.Close()
+	fail = true
+	if _, err := sg.SignContext(ctx, []byte("m")); err == nil || err.Error() != `keybase: key "k": passphrase: agent gone` {
+		t.Errorf("got %v", err)
+	}
+}
+
+func TestCloseWipes(t *testing.T) {
+	s := testStore(t)
+	ctx := context.Background()
+	s.Create(ctx, "k", signer.Ed25519, pw)
+	sg, _ := s.Open(ctx, "k", pw, UnlockOnce)
+	key := sg.key.ed
+	sg.Close()
+	for _, b := range key {
+		if b != 0 {
+			t.Fatal("Close left the key in memory")
+		}
+	}
+	if _, err := sg.SignContext(ctx, nil); !errors.Is(err, signer.ErrClosed) {
+		t.Errorf("got %v", err)
+	}
+}
+
+func TestOpenArmorKnownAnswer(t *testing.T) {
+	ctx := context.Background()
+	var rec recorder
+	sg, err := OpenArmor(rec.ctx(ctx), katArmor(t), PassphraseBytes(katPassword), UnlockOnce)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sg.Close()
+	if got := rec.take(); !equalStages(got, []signer.Stage{signer.StageKDF}) {
+		t.Errorf("open reported %v", got)
+	}
+	want := ed25519.NewKeyFromSeed(katSeed)
+	if !want.Public().(ed25519.PublicKey).Equal(sg.Public()) {
+		t.Fatal("another key")
+	}
+	msg := []byte("vote")
+	sig, _ := sg.SignContext(ctx, msg)
+	if !ed25519.Verify(want.Public().(ed25519.PublicKey), msg, sig) {
+		t.Fatal("signature does not verify")
+	}
+	if _, err := OpenArmor(ctx, katArmor(t), PassphraseBytes(katPassword), Mode(9)); !errors.Is(err, signer.ErrInvalidArgument) {
+		t.Errorf("unknown mode: got %v", err)
+	}
+}

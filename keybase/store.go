@@ -1,0 +1,557 @@
+package keybase
+
+import (
+	"bytes"
+	"context"
+	"crypto"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/signerkit/signerkit/internal/bcryptsalt"
+	"github.com/signerkit/signerkit/signer"
+)
+
+// Config configures a Store. The zero value writes gnokey-compatible keys.
+type Config struct {
+	// Cost is the bcrypt cost of the keys the store encrypts; 0 means
+	// DefaultCost (12). gnokey reads only cost 12: keys written at another
+	// cost carry a "cost" header that gnokey ignores, so it refuses them as
+	// a wrong passphrase. Lower costs are for tests. Keys are read at the
+	// cost they were written with, whatever this says.
+	Cost int
+	// AllowUnencrypted lets the store write keys with an empty passphrase,
+	// which gnokey stores unencrypted (protected by the file's mode
+	// alone). By default an empty passphrase is refused.
+	AllowUnencrypted bool
+}
+
+// Store is a directory of named gnokey keys, one file each. See the package
+// doc for the file format. A Store is safe for concurrent use, and so are
+// several Stores on one directory, in one process or several: writers take
+// a lock file, and every file is replaced whole by an atomic rename.
+type Store struct {
+	dir  string
+	cfg  Config
+	sema chan struct{} // this Store's writers, before the lock file
+}
+
+const (
+	keySuffix = ".key"
+	lockName  = ".lock"
+	// MaxName is the longest key name, in bytes.
+	MaxName = 100
+)
+
+// OpenStore opens the key directory dir, creating it with mode 0700 if it
+// does not exist. A directory that other users can read or enter is
+// refused with an error wrapping signer.ErrPermissionDenied (except on
+// Windows, where modes say nothing).
+func OpenStore(dir string, cfg Config) (*Store, error) {
+	if dir == "" {
+		return nil, fmt.Errorf("keybase: empty directory name: %w", signer.ErrInvalidArgument)
+	}
+	if cfg.Cost == 0 {
+		cfg.Cost = DefaultCost
+	}
+	if cfg.Cost < bcryptsalt.MinCost || cfg.Cost > bcryptsalt.MaxCost {
+		return nil, fmt.Errorf("keybase: bcrypt cost %d, want %d to %d: %w", cfg.Cost, bcryptsalt.MinCost, bcryptsalt.MaxCost, signer.ErrInvalidArgument)
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("keybase: %w", err)
+	}
+	fi, err := os.Stat(dir)
+	if err != nil {
+		return nil, fmt.Errorf("keybase: %w", err)
+	}
+	if !fi.IsDir() {
+		return nil, fmt.Errorf("keybase: %s is not a directory: %w", dir, signer.ErrInvalidArgument)
+	}
+	if runtime.GOOS != "windows" && fi.Mode().Perm()&0o077 != 0 {
+		return nil, fmt.Errorf("keybase: %s has mode %v, open to other users; chmod 700 it: %w", dir, fi.Mode().Perm(), signer.ErrPermissionDenied)
+	}
+	return &Store{dir: dir, cfg: cfg, sema: make(chan struct{}, 1)}, nil
+}
+
+// Dir returns the store's directory.
+func (s *Store) Dir() string { return s.dir }
+
+// CheckName reports whether name can name a key: 1 to MaxName bytes of
+// ASCII letters, digits, '.', '_' and '-', starting with a letter or digit.
+// Anything else (a path separator, "..", a leading dot) is refused with an
+// error wrapping signer.ErrInvalidArgument, so no name reaches outside the
+// directory or onto the store's own files.
+func CheckName(name string) error {
+	ok := len(name) > 0 && len(name) <= MaxName
+	for i := 0; ok && i < len(name); i++ {
+		c := name[i]
+		switch {
+		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9':
+		case (c == '.' || c == '_' || c == '-') && i > 0:
+		default:
+			ok = false
+		}
+	}
+	if !ok {
+		return fmt.Errorf("keybase: key name %s: want 1 to %d of A-Z a-z 0-9 . _ -, starting with a letter or digit: %w", quoted(name), MaxName, signer.ErrInvalidArgument)
+	}
+	return nil
+}
+
+func (s *Store) path(name string) string { return filepath.Join(s.dir, name+keySuffix) }
+
+// keyFile is a key file as read.
+type keyFile struct {
+	alg    signer.Algorithm
+	pub    crypto.PublicKey
+	sealed *sealedKey
+}
+
+// maxFile bounds a key file's size: a key's file is under 2 KiB.
+const maxFile = maxArmor
+
+// read reads and parses the key file of name, without decrypting.
+func (s *Store) read(name string) (*keyFile, error) {
+	if err := CheckName(name); err != nil {
+		return nil, err
+	}
+	f, err := os.Open(s.path(name))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("keybase: key %q: %w", name, signer.ErrKeyNotFound)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("keybase: %w", err)
+	}
+	defer f.Close()
+	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("keybase: key %q: not a regular file: %w", name, signer.ErrCorrupt)
+	}
+	data, err := io.ReadAll(io.LimitReader(f, maxFile+1))
+	if err != nil {
+		return nil, fmt.Errorf("keybase: %w", err)
+	}
+	kf, err := parseKeyFile(data)
+	return kf, named(name, err)
+}
+
+// parseKeyFile reads a public key block followed by a private key block.
+func parseKeyFile(data []byte) (*keyFile, error) {
+	l := &lines{data: data}
+	pb, err := decodeBlock(l)
+	if err != nil {
+		return nil, err
+	}
+	if pb.Type != blockPublic {
+		return nil, armorErr(ArmorBlockType, pb.line, quoted(pb.Type)+", want "+blockPublic)
+	}
+	for _, h := range pb.Headers {
+		if h.Key != "type" && h.Key != "version" {
+			return nil, armorErr(ArmorUnknownHeader, pb.line, quoted(h.Key))
+		}
+	}
+	if v, _ := pb.header("version"); v != "0.0.0" {
+		return nil, armorErr(ArmorBadHeader, pb.line, "version "+quoted(v)+`, want "0.0.0"`)
+	}
+	alg, pub, err := decodePublic(pb.Data)
+	if err != nil {
+		return nil, err
+	}
+	kb, err := decodeBlock(l)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkEnd(l); err != nil {
+		return nil, err
+	}
+	sealed, err := parseSealed(kb)
+	if err != nil {
+		return nil, err
+	}
+	return &keyFile{alg: alg, pub: pub, sealed: sealed}, nil
+}
+
+// keyFileBytes is the file for a key: its public key block (as gnokey
+// armors public keys), a blank line, the private key block, a newline.
+func keyFileBytes(pub crypto.PublicKey, private []byte) ([]byte, error) {
+	pa, err := publicAmino(pub)
+	if err != nil {
+		return nil, err
+	}
+	var out bytes.Buffer
+	out.Write(encodeBlock(block{Type: blockPublic, Headers: []header{{"type", "Info"}, {"version", "0.0.0"}}, Data: pa}))
+	out.WriteString("\n\n")
+	out.Write(private)
+	out.WriteString("\n")
+	return out.Bytes(), nil
+}
+
+// lock takes the store's write lock: this Store's, then the lock file's,
+// waiting until ctx is done.
+func (s *Store) lock(ctx context.Context) (unlock func(), err error) {
+	select {
+	case s.sema <- struct{}{}:
+	case <-ctx.Done():
+		return nil, fmt.Errorf("keybase: waiting for the store's lock: %w", ctx.Err())
+	}
+	f, err := os.OpenFile(filepath.Join(s.dir, lockName), os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		<-s.sema
+		return nil, fmt.Errorf("keybase: lock file: %w", err)
+	}
+	wait := time.Millisecond
+	for {
+		ok, err := tryLock(f)
+		if err != nil {
+			f.Close()
+			<-s.sema
+			return nil, fmt.Errorf("keybase: lock file: %w", err)
+		}
+		if ok {
+			break
+		}
+		t := time.NewTimer(wait)
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+			f.Close()
+			<-s.sema
+			return nil, fmt.Errorf("keybase: waiting for another process's lock on the store: %w", ctx.Err())
+		}
+		wait = min(2*wait, 50*time.Millisecond)
+	}
+	return func() {
+		unlockFile(f)
+		f.Close()
+		<-s.sema
+	}, nil
+}
+
+// writeTemp writes data to a new temporary file in the directory, mode
+// 0600, and syncs it.
+func (s *Store) writeTemp(name string, data []byte) (string, error) {
+	f, err := os.CreateTemp(s.dir, "."+name+".tmp-*")
+	if err != nil {
+		return "", fmt.Errorf("keybase: %w", err)
+	}
+	tmp := f.Name()
+	_, err = f.Write(data)
+	if err == nil {
+		err = f.Chmod(0o600)
+	}
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		os.Remove(tmp)
+		return "", fmt.Errorf("keybase: writing key %q: %w", name, err)
+	}
+	return tmp, nil
+}
+
+// put writes data as the file of name: a new key (replace false, failing
+// with signer.ErrKeyExists if the name is taken) or the replacement of one
+// (replace true). The file is written and synced under another name, then
+// renamed into place under the lock, so readers see the old file or the
+// new one, whole.
+func (s *Store) put(ctx context.Context, name string, data []byte, replace bool) error {
+	tmp, err := s.writeTemp(name, data)
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp) // after a successful rename there is nothing to remove
+	unlock, err := s.lock(ctx)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	return s.rename(tmp, name, replace)
+}
+
+// rename moves tmp into place as name's file; the caller holds the lock.
+func (s *Store) rename(tmp, name string, replace bool) error {
+	_, err := os.Lstat(s.path(name))
+	switch {
+	case err == nil && !replace:
+		return fmt.Errorf("keybase: key %q: %w", name, signer.ErrKeyExists)
+	case errors.Is(err, fs.ErrNotExist) && replace:
+		return fmt.Errorf("keybase: key %q: %w", name, signer.ErrKeyNotFound)
+	case err != nil && !errors.Is(err, fs.ErrNotExist):
+		return fmt.Errorf("keybase: %w", err)
+	}
+	if err := os.Rename(tmp, s.path(name)); err != nil {
+		return fmt.Errorf("keybase: %w", err)
+	}
+	if err := syncDir(s.dir); err != nil {
+		return fmt.Errorf("keybase: key %q written, but syncing the directory failed: %w", name, err)
+	}
+	return nil
+}
+
+// checkFree fails early, before any key derivation, when name is taken.
+func (s *Store) checkFree(ctx context.Context, name string) error {
+	if err := CheckName(name); err != nil {
+		return err
+	}
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("keybase: %w", err)
+	}
+	if _, err := os.Lstat(s.path(name)); err == nil {
+		return fmt.Errorf("keybase: key %q: %w", name, signer.ErrKeyExists)
+	}
+	return nil
+}
+
+// passphrase gets a passphrase for writing a key.
+func (s *Store) passphrase(pass Passphrase) ([]byte, error) {
+	p, err := pass.get()
+	if err != nil {
+		return nil, err
+	}
+	if len(p) == 0 && !s.cfg.AllowUnencrypted {
+		return nil, fmt.Errorf("keybase: empty passphrase: the key would be stored unencrypted (set Config.AllowUnencrypted to allow it): %w", signer.ErrInvalidArgument)
+	}
+	return p, nil
+}
+
+// store encrypts k under pass and writes it as a new key.
+func (s *Store) store(ctx context.Context, name string, k *privateKey, pass Passphrase) (signer.KeyInfo, error) {
+	p, err := s.passphrase(pass)
+	if err != nil {
+		return signer.KeyInfo{}, err
+	}
+	armor, err := seal(ctx, k, p, s.cfg.Cost, rand.Reader)
+	clear(p)
+	if err != nil {
+		return signer.KeyInfo{}, err
+	}
+	return s.storeArmor(ctx, name, k, armor)
+}
+
+func (s *Store) storeArmor(ctx context.Context, name string, k *privateKey, armor []byte) (signer.KeyInfo, error) {
+	pub := k.public()
+	data, err := keyFileBytes(pub, armor)
+	if err != nil {
+		return signer.KeyInfo{}, err
+	}
+	if err := s.put(ctx, name, data, false); err != nil {
+		return signer.KeyInfo{}, err
+	}
+	return signer.KeyInfo{Label: name, Algorithm: k.alg, Public: pub}, nil
+}
+
+// Create generates a key for alg (signer.Ed25519 or
+// signer.ECDSASecp256k1) and stores it under name, encrypted under the
+// passphrase at the store's cost.
+func (s *Store) Create(ctx context.Context, name string, alg signer.Algorithm, pass Passphrase) (signer.KeyInfo, error) {
+	if err := s.checkFree(ctx, name); err != nil {
+		return signer.KeyInfo{}, err
+	}
+	k, err := generate(alg)
+	if err != nil {
+		return signer.KeyInfo{}, err
+	}
+	defer k.wipe()
+	return s.store(ctx, name, k, pass)
+}
+
+// ImportKey stores a copy of priv (ed25519.PrivateKey, or *ecdsa.PrivateKey
+// on signer.Secp256k1()) under name, encrypted under the passphrase.
+func (s *Store) ImportKey(ctx context.Context, name string, priv crypto.PrivateKey, pass Passphrase) (signer.KeyInfo, error) {
+	return s.importKey(ctx, name, priv, 0, pass)
+}
+
+// importKey imports priv, which must be a key for alg unless alg is 0.
+func (s *Store) importKey(ctx context.Context, name string, priv crypto.PrivateKey, alg signer.Algorithm, pass Passphrase) (signer.KeyInfo, error) {
+	if alg != 0 && alg != signer.Ed25519 && alg != signer.ECDSASecp256k1 {
+		return signer.KeyInfo{}, fmt.Errorf("keybase: gnokey keys are Ed25519 or secp256k1, not %v: %w", alg, signer.ErrUnsupported)
+	}
+	if err := s.checkFree(ctx, name); err != nil {
+		return signer.KeyInfo{}, err
+	}
+	k, err := fromPrivate(priv)
+	if err != nil {
+		return signer.KeyInfo{}, err
+	}
+	defer k.wipe()
+	if alg != 0 && k.alg != alg {
+		return signer.KeyInfo{}, fmt.Errorf("keybase: a %v key cannot sign %v: %w", k.alg, alg, signer.ErrInvalidArgument)
+	}
+	return s.store(ctx, name, k, pass)
+}
+
+// Import stores an armored private key, as `gnokey export` writes it,
+// under name. It decrypts the key with the passphrase first, to check it
+// and to learn its public key, and stores the armor as given, so Export
+// returns it unchanged. Unencrypted armor needs Config.AllowUnencrypted.
+func (s *Store) Import(ctx context.Context, name string, armor []byte, pass Passphrase) (signer.KeyInfo, error) {
+	if err := s.checkFree(ctx, name); err != nil {
+		return signer.KeyInfo{}, err
+	}
+	sealed, err := parsePrivateArmor(armor)
+	if err != nil {
+		return signer.KeyInfo{}, err
+	}
+	if sealed.plaintext && !s.cfg.AllowUnencrypted {
+		return signer.KeyInfo{}, fmt.Errorf("keybase: the armor is unencrypted (set Config.AllowUnencrypted, or ImportKey it under a passphrase): %w", signer.ErrInvalidArgument)
+	}
+	k, err := unseal(ctx, sealed, pass)
+	if err != nil {
+		return signer.KeyInfo{}, err
+	}
+	defer k.wipe()
+	return s.storeArmor(ctx, name, k, sealed.raw)
+}
+
+// Export returns the armored private key of name, as stored: encrypted
+// (the passphrase is not needed to export it, nor removed), readable by
+// `gnokey import` when the store's cost is DefaultCost.
+func (s *Store) Export(ctx context.Context, name string) ([]byte, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("keybase: %w", err)
+	}
+	kf, err := s.read(name)
+	if err != nil {
+		return nil, err
+	}
+	return append([]byte(nil), kf.sealed.raw...), nil
+}
+
+// Info describes the key of name without its passphrase.
+func (s *Store) Info(ctx context.Context, name string) (signer.KeyInfo, error) {
+	if err := ctx.Err(); err != nil {
+		return signer.KeyInfo{}, fmt.Errorf("keybase: %w", err)
+	}
+	kf, err := s.read(name)
+	if err != nil {
+		return signer.KeyInfo{}, err
+	}
+	return signer.KeyInfo{Label: name, Algorithm: kf.alg, Public: kf.pub}, nil
+}
+
+// List describes every key, sorted by name, without passphrases. A key file
+// that cannot be read is left out and reported in the error, which wraps
+// each file's error; the keys that could be read are returned with it.
+func (s *Store) List(ctx context.Context) ([]signer.KeyInfo, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("keybase: %w", err)
+	}
+	entries, err := os.ReadDir(s.dir)
+	if err != nil {
+		return nil, fmt.Errorf("keybase: %w", err)
+	}
+	var out []signer.KeyInfo
+	var errs []error
+	for _, e := range entries {
+		name, ok := strings.CutSuffix(e.Name(), keySuffix)
+		if !ok || CheckName(name) != nil {
+			continue // the lock file, temporary files, anything else
+		}
+		kf, err := s.read(name)
+		if errors.Is(err, signer.ErrKeyNotFound) {
+			continue // deleted meanwhile
+		}
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		out = append(out, signer.KeyInfo{Label: name, Algorithm: kf.alg, Public: kf.pub})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Label < out[j].Label })
+	return out, errors.Join(errs...)
+}
+
+// Delete removes the key of name. Signers already open on it keep working.
+func (s *Store) Delete(ctx context.Context, name string) error {
+	if err := CheckName(name); err != nil {
+		return err
+	}
+	unlock, err := s.lock(ctx)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	err = os.Remove(s.path(name))
+	if errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("keybase: key %q: %w", name, signer.ErrKeyNotFound)
+	}
+	if err != nil {
+		return fmt.Errorf("keybase: %w", err)
+	}
+	if err := syncDir(s.dir); err != nil {
+		return fmt.Errorf("keybase: key %q removed, but syncing the directory failed: %w", name, err)
+	}
+	return nil
+}
+
+// ChangePassphrase re-encrypts the key of name under newPass, at the
+// store's cost. It holds the store's lock throughout (two key derivations,
+// about half a second at DefaultCost), so no other writer can slip in
+// between. A wrong old passphrase changes nothing and fails with an error
+// wrapping signer.ErrWrongPassphrase.
+func (s *Store) ChangePassphrase(ctx context.Context, name string, oldPass, newPass Passphrase) error {
+	if err := CheckName(name); err != nil {
+		return err
+	}
+	unlock, err := s.lock(ctx)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	kf, err := s.read(name)
+	if err != nil {
+		return err
+	}
+	k, err := unseal(ctx, kf.sealed, oldPass)
+	if err != nil {
+		return named(name, err)
+	}
+	defer k.wipe()
+	if !equalPublic(k.public(), kf.pub) {
+		return named(name, fmt.Errorf("keybase: the private key does not match the public key stored with it: %w", signer.ErrCorrupt))
+	}
+	p, err := s.passphrase(newPass)
+	if err != nil {
+		return err
+	}
+	armor, err := seal(ctx, k, p, s.cfg.Cost, rand.Reader)
+	clear(p)
+	if err != nil {
+		return err
+	}
+	data, err := keyFileBytes(kf.pub, armor)
+	if err != nil {
+		return err
+	}
+	tmp, err := s.writeTemp(name, data)
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp)
+	return s.rename(tmp, name, true)
+}
+
+// Open opens the key of name as a Signer in mode, decrypting it once with
+// the passphrase (see OpenArmor). The key must match the public key stored
+// with it, else the file is reported corrupt.
+func (s *Store) Open(ctx context.Context, name string, pass Passphrase, mode Mode) (*Signer, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("keybase: %w", err)
+	}
+	kf, err := s.read(name)
+	if err != nil {
+		return nil, err
+	}
+	return newSigner(ctx, name, kf.sealed, kf.pub, pass, mode)
+}
