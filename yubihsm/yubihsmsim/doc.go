@@ -1,0 +1,49 @@
+// Package yubihsmsim is a simulated YubiHSM 2 served as a yubihsm-connector,
+// for tests and benchmarks of code that talks to the device over HTTP, in
+// the manner of net/http/httptest. The yubihsm package's real client, and
+// the real certusone/yubihsm-go client, run against it unchanged.
+//
+// A Device holds objects (authentication keys, Ed25519 and P-256 keys) and
+// 16 session slots, and implements the device side of SCP03 as the YubiHSM
+// 2 does (protocols.md B.4): session keys, card and host cryptograms, the
+// MAC chain, responses encrypted under the command's IV, the R-MAC that
+// does not move the chain, and the counter; the known-answer values of B.4
+// come out exactly. It answers plain Echo and Device Info, and inside
+// sessions Echo, Device Info, Put and Generate Asymmetric Key (OBJECT
+// EXISTS rather than overwrite), Get Public Key, Sign EdDSA, Sign ECDSA
+// (DER), List Objects, Get Object Info, Delete Object and Close Session,
+// checking the capabilities and domains of the session's authentication key
+// and of the key. Sessions expire after 30 s without a command on the
+// Device's clock (Config.Clock: a simtime.Manual in tests), and a 17th
+// session gets SESSIONS FULL. Every command runs under one lock, as the
+// device serialises them.
+//
+// Device.Handler serves the connector's API (POST /connector/api with
+// bodies of 3 to 3139 bytes, GET /connector/status; protocols.md B.6): in
+// tests through httptest.NewServer, for users through NewServer, a
+// loopback listener that Down and Up take away and bring back on the same
+// address.
+//
+// # Latency
+//
+// The YubiHSM2 profile models the device time of Sign EdDSA (piecewise
+// linear in the message size between Yubico's figures: 105 ms at 32 B,
+// 121 ms at 64 B, 137 ms at 128 B, … 353 ms at 1024 B; ≈ 132 ms for a
+// 108-byte vote) and of Sign ECDSA on P-256 (73 ms), from Yubico's product
+// overview as quoted in latency-profiles.md §2. Commands without a
+// published figure take no modeled time. By default the time is only
+// accounted: the device reports it as a signer.Modeled StageDevice, sent
+// back in the simtime.Header response header, which the yubihsm client
+// reports on the caller's trace; with Config.Mode simtime.Realtime it also
+// sleeps it, holding the device lock, as a busy device would.
+//
+// # Faults
+//
+// Inject turns on FaultUnplugged (HTTP 500, status=NO_DEVICE, sessions
+// lost), FaultHang (no answer until cleared), FaultCorruptMAC,
+// FaultGarble and FaultWrongLength (responses damaged after the device
+// executed the command); ExpireSessions or a Manual clock expires
+// sessions; Server.Down and Up take the connector away and back.
+//
+// A Device is safe for concurrent use.
+package yubihsmsim
