@@ -40,6 +40,11 @@ type pool struct {
 	// up again when it moved.
 	logins atomic.Uint64
 
+	// hang, when set (by tests, through export_cgo_test.go), blocks every
+	// operation on the token until the channel is closed, as a token that
+	// stopped answering would.
+	hang atomic.Pointer[chan struct{}]
+
 	mu     sync.Mutex
 	idle   []p11.SessionHandle
 	busy   int  // sessions checked out
@@ -268,6 +273,9 @@ func (p *pool) do(ctx context.Context, st *opStats, op func(p11.SessionHandle) e
 			return err
 		}
 		t = st.start()
+		if h := p.hang.Load(); h != nil {
+			<-*h
+		}
 		err = op(sh)
 		st.device += st.since(t)
 		if err == nil {

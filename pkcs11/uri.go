@@ -248,15 +248,15 @@ func (u *URI) String() string {
 				continue
 			}
 		}
-		path = append(path, name+"="+escape(v))
+		path = append(path, name+"="+escape(v, pathAvail))
 	}
 	for _, name := range queryAttrs {
 		if v := *u.field(name); v != "" && name != "pin-value" {
-			query = append(query, name+"="+escape(v))
+			query = append(query, name+"="+escape(v, queryAvail))
 		}
 	}
-	path = appendVendor(path, u.Vendor)
-	query = appendVendor(query, u.VendorQuery)
+	path = appendVendor(path, u.Vendor, pathAvail)
+	query = appendVendor(query, u.VendorQuery, queryAvail)
 	s := "pkcs11:" + strings.Join(path, ";")
 	if len(query) > 0 {
 		s += "?" + strings.Join(query, "&")
@@ -264,25 +264,32 @@ func (u *URI) String() string {
 	return s
 }
 
-func appendVendor(attrs []string, m map[string]string) []string {
+func appendVendor(attrs []string, m map[string]string, avail string) []string {
 	names := make([]string, 0, len(m))
 	for k := range m {
 		names = append(names, k)
 	}
 	sort.Strings(names)
 	for _, k := range names {
-		attrs = append(attrs, k+"="+escape(m[k]))
+		attrs = append(attrs, k+"="+escape(m[k], avail))
 	}
 	return attrs
 }
 
-// escape percent-encodes everything but RFC 3986 unreserved characters,
-// so a value never contains a separator of either part.
-func escape(v string) string {
+// The reserved characters RFC 7512 lets a value hold unescaped in the path
+// (pk11-pres-avail) and in the query (pk11-qres-avail).
+const (
+	pathAvail  = ":[]@!$'()*+,=&"
+	queryAvail = ":[]@!$'()*+,=/?|"
+)
+
+// escape percent-encodes everything but RFC 3986 unreserved characters and
+// those in avail, so a value never holds a separator of its part.
+func escape(v, avail string) string {
 	var b strings.Builder
 	for i := 0; i < len(v); i++ {
 		c := v[i]
-		if 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || strings.IndexByte("-._~", c) >= 0 {
+		if 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || strings.IndexByte("-._~", c) >= 0 || strings.IndexByte(avail, c) >= 0 {
 			b.WriteByte(c)
 			continue
 		}
