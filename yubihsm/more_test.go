@@ -2,8 +2,8 @@ package yubihsm_test
 
 import (
 	"bytes"
-	"crypto"
 	"context"
+	"crypto"
 	"errors"
 	"sync"
 	"testing"
