@@ -249,6 +249,7 @@ func (p *pool) ready(ctx context.Context, tr *signer.Trace, s *session) (*sessio
 		if s != nil && s.ch.Counter < securechannel.MaxMessagesPerSession-1 && !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded) {
 			return s, nil
 		}
+		p.discard(s)
 		return nil, err
 	}
 	if s != nil {
