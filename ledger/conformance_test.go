@@ -2,6 +2,8 @@ package ledger_test
 
 import (
 	"context"
+	"os"
+	"strings"
 	"testing"
 	"time"
 
@@ -69,6 +71,39 @@ func TestConformanceRaw(t *testing.T) {
 				Hang:       dev.Hang,
 				Timeout:    10 * time.Second,
 			})
+		})
+	}
+}
+
+// TestRealDevice runs the suite against a real Ledger running the
+// validator app (SIGNERKIT_LEDGER=hid or a HID path) or Speculos
+// (SIGNERKIT_SPECULOS=host:port). The first sign needs confirming on the
+// device.
+func TestRealDevice(t *testing.T) {
+	var dials []face
+	if env := os.Getenv("SIGNERKIT_LEDGER"); env != "" {
+		path := env
+		if strings.EqualFold(env, "hid") {
+			path = ""
+		}
+		dials = append(dials,
+			face{"hid", func(*ledgersim.Device, testing.TB) ledger.Dialer { return ledger.HIDDialer(path) }},
+			face{"ledger-go", func(*ledgersim.Device, testing.TB) ledger.Dialer { return ledger.LedgerGoDialer(0) }})
+	}
+	if addr := os.Getenv("SIGNERKIT_SPECULOS"); addr != "" {
+		dials = append(dials, face{"speculos", func(*ledgersim.Device, testing.TB) ledger.Dialer { return ledger.SpeculosDialer(addr) }})
+	}
+	if len(dials) == 0 {
+		t.Skip("set SIGNERKIT_LEDGER=hid (or a HID path) or SIGNERKIT_SPECULOS=host:port to run against a real device or Speculos")
+	}
+	heights := tm2.NewHeights("", time.Now().UnixMilli())
+	for _, f := range dials {
+		t.Run(f.name, func(t *testing.T) {
+			dial := f.dial(nil, t)
+			open := func() (signer.Signer, error) {
+				return ledger.New(context.Background(), dial, ledger.Config{ChunkSize: 32})
+			}
+			signertest.Run(t, open, signertest.Options{Message: heights.OfSize, Concurrency: 1, Timeout: 2 * time.Minute})
 		})
 	}
 }

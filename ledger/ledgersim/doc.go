@@ -1,0 +1,64 @@
+// Package ledgersim is a simulated Ledger running the Tendermint validator
+// app, for developing and benchmarking against with no device attached, in
+// the manner of net/http/httptest. It is the app's behaviour, not a table
+// of replies (protocols.md A.3–A.6, A.11):
+//
+//   - GET_VERSION (0.9.1 unless Config.Version says otherwise) and
+//     PUBLIC_KEY_ED25519 of a key from Config.Seed;
+//   - SIGN_ED25519 with the app's chunk rules (P1 == 1 resets the buffer,
+//     Lc is ignored, P1 == P2 ends), its 16384-byte buffer (1024 with the
+//     NanoS profile), and its sign-bytes parser (ParseSignBytes) with the
+//     one-byte length-prefix rule (Config.LongPrefix lifts it) and the
+//     app's parse-error codes;
+//   - the double-sign state machine of A.6: a byte-identical retransmit is
+//     refused, refusals do not change the state, and the state is lost
+//     when the app restarts (OpenApp, Replug);
+//   - the first sign's confirmation: accepted or rejected (Config.Confirm,
+//     SetConfirm) after a modeled delay (Config.ConfirmDelay);
+//   - app-closed (CloseApp: 0x6E00) and locked (SetLocked: 0x5515) modes.
+//
+// Config.Raw turns the device into a generic Ed25519 signer that signs any
+// bytes, with no parser and no double-sign rules. That is NOT the
+// validator app: it exists so payload sweeps can show what chunking costs.
+//
+// # Faces
+//
+// Transport is the APDU-level face (a ledger.Transport). OpenHID is the
+// 64-byte HID report face, framed as BOLOS does, that ledger.HIDTransport
+// runs against; HIDDialer wraps it. ServeSpeculos is a Speculos-compatible
+// TCP server on loopback for ledger.SpeculosDialer and other Speculos
+// clients. UpstreamStall (UpstreamDialer) adds zondax/ledger-go's 50 ms
+// host-side stall before every APDU, to model the upstream transport.
+//
+// # Latency profile
+//
+// NanoSPlus comes from latency-profiles.md §1 (Nano S Plus, firmware 1.6.0,
+// USB full-speed HID): 526 ms of on-device Ed25519 per sign, 1 ms per
+// 64-byte HID report each way (so a one-report command with its
+// two-report signature reply costs the ~3 ms measured), and ledger-go's 50
+// ms stall per APDU as a separate component, spent only by UpstreamStall.
+// The device time does not grow with the message: the analysis measured
+// votes only. Time is accounted by default: each component is reported to
+// the caller's signer.Trace as a modeled stage (wire, confirm, device,
+// stall) and the call returns at once, so a benchmark of a 530 ms sign runs
+// in microseconds and still reports 530 modeled ms. With SIGNERKIT_SIM=
+// realtime (or Config.Time) the device also sleeps it, within the
+// caller's context. The APDU face models the wire as if over HID; the
+// Speculos face cannot reach the caller's trace through TCP, so it
+// reports nothing and only sleeps in realtime mode.
+//
+// # Faults
+//
+// Inject arms a Fault for the next APDU: FaultUnplug (the device vanishes
+// mid-exchange; Replug brings it back), FaultHang (the APDU is lost),
+// FaultGarbled, FaultShort, FaultWrongSequence and FaultWrongChannel (the
+// reply's reports are corrupted; HID face), FaultStale (the previous reply
+// queued again before the next exchange; HID face). Hang makes the device
+// silent until released.
+//
+// # Concurrency
+//
+// A Device is safe for concurrent use and, like the real one, handles one
+// APDU at a time. Each HIDPort, transport and server may be used from any
+// goroutine.
+package ledgersim
