@@ -124,6 +124,14 @@ func (d *deframer) add(r []byte) (done bool, err error) {
 	return len(d.buf) == d.want, nil
 }
 
+// polling is a done context: ReadReport with it returns a report only if
+// one has already arrived.
+var polling = func() context.Context {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	return ctx
+}()
+
 // HIDTransport frames APDUs into 64-byte reports over an HIDDevice, with
 // no fixed sleep: before each exchange it drains reports left from an
 // earlier one without waiting, and while it waits for the reply it
@@ -162,10 +170,8 @@ func (t *HIDTransport) Exchange(ctx context.Context, apdu []byte) ([]byte, error
 	trace := signer.ContextTrace(ctx)
 	var report [ReportSize]byte
 	// Drain what is already there: replies to an exchange that timed out.
-	done, cancel := context.WithCancel(context.Background())
-	cancel()
 	for {
-		n, err := t.dev.ReadReport(done, report[:])
+		n, err := t.dev.ReadReport(polling, report[:])
 		if err != nil {
 			if isCtxErr(err) {
 				break
