@@ -64,9 +64,12 @@ func Module() (path, why string) {
 	return "", fmt.Sprintf("no SoftHSM2 module in %s (install the softhsm2 package, or set %s)", strings.Join(ModulePaths, ", "), EnvModule)
 }
 
-// Available reports why SoftHSM2 tokens cannot be made here, or "" when
-// they can: the module and softhsm2-util are both needed.
+// Available reports why SoftHSM2 tokens cannot be used here, or "" when
+// they can: cgo, the module and softhsm2-util are all needed.
 func Available() string {
+	if !cgoBuild {
+		return "built without cgo, which loading a PKCS#11 module needs"
+	}
 	if _, why := Module(); why != "" {
 		return why
 	}
@@ -207,4 +210,29 @@ func (tok *Token) ImportPKCS8(priv crypto.PrivateKey, label string, id []byte) e
 	}
 	_, err = tok.Util("--import", f.Name(), "--token", tok.Label, "--label", label, "--id", hex.EncodeToString(id), "--pin", tok.PIN)
 	return err
+}
+
+// CreateTemp makes a token labelled label in a new temporary directory and
+// points SOFTHSM2_CONF at it in this process, for programs and benchmarks
+// that have no testing.TB. remove deletes the directory and restores
+// SOFTHSM2_CONF; call it once every module user has closed.
+func CreateTemp(label string) (tok *Token, remove func(), err error) {
+	dir, err := os.MkdirTemp("", "signerkit-softhsm-")
+	if err != nil {
+		return nil, nil, fmt.Errorf("pkcs11test: %w", err)
+	}
+	if tok, err = Create(dir, label); err != nil {
+		os.RemoveAll(dir)
+		return nil, nil, err
+	}
+	old, had := os.LookupEnv("SOFTHSM2_CONF")
+	os.Setenv("SOFTHSM2_CONF", tok.Conf)
+	return tok, func() {
+		if had {
+			os.Setenv("SOFTHSM2_CONF", old)
+		} else {
+			os.Unsetenv("SOFTHSM2_CONF")
+		}
+		os.RemoveAll(dir)
+	}, nil
 }

@@ -1,0 +1,99 @@
+//go:build cgo
+
+package pkcs11test
+
+import (
+	"fmt"
+
+	p11 "github.com/miekg/pkcs11"
+)
+
+// cgoBuild reports whether this build can load PKCS#11 modules.
+const cgoBuild = true
+
+// Raw is a bare github.com/miekg/pkcs11 session on the token, logged in,
+// with nothing of package pkcs11 around it: the baseline its benchmarks are
+// measured against. It is not safe for concurrent use.
+type Raw struct {
+	ctx *p11.Ctx
+	sh  p11.SessionHandle
+	key p11.ObjectHandle
+}
+
+// OpenRaw loads the module with miekg/pkcs11, opens a session on the token,
+// logs in and finds the private key labelled label. SOFTHSM2_CONF must
+// point at the token (see Env), and package pkcs11 must not have the module
+// loaded at the same time.
+func (tok *Token) OpenRaw(label string) (*Raw, error) {
+	ctx := p11.New(tok.Module)
+	if ctx == nil {
+		return nil, fmt.Errorf("pkcs11test: loading %s failed", tok.Module)
+	}
+	r := &Raw{ctx: ctx}
+	if err := ctx.Initialize(); err != nil {
+		ctx.Destroy()
+		return nil, fmt.Errorf("pkcs11test: C_Initialize: %w", err)
+	}
+	if err := r.open(tok, label); err != nil {
+		r.Close()
+		return nil, err
+	}
+	return r, nil
+}
+
+func (r *Raw) open(tok *Token, label string) error {
+	slots, err := r.ctx.GetSlotList(true)
+	if err != nil {
+		return fmt.Errorf("pkcs11test: C_GetSlotList: %w", err)
+	}
+	for _, s := range slots {
+		info, err := r.ctx.GetTokenInfo(s)
+		if err != nil || info.Label != tok.Label {
+			continue
+		}
+		if r.sh, err = r.ctx.OpenSession(s, p11.CKF_SERIAL_SESSION); err != nil {
+			return fmt.Errorf("pkcs11test: C_OpenSession: %w", err)
+		}
+		if err := r.ctx.Login(r.sh, p11.CKU_USER, tok.PIN); err != nil {
+			return fmt.Errorf("pkcs11test: C_Login: %w", err)
+		}
+		tmpl := []*p11.Attribute{
+			p11.NewAttribute(p11.CKA_CLASS, p11.CKO_PRIVATE_KEY),
+			p11.NewAttribute(p11.CKA_LABEL, label),
+		}
+		if err := r.ctx.FindObjectsInit(r.sh, tmpl); err != nil {
+			return fmt.Errorf("pkcs11test: C_FindObjectsInit: %w", err)
+		}
+		hs, _, err := r.ctx.FindObjects(r.sh, 2)
+		r.ctx.FindObjectsFinal(r.sh)
+		if err != nil || len(hs) != 1 {
+			return fmt.Errorf("pkcs11test: key %q: %d found, %v", label, len(hs), err)
+		}
+		r.key = hs[0]
+		return nil
+	}
+	return fmt.Errorf("pkcs11test: no token %q", tok.Label)
+}
+
+// Sign calls C_SignInit with mechanism mech (no parameters) and C_Sign on
+// msg.
+func (r *Raw) Sign(mech uint, msg []byte) ([]byte, error) {
+	if err := r.ctx.SignInit(r.sh, []*p11.Mechanism{p11.NewMechanism(mech, nil)}, r.key); err != nil {
+		return nil, fmt.Errorf("pkcs11test: C_SignInit: %w", err)
+	}
+	sig, err := r.ctx.Sign(r.sh, msg)
+	if err != nil {
+		return nil, fmt.Errorf("pkcs11test: C_Sign: %w", err)
+	}
+	return sig, nil
+}
+
+// Close closes the session and finalizes and unloads the module.
+func (r *Raw) Close() error {
+	if r.sh != 0 {
+		r.ctx.CloseSession(r.sh)
+	}
+	r.ctx.Finalize()
+	r.ctx.Destroy()
+	return nil
+}
