@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/signerkit/signerkit/internal/simtime"
 	"github.com/signerkit/signerkit/ledger"
 	"github.com/signerkit/signerkit/ledger/ledgersim"
 )
@@ -50,7 +49,7 @@ func BenchmarkHIDExchange(b *testing.B) {
 			benchExchange(b, t, apdu)
 		})
 		b.Run(fmt.Sprintf("device=ledgersim/chunk=%d", chunk), func(b *testing.B) {
-			dev := ledgersim.MustNew(ledgersim.Config{Time: simtime.Accounted})
+			dev := ledgersim.MustNew(ledgersim.Config{Time: ledgersim.Accounted})
 			port, err := dev.OpenHID()
 			if err != nil {
 				b.Fatal(err)

@@ -7,7 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/signerkit/signerkit/internal/simtime"
 	"github.com/signerkit/signerkit/internal/tm2"
 	"github.com/signerkit/signerkit/ledger"
 	"github.com/signerkit/signerkit/ledger/ledgersim"
@@ -39,7 +38,7 @@ func TestConformanceValidatorApp(t *testing.T) {
 	for _, f := range faces {
 		t.Run(f.name, func(t *testing.T) {
 			t.Parallel()
-			dev := ledgersim.MustNew(ledgersim.Config{Time: simtime.Accounted})
+			dev := ledgersim.MustNew(ledgersim.Config{Time: ledgersim.Accounted})
 			dial := f.dial(dev, t)
 			heights := tm2.NewHeights("", 1)
 			for _, chunk := range []int{32, 0} {
@@ -61,7 +60,7 @@ func TestConformanceRaw(t *testing.T) {
 	for _, f := range faces {
 		t.Run(f.name, func(t *testing.T) {
 			t.Parallel()
-			dev := ledgersim.MustNew(ledgersim.Config{Raw: true, Time: simtime.Accounted})
+			dev := ledgersim.MustNew(ledgersim.Config{Raw: true, Time: ledgersim.Accounted})
 			dial := f.dial(dev, t)
 			open := func() (signer.Signer, error) {
 				return ledger.New(context.Background(), dial, ledger.Config{})

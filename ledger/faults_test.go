@@ -9,7 +9,6 @@ import (
 
 	"go.uber.org/goleak"
 
-	"github.com/signerkit/signerkit/internal/simtime"
 	"github.com/signerkit/signerkit/internal/tm2"
 	"github.com/signerkit/signerkit/ledger"
 	"github.com/signerkit/signerkit/ledger/ledgersim"
@@ -50,7 +49,7 @@ func TestFaults(t *testing.T) {
 	for _, tc := range cases {
 		for _, fname := range tc.faces {
 			t.Run(tc.fault.String()+"/"+fname, func(t *testing.T) {
-				dev := ledgersim.MustNew(ledgersim.Config{Time: simtime.Accounted})
+				dev := ledgersim.MustNew(ledgersim.Config{Time: ledgersim.Accounted})
 				var f face
 				for _, x := range faces {
 					if x.name == fname {
@@ -108,7 +107,7 @@ func mustSign(t *testing.T, s *ledger.Signer, msg []byte) {
 // than take it for the reply, at every chunk size.
 func TestStaleReportsDrained(t *testing.T) {
 	for _, chunk := range []int{32, 250} {
-		dev := ledgersim.MustNew(ledgersim.Config{Time: simtime.Accounted})
+		dev := ledgersim.MustNew(ledgersim.Config{Time: ledgersim.Accounted})
 		s, err := ledger.New(context.Background(), dev.HIDDialer(), ledger.Config{ChunkSize: chunk})
 		if err != nil {
 			t.Fatal(err)
@@ -127,7 +126,7 @@ func TestStaleReportsDrained(t *testing.T) {
 // previous signature, fed straight to the transport) is not returned as a
 // signature.
 func TestStaleReplyNeverReturned(t *testing.T) {
-	dev := ledgersim.MustNew(ledgersim.Config{Time: simtime.Accounted})
+	dev := ledgersim.MustNew(ledgersim.Config{Time: ledgersim.Accounted})
 	tr, err := dev.Transport()
 	if err != nil {
 		t.Fatal(err)
@@ -169,7 +168,7 @@ func (r *replayer) Exchange(ctx context.Context, apdu []byte) ([]byte, error) {
 // slow user returns when ctx ends; a rejection unwraps to ErrRejected and
 // the app asks again next time.
 func TestConfirmHonoursContext(t *testing.T) {
-	dev := ledgersim.MustNew(ledgersim.Config{Time: simtime.Realtime, ConfirmDelay: time.Hour})
+	dev := ledgersim.MustNew(ledgersim.Config{Time: ledgersim.Realtime, ConfirmDelay: time.Hour})
 	s, err := ledger.New(context.Background(), dev.HIDDialer(), ledger.Config{})
 	if err != nil {
 		t.Fatal(err)
@@ -201,5 +200,34 @@ func TestConfirmHonoursContext(t *testing.T) {
 	mustSign(t, s, heights.Next(tm2.KindPrevote))
 	if got := dev.Stats().Confirmations - before; got != 1 {
 		t.Errorf("after a rejection the app asked %d times, want 1", got)
+	}
+}
+
+// TestCloseDuringConfirmation: Close ends a sign that waits for the user
+// with no deadline, on every face that can wait.
+func TestCloseDuringConfirmation(t *testing.T) {
+	for _, f := range faces[:2] { // apdu, hid
+		t.Run(f.name, func(t *testing.T) {
+			dev := ledgersim.MustNew(ledgersim.Config{Time: ledgersim.Realtime, ConfirmDelay: time.Hour})
+			s, err := ledger.New(context.Background(), f.dial(dev, t), ledger.Config{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			done := make(chan error, 1)
+			go func() {
+				_, err := s.SignContext(context.Background(), tm2.NewHeights("", 1).Next(tm2.KindPrevote))
+				done <- err
+			}()
+			time.Sleep(50 * time.Millisecond)
+			s.Close()
+			select {
+			case err := <-done:
+				if !errors.Is(err, signer.ErrClosed) {
+					t.Errorf("sign cut by Close: %v, want ErrClosed", err)
+				}
+			case <-time.After(10 * time.Second):
+				t.Fatal("Close did not end a sign waiting for confirmation")
+			}
+		})
 	}
 }

@@ -184,7 +184,7 @@ func (t *HIDTransport) Exchange(ctx context.Context, apdu []byte) ([]byte, error
 	t.buf = appendReports(t.buf[:0], t.channel, apdu)
 	for off := 0; off < len(t.buf); off += ReportSize {
 		if err := t.dev.WriteReport(ctx, t.buf[off:off+ReportSize]); err != nil {
-			if isCtxErr(err) {
+			if ctx.Err() != nil && isCtxErr(err) {
 				return nil, ctxError(ctx, "hid write", 0, nil)
 			}
 			return nil, t.deviceErr("write", err)

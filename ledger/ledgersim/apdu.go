@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"sync"
 
-	"github.com/signerkit/signerkit/internal/simtime"
 	"github.com/signerkit/signerkit/ledger"
 	"github.com/signerkit/signerkit/signer"
 )
@@ -79,32 +78,13 @@ func (p *apduPort) Exchange(ctx context.Context, apdu []byte) ([]byte, error) {
 			return nil, fmt.Errorf("ledgersim: the device lost the APDU while hung: %w", signer.ErrDisconnected)
 		}
 	}
-	sctx, cancel := p.spendContext(ctx)
-	defer cancel()
-	if err := d.spend(sctx, len(apdu), len(resp), c); err != nil {
+	if err := d.spend(ctx, p.closed, len(apdu), len(resp), c); err != nil {
 		if ctx.Err() == nil {
 			return nil, fmt.Errorf("ledgersim: %w", signer.ErrClosed)
 		}
 		return nil, err
 	}
 	return resp, nil
-}
-
-// spendContext is ctx, also cancelled when the port closes, so a slept
-// exchange ends on Close.
-func (p *apduPort) spendContext(ctx context.Context) (context.Context, context.CancelFunc) {
-	if p.d.mode != simtime.Realtime {
-		return ctx, func() {} // nothing sleeps
-	}
-	sctx, cancel := context.WithCancel(ctx)
-	go func() {
-		select {
-		case <-p.closed:
-			cancel()
-		case <-sctx.Done():
-		}
-	}()
-	return sctx, cancel
 }
 
 func (p *apduPort) Close() error {

@@ -50,9 +50,21 @@ type Config struct {
 	// Profile is the latency profile; zero means NanoSPlus.
 	Profile Profile
 	// Time is what the device does with modeled time; zero means
-	// simtime.ModeFromEnv() (accounted unless SIGNERKIT_SIM=realtime).
-	Time simtime.Mode
+	// accounted unless SIGNERKIT_SIM=realtime.
+	Time TimeMode
 }
+
+// TimeMode says whether a device sleeps its modeled time.
+type TimeMode = simtime.Mode
+
+// The time modes.
+const (
+	// Accounted reports modeled time on the caller's trace and returns at
+	// once.
+	Accounted = simtime.Accounted
+	// Realtime also sleeps it, within the caller's context.
+	Realtime = simtime.Realtime
+)
 
 // Device is a simulated Ledger running the Tendermint validator app
 // (protocols.md A.3–A.6). It is safe for concurrent use; like the real
@@ -305,8 +317,21 @@ func (d *Device) sign(apdu []byte) ([]byte, costs) {
 func sw(w uint16) []byte { return binary.BigEndian.AppendUint16(nil, w) }
 
 // spend reports (and in realtime mode sleeps) the modeled time of one
-// APDU exchange that moved req and resp over USB HID, to ctx's trace.
-func (d *Device) spend(ctx context.Context, req, resp int, c costs) error {
+// APDU exchange that moved req and resp over USB HID, to ctx's trace. A
+// sleep also ends when closed is closed (the face was closed under it).
+func (d *Device) spend(ctx context.Context, closed <-chan struct{}, req, resp int, c costs) error {
+	if d.mode == simtime.Realtime && closed != nil {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithCancel(ctx)
+		defer cancel()
+		go func() {
+			select {
+			case <-closed:
+				cancel()
+			case <-ctx.Done():
+			}
+		}()
+	}
 	wire := time.Duration(reportCount(req)+reportCount(resp)) * d.profile.Report
 	if err := simtime.Spend(ctx, d.mode, signer.StageWire, wire, d.profile.Name); err != nil {
 		return err

@@ -13,7 +13,6 @@ import (
 
 	"go.uber.org/goleak"
 
-	"github.com/signerkit/signerkit/internal/simtime"
 	"github.com/signerkit/signerkit/internal/tm2"
 	"github.com/signerkit/signerkit/ledger"
 	"github.com/signerkit/signerkit/ledger/ledgersim"
@@ -58,7 +57,7 @@ func proposal(h, r int64) []byte {
 
 // The double-sign rules of protocols.md A.6, through the client.
 func TestDoubleSignStateMachine(t *testing.T) {
-	d := ledgersim.MustNew(ledgersim.Config{Time: simtime.Accounted})
+	d := ledgersim.MustNew(ledgersim.Config{Time: ledgersim.Accounted})
 	s := open(t, d, ledger.Config{ChunkSize: 32})
 	steps := []struct {
 		name string
@@ -101,7 +100,7 @@ func TestDoubleSignStateMachine(t *testing.T) {
 }
 
 func TestFirstSignConfirmation(t *testing.T) {
-	d := ledgersim.MustNew(ledgersim.Config{Time: simtime.Accounted, Confirm: ledgersim.Reject, ConfirmDelay: 4 * time.Second})
+	d := ledgersim.MustNew(ledgersim.Config{Time: ledgersim.Accounted, Confirm: ledgersim.Reject, ConfirmDelay: 4 * time.Second})
 	s := open(t, d, ledger.Config{})
 	var col signer.Collector
 	_, err := s.SignContext(col.WithContext(context.Background()), vote(tm2.Prevote, 1, 0))
@@ -267,7 +266,7 @@ func TestModeledFigures(t *testing.T) {
 		{128, false, 1, 4, 4 * time.Millisecond, 0},
 		{128, true, 1, 4, 4 * time.Millisecond, 50 * time.Millisecond},
 	} {
-		d := ledgersim.MustNew(ledgersim.Config{Time: simtime.Accounted})
+		d := ledgersim.MustNew(ledgersim.Config{Time: ledgersim.Accounted})
 		dial := d.HIDDialer()
 		if tc.upstream {
 			dial = d.UpstreamDialer(dial)
@@ -310,7 +309,7 @@ func TestModeledFigures(t *testing.T) {
 // In realtime mode the modeled stages are slept, and say so.
 func TestRealtimeSleeps(t *testing.T) {
 	p := ledgersim.Profile{Name: "fast test profile", Sign: 5 * time.Millisecond, Report: time.Millisecond, BufferSize: 16384, UpstreamStall: 2 * time.Millisecond}
-	d := ledgersim.MustNew(ledgersim.Config{Time: simtime.Realtime, Profile: p})
+	d := ledgersim.MustNew(ledgersim.Config{Time: ledgersim.Realtime, Profile: p})
 	s, err := ledger.New(context.Background(), d.UpstreamDialer(d.HIDDialer()), ledger.Config{})
 	if err != nil {
 		t.Fatal(err)

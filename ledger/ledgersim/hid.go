@@ -105,7 +105,7 @@ func (p *HIDPort) WriteReport(ctx context.Context, r []byte) error {
 	channel := p.channel
 	d.mu.Unlock()
 
-	err := d.spend(ctx, len(apdu), len(resp), c)
+	err := d.spend(ctx, p.closed, len(apdu), len(resp), c)
 	d.mu.Lock()
 	p.queueFaultyLocked(resp, channel, f)
 	d.mu.Unlock()

@@ -119,7 +119,7 @@ func (s *SpeculosServer) serve(conn net.Conn) {
 		d.mu.Unlock()
 		// No caller trace reaches this face: spend with none attached,
 		// which in realtime mode sleeps and otherwise does nothing.
-		if err := d.spend(s.ctx, len(apdu), len(resp), c); err != nil {
+		if err := d.spend(s.ctx, nil, len(apdu), len(resp), c); err != nil {
 			return
 		}
 		out := binary.BigEndian.AppendUint32(nil, uint32(len(resp)-2))
