@@ -167,7 +167,7 @@ func readField(b []byte, want int) (val, rest []byte, ok bool) {
 		return nil, nil, false
 	}
 	n, k := binary.Uvarint(b[1:])
-	if k <= 0 || n > uint64(len(b)-1-k) {
+	if k <= 0 || n > uint64(len(b)-1-k) || k != len(binary.AppendUvarint(nil, n)) { // minimal lengths only
 		return nil, nil, false
 	}
 	start := 1 + k

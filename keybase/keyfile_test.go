@@ -407,3 +407,27 @@ func FuzzArmor(f *testing.F) {
 		decodePrivate(data)
 	})
 }
+
+// FuzzAmino feeds the amino key decoders anything: a key they accept
+// encodes back to the same bytes.
+func FuzzAmino(f *testing.F) {
+	f.Add(katAmino)
+	k, _ := generate(signer.ECDSASecp256k1)
+	f.Add(k.amino())
+	pub, _ := publicAmino(k.public())
+	f.Add(pub)
+	edPub, _ := publicAmino(ed25519.NewKeyFromSeed(katSeed).Public())
+	f.Add(edPub)
+	f.Fuzz(func(t *testing.T, data []byte) {
+		if k, err := decodePrivate(data); err == nil {
+			if !bytes.Equal(k.amino(), data) {
+				t.Fatalf("private key %x encodes back as %x", data, k.amino())
+			}
+		}
+		if _, pub, err := decodePublic(data); err == nil {
+			if again, err := publicAmino(pub); err != nil || !bytes.Equal(again, data) {
+				t.Fatalf("public key %x encodes back as %x (%v)", data, again, err)
+			}
+		}
+	})
+}

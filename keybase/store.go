@@ -496,14 +496,25 @@ func (s *Store) Delete(ctx context.Context, name string) error {
 }
 
 // ChangePassphrase re-encrypts the key of name under newPass, at the
-// store's cost. It holds the store's lock throughout (two key derivations,
-// about half a second at DefaultCost), so no other writer can slip in
-// between. A wrong old passphrase changes nothing and fails with an error
-// wrapping signer.ErrWrongPassphrase.
+// store's cost. It asks for both passphrases first, then holds the
+// store's lock while it reads, decrypts, re-encrypts and replaces the file
+// (two key derivations, about half a second at DefaultCost), so no other
+// writer can slip in between. A wrong old passphrase changes nothing and
+// fails with an error wrapping signer.ErrWrongPassphrase.
 func (s *Store) ChangePassphrase(ctx context.Context, name string, oldPass, newPass Passphrase) error {
 	if err := CheckName(name); err != nil {
 		return err
 	}
+	oldP, err := oldPass.get()
+	if err != nil {
+		return err
+	}
+	defer clear(oldP)
+	newP, err := s.passphrase(newPass)
+	if err != nil {
+		return err
+	}
+	defer clear(newP)
 	unlock, err := s.lock(ctx)
 	if err != nil {
 		return err
@@ -513,7 +524,7 @@ func (s *Store) ChangePassphrase(ctx context.Context, name string, oldPass, newP
 	if err != nil {
 		return err
 	}
-	k, err := unseal(ctx, kf.sealed, oldPass)
+	k, err := unseal(ctx, kf.sealed, PassphraseBytes(oldP))
 	if err != nil {
 		return named(name, err)
 	}
@@ -521,12 +532,7 @@ func (s *Store) ChangePassphrase(ctx context.Context, name string, oldPass, newP
 	if !equalPublic(k.public(), kf.pub) {
 		return named(name, fmt.Errorf("keybase: the private key does not match the public key stored with it: %w", signer.ErrCorrupt))
 	}
-	p, err := s.passphrase(newPass)
-	if err != nil {
-		return err
-	}
-	armor, err := seal(ctx, k, p, s.cfg.Cost, rand.Reader)
-	clear(p)
+	armor, err := seal(ctx, k, newP, s.cfg.Cost, rand.Reader)
 	if err != nil {
 		return err
 	}
