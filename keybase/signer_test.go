@@ -204,10 +204,16 @@ func TestCloseWipes(t *testing.T) {
 	}
 }
 
-func TestOpenArmorKnownAnswer(t *testing.T) {
+// OpenArmor on an exported key (Example opens the C.5 one at cost 12).
+func TestOpenArmor(t *testing.T) {
 	ctx := context.Background()
+	want := ed25519.NewKeyFromSeed(katSeed)
+	armor, err := EncryptArmor(ctx, want, katPassword, testCost)
+	if err != nil {
+		t.Fatal(err)
+	}
 	var rec recorder
-	sg, err := OpenArmor(rec.ctx(ctx), katArmor(t), PassphraseBytes(katPassword), UnlockOnce)
+	sg, err := OpenArmor(rec.ctx(ctx), armor, PassphraseBytes(katPassword), UnlockOnce)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -215,7 +221,6 @@ func TestOpenArmorKnownAnswer(t *testing.T) {
 	if got := rec.take(); !equalStages(got, []signer.Stage{signer.StageKDF}) {
 		t.Errorf("open reported %v", got)
 	}
-	want := ed25519.NewKeyFromSeed(katSeed)
 	if !want.Public().(ed25519.PublicKey).Equal(sg.Public()) {
 		t.Fatal("another key")
 	}
@@ -224,7 +229,13 @@ func TestOpenArmorKnownAnswer(t *testing.T) {
 	if !ed25519.Verify(want.Public().(ed25519.PublicKey), msg, sig) {
 		t.Fatal("signature does not verify")
 	}
-	if _, err := OpenArmor(ctx, katArmor(t), PassphraseBytes(katPassword), Mode(9)); !errors.Is(err, signer.ErrInvalidArgument) {
+	if _, err := OpenArmor(ctx, armor, pw, PerSign); !errors.Is(err, signer.ErrWrongPassphrase) {
+		t.Errorf("wrong passphrase: got %v", err)
+	}
+	if _, err := OpenArmor(ctx, armor, PassphraseBytes(katPassword), Mode(9)); !errors.Is(err, signer.ErrInvalidArgument) {
 		t.Errorf("unknown mode: got %v", err)
+	}
+	if _, err := OpenArmor(ctx, []byte("junk"), PassphraseBytes(katPassword), UnlockOnce); !errors.Is(err, signer.ErrCorrupt) {
+		t.Errorf("junk armor: got %v", err)
 	}
 }
