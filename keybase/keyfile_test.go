@@ -199,6 +199,13 @@ func TestRoundTrip(t *testing.T) {
 				t.Fatalf("%v, %d-byte passphrase: %v", alg, len(pass), err)
 			}
 			checkSameKey(t, k, back)
+			if again, err := EncryptArmor(ctx, back, pass, testCost); err != nil {
+				t.Errorf("%v: EncryptArmor of what DecryptArmor returned: %v", alg, err)
+			} else if back2, err := DecryptArmor(ctx, again, pass); err != nil {
+				t.Errorf("%v: second round: %v", alg, err)
+			} else {
+				checkSameKey(t, k, back2)
+			}
 			_, err = DecryptArmor(ctx, armor, []byte("wrong"))
 			if !errors.Is(err, signer.ErrWrongPassphrase) {
 				t.Errorf("%v, wrong passphrase: got %v, want ErrWrongPassphrase", alg, err)

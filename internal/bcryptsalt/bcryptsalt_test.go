@@ -148,3 +148,24 @@ func TestContext(t *testing.T) {
 		t.Errorf("cancelled while hashing: got %v", err)
 	}
 }
+
+// BenchmarkHash compares the salted bcrypt with golang.org/x/crypto/bcrypt
+// at gnokey's cost: the same rounds, so about the same time.
+func BenchmarkHash(b *testing.B) {
+	pw := []byte("a passphrase")
+	salt := make([]byte, SaltSize)
+	b.Run("impl=bcryptsalt/cost=12", func(b *testing.B) {
+		for b.Loop() {
+			if _, err := Hash(context.Background(), pw, salt, 12); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("impl=x-crypto-bcrypt/cost=12", func(b *testing.B) {
+		for b.Loop() {
+			if _, err := bcrypt.GenerateFromPassword(pw, 12); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
