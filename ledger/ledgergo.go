@@ -50,6 +50,16 @@ func LedgerGoDialer(index int) Dialer {
 	}
 }
 
+// WrapLedgerGo wraps any ledger-go LedgerDevice (LedgerDeviceHID, or the
+// mock and Zemu devices of its ledger_mock and ledger_zemu build tags) in
+// the Transport seam, with the same handling as LedgerGoDialer: ctx is
+// honoured by running Exchange in a goroutine, one exchange reaches dev at
+// a time, and status-word error texts become status words again. Close
+// does not close dev: the caller owns it.
+func WrapLedgerGo(dev ledger_go.LedgerDevice) Transport {
+	return &ledgerGoTransport{up: &upstream{dev: dev, busy: make(chan struct{}, 1)}, closed: make(chan struct{})}
+}
+
 // upstream is an open LedgerDeviceHID and the semaphore its one exchange
 // at a time holds (released by the exchange's goroutine, when the device
 // answered).
