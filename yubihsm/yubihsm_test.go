@@ -90,9 +90,31 @@ func TestRealDevice(t *testing.T) {
 		cfg.Password = []byte(pw)
 	}
 	c := open(t, cfg)
-	signertest.RunKeyStore(t, c, signertest.KeyStoreOptions{
-		SignerOptions: signertest.Options{MaxMessage: yubihsm.MaxEd25519Message, Concurrency: 2},
-	})
+	opts := signertest.Options{MaxMessage: yubihsm.MaxEd25519Message, Concurrency: 2}
+	signertest.RunKeyStore(t, c, signertest.KeyStoreOptions{SignerOptions: opts})
+	for _, alg := range []signer.Algorithm{signer.Ed25519, signer.ECDSAP256} {
+		t.Run(alg.String(), func(t *testing.T) {
+			ki := generate(t, c, alg, "signertest-conformance-"+alg.String())
+			defer c.DeleteKey(context.Background(), ki.Ref())
+			o := opts
+			if alg != signer.Ed25519 {
+				o.MaxMessage = 0
+			}
+			signertest.Run(t, func() (signer.Signer, error) { return c.OpenKey(context.Background(), ki.Ref()) }, o)
+		})
+	}
+}
+
+// TestSessionPool runs the suite on keys that keep four sessions each.
+func TestSessionPool(t *testing.T) {
+	dev, url := sim(t, yubihsmsim.Config{})
+	cfg := config(url)
+	cfg.Sessions = 4
+	c := open(t, cfg)
+	ki := generate(t, c, signer.Ed25519, "pool")
+	signertest.Run(t, func() (signer.Signer, error) {
+		return c.OpenKey(context.Background(), ki.Ref())
+	}, signertest.Options{MaxMessage: yubihsm.MaxEd25519Message, Hang: dev.Hang, Timeout: 20 * time.Second})
 }
 
 func TestWrongPassword(t *testing.T) {

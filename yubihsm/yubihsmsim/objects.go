@@ -1,0 +1,321 @@
+package yubihsmsim
+
+import (
+	"bytes"
+	"crypto/ecdh"
+	"crypto/ecdsa"
+	"crypto/ed25519"
+	"crypto/elliptic"
+	"crypto/rand"
+	"encoding/binary"
+	"io"
+	"math/big"
+	"slices"
+	"time"
+
+	"github.com/signerkit/signerkit/internal/scp03"
+)
+
+// The commands run inside a session, on the device's objects.
+
+// visible reports whether the session's authentication key shares a
+// domain with o.
+func visible(s *session, o *object) bool { return s.auth.domains&o.domains != 0 }
+
+func (d *Device) inner(s *session, f scp03.Frame) ([]byte, time.Duration) {
+	p := f.Payload
+	switch f.Cmd {
+	case CmdEcho:
+		d.stats.Echoes++
+		return okFrame(CmdEcho, p), 0
+	case CmdDeviceInfo:
+		return okFrame(CmdDeviceInfo, d.deviceInfo()), 0
+	case CmdCloseSession:
+		if len(p) != 0 {
+			return errFrame(ErrWrongLength), 0
+		}
+		return okFrame(CmdCloseSession, nil), 0
+	case CmdPutAsymmetricKey, CmdGenerateAsymKey:
+		return d.storeKey(s, f.Cmd, p), 0
+	case CmdGetPublicKey:
+		if len(p) != 2 && len(p) != 3 {
+			return errFrame(ErrWrongLength), 0
+		}
+		o := d.objects[objKey{TypeAsymmetric, binary.BigEndian.Uint16(p)}]
+		if o == nil || !visible(s, o) {
+			return errFrame(ErrObjectNotFound), 0
+		}
+		return okFrame(CmdGetPublicKey, append([]byte{o.alg}, publicBytes(o)...)), 0
+	case CmdSignEdDSA, CmdSignECDSA:
+		return d.sign(s, f.Cmd, p)
+	case CmdListObjects:
+		return d.list(s, p), 0
+	case CmdGetObjectInfo:
+		if len(p) != 3 {
+			return errFrame(ErrWrongLength), 0
+		}
+		o := d.objects[objKey{p[2], binary.BigEndian.Uint16(p)}]
+		if o == nil || !visible(s, o) {
+			return errFrame(ErrObjectNotFound), 0
+		}
+		return okFrame(CmdGetObjectInfo, objectInfo(o)), 0
+	case CmdDeleteObject:
+		if len(p) != 3 {
+			return errFrame(ErrWrongLength), 0
+		}
+		k := objKey{p[2], binary.BigEndian.Uint16(p)}
+		o := d.objects[k]
+		if o == nil || !visible(s, o) {
+			return errFrame(ErrObjectNotFound), 0
+		}
+		need := CapDeleteAsymmetric
+		if o.typ == TypeAuthKey {
+			need = CapDeleteAuthKey
+		}
+		if s.auth.caps&need == 0 {
+			return errFrame(ErrPermission), 0
+		}
+		delete(d.objects, k)
+		return okFrame(CmdDeleteObject, nil), 0
+	}
+	return errFrame(ErrInvalidCommand), 0
+}
+
+func publicBytes(o *object) []byte {
+	if o.ed != nil {
+		return append([]byte(nil), o.ed.Public().(ed25519.PublicKey)...)
+	}
+	out := make([]byte, 64) // X ‖ Y, no 04 prefix
+	o.ec.X.FillBytes(out[:32])
+	o.ec.Y.FillBytes(out[32:])
+	return out
+}
+
+func objectInfo(o *object) []byte {
+	out := make([]byte, 0, 66)
+	out = binary.BigEndian.AppendUint64(out, o.caps)
+	out = binary.BigEndian.AppendUint16(out, o.id)
+	size := uint16(len(publicBytes0(o)))
+	out = binary.BigEndian.AppendUint16(out, size)
+	out = binary.BigEndian.AppendUint16(out, o.domains)
+	out = append(out, o.typ, o.alg, o.seq, o.origin)
+	out = append(out, o.label[:]...)
+	return binary.BigEndian.AppendUint64(out, o.delegated)
+}
+
+// publicBytes0 is the stored size of an object's key material.
+func publicBytes0(o *object) []byte {
+	switch {
+	case o.ed != nil:
+		return o.ed.Seed()
+	case o.ec != nil:
+		return make([]byte, 32)
+	}
+	return make([]byte, 2*scp03.KeyLen)
+}
+
+func (d *Device) storeKey(s *session, cmd byte, p []byte) []byte {
+	const hdr = 2 + 40 + 2 + 8 + 1
+	if len(p) < hdr {
+		return errFrame(ErrWrongLength)
+	}
+	need := CapGenerateAsym
+	if cmd == CmdPutAsymmetricKey {
+		need = CapPutAsymmetric
+	}
+	if s.auth.caps&need == 0 {
+		return errFrame(ErrPermission)
+	}
+	o := &object{typ: TypeAsymmetric, id: binary.BigEndian.Uint16(p), origin: 1}
+	copy(o.label[:], p[2:42])
+	o.domains = binary.BigEndian.Uint16(p[42:44])
+	o.caps = binary.BigEndian.Uint64(p[44:52])
+	o.alg = p[52]
+	key := p[hdr:]
+	if o.domains == 0 || o.domains&^s.auth.domains != 0 || o.caps&^s.auth.delegated != 0 {
+		return errFrame(ErrPermission)
+	}
+	if cmd == CmdGenerateAsymKey && len(key) != 0 {
+		return errFrame(ErrWrongLength)
+	}
+	var err error
+	switch o.alg {
+	case AlgEd25519:
+		if cmd == CmdPutAsymmetricKey {
+			if len(key) != ed25519.SeedSize {
+				return errFrame(ErrWrongLength)
+			}
+			o.ed = ed25519.NewKeyFromSeed(key)
+		} else {
+			_, o.ed, err = ed25519.GenerateKey(d.rand)
+		}
+	case AlgP256:
+		if cmd == CmdPutAsymmetricKey {
+			if len(key) != 32 {
+				return errFrame(ErrWrongLength)
+			}
+			o.ec, err = p256FromScalar(key)
+		} else {
+			o.ec, err = ecdsa.GenerateKey(elliptic.P256(), d.rand)
+		}
+	default:
+		return errFrame(ErrInvalidData)
+	}
+	if err != nil {
+		return errFrame(ErrInvalidData)
+	}
+	if cmd == CmdPutAsymmetricKey {
+		o.origin = 2
+	}
+	if o.id == 0 {
+		if o.id = d.freeID(); o.id == 0 {
+			return errFrame(ErrInvalidData)
+		}
+	}
+	if d.objects[objKey{TypeAsymmetric, o.id}] != nil {
+		return errFrame(ErrObjectExists)
+	}
+	d.objects[objKey{TypeAsymmetric, o.id}] = o
+	return okFrame(cmd, binary.BigEndian.AppendUint16(nil, o.id))
+}
+
+// freeID picks a random free object id, as the device does when asked for
+// id 0, so that clients cannot rely on small ids.
+func (d *Device) freeID() uint16 {
+	var b [2]byte
+	for range 64 {
+		if _, err := io.ReadFull(d.rand, b[:]); err != nil {
+			break
+		}
+		id := binary.BigEndian.Uint16(b[:])
+		if id != 0 && id != 0xffff && d.objects[objKey{TypeAsymmetric, id}] == nil {
+			return id
+		}
+	}
+	for id := uint16(1); id < 0xffff; id++ {
+		if d.objects[objKey{TypeAsymmetric, id}] == nil {
+			return id
+		}
+	}
+	return 0
+}
+
+func (d *Device) sign(s *session, cmd byte, p []byte) ([]byte, time.Duration) {
+	if len(p) < 2 {
+		return errFrame(ErrWrongLength), 0
+	}
+	o := d.objects[objKey{TypeAsymmetric, binary.BigEndian.Uint16(p)}]
+	if o == nil || !visible(s, o) {
+		return errFrame(ErrObjectNotFound), 0
+	}
+	data := p[2:]
+	switch cmd {
+	case CmdSignEdDSA:
+		if o.ed == nil {
+			return errFrame(ErrInvalidCommand), 0
+		}
+		if o.caps&CapSignEdDSA == 0 || s.auth.caps&CapSignEdDSA == 0 {
+			return errFrame(ErrPermission), 0
+		}
+		d.stats.Signs++
+		return okFrame(cmd, ed25519.Sign(o.ed, data)), d.profile.EdDSATime(len(data))
+	default:
+		if o.ec == nil {
+			return errFrame(ErrInvalidCommand), 0
+		}
+		if o.caps&CapSignECDSA == 0 || s.auth.caps&CapSignECDSA == 0 {
+			return errFrame(ErrPermission), 0
+		}
+		if len(data) == 0 || len(data) > 64 {
+			return errFrame(ErrWrongLength), 0
+		}
+		sig, err := ecdsa.SignASN1(rand.Reader, o.ec, data)
+		if err != nil {
+			return errFrame(ErrInvalidData), 0
+		}
+		d.stats.Signs++
+		return okFrame(cmd, sig), d.profile.ECDSAP256
+	}
+}
+
+// list answers List Objects: filters are tag-value pairs (id 01, type 02,
+// domains 03, capabilities 04, algorithm 05, label 06).
+func (d *Device) list(s *session, p []byte) []byte {
+	var (
+		id, domains     uint16
+		typ, alg        byte
+		caps            uint64
+		label           []byte
+		hasID, hasLabel bool
+	)
+	for len(p) > 0 {
+		tag, rest := p[0], p[1:]
+		n := map[byte]int{1: 2, 2: 1, 3: 2, 4: 8, 5: 1, 6: 40}[tag]
+		if n == 0 {
+			return errFrame(ErrInvalidData)
+		}
+		if len(rest) < n {
+			return errFrame(ErrWrongLength)
+		}
+		v := rest[:n]
+		switch tag {
+		case 1:
+			id, hasID = binary.BigEndian.Uint16(v), true
+		case 2:
+			typ = v[0]
+		case 3:
+			domains = binary.BigEndian.Uint16(v)
+		case 4:
+			caps = binary.BigEndian.Uint64(v)
+		case 5:
+			alg = v[0]
+		case 6:
+			label, hasLabel = v, true
+		}
+		p = rest[n:]
+	}
+	var out []byte
+	for _, o := range d.sortedObjects() {
+		switch {
+		case !visible(s, o),
+			hasID && o.id != id,
+			typ != 0 && o.typ != typ,
+			domains != 0 && o.domains&domains == 0,
+			caps != 0 && o.caps&caps != caps,
+			alg != 0 && o.alg != alg,
+			hasLabel && !bytes.Equal(o.label[:], label):
+			continue
+		}
+		out = binary.BigEndian.AppendUint16(out, o.id)
+		out = append(out, o.typ, o.seq)
+	}
+	return okFrame(CmdListObjects, out)
+}
+
+func (d *Device) sortedObjects() []*object {
+	out := make([]*object, 0, len(d.objects))
+	for _, o := range d.objects {
+		out = append(out, o)
+	}
+	slices.SortFunc(out, func(a, b *object) int {
+		if a.typ != b.typ {
+			return int(a.typ) - int(b.typ)
+		}
+		return int(a.id) - int(b.id)
+	})
+	return out
+}
+
+// p256FromScalar makes the P-256 key with private scalar d (32 bytes,
+// big-endian, in [1, n-1]).
+func p256FromScalar(d []byte) (*ecdsa.PrivateKey, error) {
+	k, err := ecdh.P256().NewPrivateKey(d)
+	if err != nil {
+		return nil, err
+	}
+	pt := k.PublicKey().Bytes()
+	return &ecdsa.PrivateKey{
+		PublicKey: ecdsa.PublicKey{Curve: elliptic.P256(), X: new(big.Int).SetBytes(pt[1:33]), Y: new(big.Int).SetBytes(pt[33:])},
+		D:         new(big.Int).SetBytes(d),
+	}, nil
+}
