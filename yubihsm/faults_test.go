@@ -42,7 +42,7 @@ func signOK(t *testing.T, k *yubihsm.Key, what string) {
 // within its deadline.
 func signFails(t *testing.T, k *yubihsm.Key, what string, want ...error) {
 	t.Helper()
-	const deadline = 3 * time.Second
+	const deadline = time.Second
 	ctx, cancel := context.WithTimeout(context.Background(), deadline)
 	defer cancel()
 	start := time.Now()
