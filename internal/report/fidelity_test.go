@@ -1,0 +1,92 @@
+package report
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"golang.org/x/crypto/bcrypt"
+
+	"github.com/signerkit/signerkit/internal/bench"
+)
+
+func backend(t *testing.T, name string) bench.Backend {
+	t.Helper()
+	for _, be := range bench.Backends() {
+		if be.Name == name {
+			if be.Skip != nil {
+				if reason := be.Skip(); reason != "" {
+					t.Skipf("%s: %s", name, reason)
+				}
+			}
+			return be
+		}
+	}
+	t.Fatalf("backend %s is not registered", name)
+	return bench.Backend{}
+}
+
+// TestFidelity checks that the report, run on the simulated devices,
+// reproduces the latency analysis' table (latency-profiles.md §1–2) and
+// that each row's stages add up to its end-to-end figure within 2 %.
+func TestFidelity(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the simulated devices and a bcrypt at cost 12")
+	}
+	cfg := RunConfig{RowBudget: 20 * time.Millisecond, MinSigns: 3, MaxSigns: 200}
+	cases := []struct {
+		backend        string
+		payload, chunk int
+		lo, hi         float64 // ms, p50 end to end
+	}{
+		{"inprocess-ed25519", 108, 0, 0, 1},
+		{"ledger-ledgergo", 108, 32, 738 * 0.98, 738 * 1.02},
+		{"ledger-ledgergo", 108, 128, 579 * 0.98, 579 * 1.02},
+		{"ledger-hid", 108, 128, 529 * 0.98, 529 * 1.02},
+		{"ledger-hid", 108, 32, (529 + 3*2) * 0.98, (529 + 3*2) * 1.02}, // + 2 ms per extra APDU
+		{"yubihsm-ed25519", 108, 0, 131, 137},
+		{"yubihsm-ed25519", 128, 0, 131, 137.5},
+	}
+	for _, c := range cases {
+		be := backend(t, c.backend)
+		row, err := RunRow(context.Background(), be, bench.Params{Payload: c.payload, Chunk: c.chunk}, cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p := row.E2E.P50; p < c.lo || p > c.hi {
+			t.Errorf("%s %d B: p50 %.2f ms, want %.1f–%.1f (stages: %s)", row.Path(), c.payload, p, c.lo, c.hi, stageList(row))
+		}
+		checkCoverage(t, row)
+	}
+
+	// The keybase path that decrypts on every sign costs one bcrypt at
+	// cost 12, measured on this machine.
+	start := time.Now()
+	if _, err := bcrypt.GenerateFromPassword([]byte("passphrase"), 12); err != nil {
+		t.Fatal(err)
+	}
+	one := float64(time.Since(start)) / float64(time.Millisecond)
+	row, err := RunRow(context.Background(), backend(t, "keybase-persign-ed25519"), bench.Params{Payload: 108}, RunConfig{MinSigns: 2, MaxSigns: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := row.E2E.P50 / one; r < 0.7 || r > 1.5 {
+		t.Errorf("keybase per sign %.1f ms against one bcrypt-12 of %.1f ms: ratio %.2f, want ≈ 1", row.E2E.P50, one, r)
+	}
+	if d := row.Dominant(); d.Name != "kdf" {
+		t.Errorf("keybase per sign dominated by %q, want kdf", d.Name)
+	}
+	checkCoverage(t, row)
+}
+
+// checkCoverage: the stages add up to the mean e2e within 2 %, for rows
+// long enough that a microsecond of untraced host time is not 2 %.
+func checkCoverage(t *testing.T, row Row) {
+	t.Helper()
+	if row.E2E.Avg < 1 {
+		return
+	}
+	if c := row.Coverage(); c < 0.98 || c > 1.02 {
+		t.Errorf("%s %d B: stages add up to %.1f%% of e2e (%s)", row.Path(), row.Payload, 100*c, stageList(row))
+	}
+}
