@@ -134,6 +134,12 @@ func (p *pool) get(ctx context.Context, st *opStats) (p11.SessionHandle, error) 
 func (p *pool) open(st *opStats) (p11.SessionHandle, error) {
 	sh, err := p.mod.ctx.OpenSession(p.slot, p11.CKF_SERIAL_SESSION|p11.CKF_RW_SESSION)
 	st.addTrips(1)
+	if code, _ := ckr(err); code == p11.CKR_TOKEN_WRITE_PROTECTED {
+		// A read-only token (some smartcards) still signs; key generation,
+		// import and deletion will fail with ErrPermissionDenied.
+		sh, err = p.mod.ctx.OpenSession(p.slot, p11.CKF_SERIAL_SESSION)
+		st.addTrips(1)
+	}
 	if err != nil {
 		return 0, wrap("C_OpenSession", err)
 	}
@@ -213,13 +219,17 @@ func (p *pool) put(sh p11.SessionHandle) {
 	p.done()
 }
 
-// discard closes a dead session and every idle one, which died with it
-// (they share the token and the login).
-func (p *pool) discard(sh p11.SessionHandle) {
-	p.mu.Lock()
-	idle := p.idle
-	p.idle = nil
-	p.mu.Unlock()
+// discard closes a session that cannot be used again and, when all is
+// set, every idle one, which died with it (they share the token and the
+// login).
+func (p *pool) discard(sh p11.SessionHandle, all bool) {
+	var idle []p11.SessionHandle
+	if all {
+		p.mu.Lock()
+		idle = p.idle
+		p.idle = nil
+		p.mu.Unlock()
+	}
 	p.mod.ctx.CloseSession(sh)
 	for _, s := range idle {
 		p.mod.ctx.CloseSession(s)
@@ -285,7 +295,7 @@ func (p *pool) do(ctx context.Context, st *opStats, op func(p11.SessionHandle) e
 		code, _ := ckr(err)
 		switch {
 		case sessionDead(code):
-			p.discard(sh)
+			p.discard(sh, true)
 			if attempt == 0 {
 				st.retries++
 				continue
@@ -303,7 +313,7 @@ func (p *pool) do(ctx context.Context, st *opStats, op func(p11.SessionHandle) e
 		case code == p11.CKR_OPERATION_ACTIVE:
 			// Left over from an operation the module did not end; the
 			// session cannot be trusted with the next one.
-			p.discard(sh)
+			p.discard(sh, false)
 		default:
 			// A failed C_Sign ends its operation (PKCS#11 §5.13), so the
 			// session is clean.

@@ -39,7 +39,7 @@ func openToken(t *testing.T, mutate ...func(*pkcs11.Config)) (*pkcs11test.Token,
 }
 
 func TestConformance(t *testing.T) {
-	for _, alg := range []signer.Algorithm{signer.Ed25519, signer.ECDSAP256, signer.RSAPKCS1v15} {
+	for _, alg := range []signer.Algorithm{signer.Ed25519, signer.ECDSAP256, signer.RSAPKCS1v15, signer.ECDSAP384, signer.RSAPSS} {
 		t.Run(alg.String(), func(t *testing.T) {
 			_, tok := openToken(t)
 			ki, err := tok.GenerateKey(context.Background(), alg, "conformance")
@@ -182,6 +182,13 @@ func TestForeignKeys(t *testing.T) {
 		}
 		signAndVerify(t, k)
 		k.Close()
+	}
+	// A key this package cannot use is left out of the list and refused.
+	if out, err := st.Tool("--keypairgen", "--key-type", "EC:secp256k1", "--label", "tool-k1", "--id", "e4"); err != nil {
+		t.Fatalf("pkcs11-tool --keypairgen EC:secp256k1: %v\n%s", err, out)
+	}
+	if k, err := tok.Key(ctx, signer.KeyRef{Label: "tool-k1"}); !errors.Is(err, signer.ErrUnsupported) {
+		t.Errorf("a secp256k1 key: %v, %v; want ErrUnsupported", k, err)
 	}
 	keys, err := tok.ListKeys(ctx)
 	if err != nil || len(keys) != len(imports)+len(tools) {

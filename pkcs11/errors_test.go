@@ -1,0 +1,46 @@
+package pkcs11_test
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	p11 "github.com/miekg/pkcs11"
+
+	"github.com/signerkit/signerkit/pkcs11"
+	"github.com/signerkit/signerkit/signer"
+)
+
+func TestErrorUnwrap(t *testing.T) {
+	for code, want := range map[uint]error{
+		p11.CKR_SESSION_HANDLE_INVALID:     signer.ErrSessionExpired,
+		p11.CKR_SESSION_CLOSED:             signer.ErrSessionExpired,
+		p11.CKR_DEVICE_REMOVED:             signer.ErrDisconnected,
+		p11.CKR_TOKEN_NOT_PRESENT:          signer.ErrDisconnected,
+		p11.CKR_PIN_INCORRECT:              signer.ErrWrongPassphrase,
+		p11.CKR_PIN_LOCKED:                 signer.ErrDeviceLocked,
+		p11.CKR_USER_NOT_LOGGED_IN:         signer.ErrPermissionDenied,
+		p11.CKR_KEY_FUNCTION_NOT_PERMITTED: signer.ErrPermissionDenied,
+		p11.CKR_MECHANISM_INVALID:          signer.ErrUnsupported,
+		p11.CKR_DATA_LEN_RANGE:             signer.ErrMessageTooLarge,
+		p11.CKR_KEY_HANDLE_INVALID:         signer.ErrKeyNotFound,
+		p11.CKR_SESSION_COUNT:              signer.ErrBusy,
+		p11.CKR_SLOT_ID_INVALID:            signer.ErrDeviceNotFound,
+		p11.CKR_CRYPTOKI_NOT_INITIALIZED:   signer.ErrClosed,
+	} {
+		err := error(&pkcs11.Error{Op: "C_Sign", Code: code})
+		if !errors.Is(err, want) {
+			t.Errorf("%v does not wrap %v", err, want)
+		}
+		if !strings.HasPrefix(err.Error(), "pkcs11: C_Sign: CKR_") {
+			t.Errorf("Error() = %q", err)
+		}
+	}
+	if err := (&pkcs11.Error{Op: "C_Sign", Code: 0x80000001}); err.Unwrap() != nil || !strings.Contains(err.Error(), "0x80000001") {
+		t.Errorf("a vendor code: %q unwraps to %v", err, err.Unwrap())
+	}
+	pe := &pkcs11.PINError{Code: p11.CKR_PIN_INCORRECT, Token: "t"}
+	if !errors.Is(pe, signer.ErrWrongPassphrase) {
+		t.Errorf("%v does not wrap ErrWrongPassphrase", pe)
+	}
+}
