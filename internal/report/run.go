@@ -23,14 +23,14 @@ type RunConfig struct {
 	// Payloads and Chunks replace each backend's own sizes; sizes a backend
 	// does not list are still run when given here. Nil keeps the backend's.
 	Payloads, Chunks []int
-	// RowBudget is the wall time to spend signing one row (default 150 ms);
-	// a row signs at least MinSigns (default 5) and at most MaxSigns
+	// RowBudget is the wall time to spend signing one row (default 100 ms);
+	// a row signs at least MinSigns (default 3) and at most MaxSigns
 	// (default 2000) times.
 	RowBudget          time.Duration
 	MinSigns, MaxSigns int
 	// Heights is how many consecutive heights the phase run signs on each
 	// Ed25519 path (default 40; 0 with NoPhases skips it); PhaseBudget caps
-	// the wall time of each path's run (default 3 s).
+	// the wall time of each path's run (default 2 s).
 	Heights     int
 	PhaseBudget time.Duration
 	NoPhases    bool
@@ -43,10 +43,10 @@ type RunConfig struct {
 
 func (c *RunConfig) defaults() {
 	if c.RowBudget <= 0 {
-		c.RowBudget = 150 * time.Millisecond
+		c.RowBudget = 100 * time.Millisecond
 	}
 	if c.MinSigns <= 0 {
-		c.MinSigns = 5
+		c.MinSigns = 3
 	}
 	if c.MaxSigns <= 0 {
 		c.MaxSigns = 2000
@@ -55,7 +55,7 @@ func (c *RunConfig) defaults() {
 		c.Heights = 40
 	}
 	if c.PhaseBudget <= 0 {
-		c.PhaseBudget = 3 * time.Second
+		c.PhaseBudget = 2 * time.Second
 	}
 }
 
