@@ -49,21 +49,23 @@ type Config struct {
 	ConfirmDelay time.Duration
 	// Profile is the latency profile; zero means NanoSPlus.
 	Profile Profile
-	// Time is what the device does with modeled time; zero means
-	// accounted unless SIGNERKIT_SIM=realtime.
+	// Time is what the device does with modeled time; zero
+	// (TimeFromEnv) means accounted unless SIGNERKIT_SIM=realtime.
 	Time TimeMode
 }
 
 // TimeMode says whether a device sleeps its modeled time.
-type TimeMode = simtime.Mode
+type TimeMode uint8
 
 // The time modes.
 const (
+	// TimeFromEnv is Realtime when SIGNERKIT_SIM=realtime, else Accounted.
+	TimeFromEnv TimeMode = iota
 	// Accounted reports modeled time on the caller's trace and returns at
 	// once.
-	Accounted = simtime.Accounted
+	Accounted
 	// Realtime also sleeps it, within the caller's context.
-	Realtime = simtime.Realtime
+	Realtime
 )
 
 // Device is a simulated Ledger running the Tendermint validator app
@@ -114,10 +116,7 @@ func New(cfg Config) (*Device, error) {
 	if cfg.Version == (ledger.Version{}) {
 		cfg.Version = ledger.Version{Major: 0, Minor: 9, Patch: 1}
 	}
-	mode := cfg.Time
-	if mode == simtime.Accounted {
-		mode = simtime.ModeFromEnv()
-	}
+	mode := cfg.Time.simMode()
 	return &Device{cfg: cfg, profile: p, mode: mode, key: ed25519.NewKeyFromSeed(seed),
 		gone: make(chan struct{}), plugged: true, ports: map[*HIDPort]struct{}{}}, nil
 }
@@ -137,8 +136,25 @@ func (d *Device) PublicKey() ed25519.PublicKey { return d.key.Public().(ed25519.
 // Profile returns the device's latency profile.
 func (d *Device) Profile() Profile { return d.profile }
 
-// Mode returns whether the device sleeps its modeled time.
-func (d *Device) Mode() simtime.Mode { return d.mode }
+// Time returns whether the device sleeps its modeled time: Accounted or
+// Realtime.
+func (d *Device) Time() TimeMode {
+	if d.mode == simtime.Realtime {
+		return Realtime
+	}
+	return Accounted
+}
+
+// simMode resolves a TimeMode.
+func (m TimeMode) simMode() simtime.Mode {
+	switch m {
+	case Accounted:
+		return simtime.Accounted
+	case Realtime:
+		return simtime.Realtime
+	}
+	return simtime.ModeFromEnv()
+}
 
 // Stats returns the device's counters.
 func (d *Device) Stats() Stats {

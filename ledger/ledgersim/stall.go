@@ -15,11 +15,11 @@ import (
 // simulator shows what the upstream transport costs: the real
 // LedgerDeviceHID needs a USB device, so against the simulator our own
 // framing runs with the upstream stall modeled on top.
-func UpstreamStall(t ledger.Transport, p Profile, mode simtime.Mode) ledger.Transport {
+func UpstreamStall(t ledger.Transport, p Profile, mode TimeMode) ledger.Transport {
 	if p == (Profile{}) {
 		p = NanoSPlus
 	}
-	return &stalled{t: t, d: p, mode: mode}
+	return &stalled{t: t, d: p, mode: mode.simMode()}
 }
 
 // UpstreamDialer is dial with UpstreamStall applied to each transport it
@@ -30,7 +30,7 @@ func (d *Device) UpstreamDialer(dial ledger.Dialer) ledger.Dialer {
 		if err != nil {
 			return nil, err
 		}
-		return UpstreamStall(t, d.profile, d.mode), nil
+		return &stalled{t: t, d: d.profile, mode: d.mode}, nil
 	}
 }
 
