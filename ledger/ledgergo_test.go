@@ -39,12 +39,17 @@ func (u upstreamSim) Exchange(cmd []byte) ([]byte, error) {
 
 func (u upstreamSim) Close() error { return u.tr.Close() }
 
-func upstreamDialer(dev *ledgersim.Device) ledger.Dialer {
+// upstreamDialer wraps a new upstreamSim per dial. WrapLedgerGo leaves the
+// device open on Close (the caller owns it), so the test closes them all
+// when it ends, which also ends an upstream Exchange still waiting on a
+// hung device, as unplugging would.
+func upstreamDialer(t *testing.T, dev *ledgersim.Device) ledger.Dialer {
 	return func(context.Context) (ledger.Transport, error) {
 		tr, err := dev.Transport()
 		if err != nil {
 			return nil, err
 		}
+		t.Cleanup(func() { tr.Close() })
 		return ledger.WrapLedgerGo(upstreamSim{tr}), nil
 	}
 }
@@ -55,7 +60,7 @@ func TestConformanceLedgerGoWrapper(t *testing.T) {
 	dev := ledgersim.MustNew(ledgersim.Config{Time: ledgersim.Accounted})
 	heights := tm2.NewHeights("", 1)
 	open := func() (signer.Signer, error) {
-		return ledger.New(context.Background(), upstreamDialer(dev), ledger.Config{ChunkSize: 32})
+		return ledger.New(context.Background(), upstreamDialer(t, dev), ledger.Config{ChunkSize: 32})
 	}
 	signertest.Run(t, open, signertest.Options{Message: heights.OfSize, Concurrency: 1, Hang: dev.Hang, Timeout: 10 * time.Second})
 }
@@ -63,7 +68,7 @@ func TestConformanceLedgerGoWrapper(t *testing.T) {
 // Status words survive the trip through ledger-go's error texts.
 func TestLedgerGoWrapperStatusWords(t *testing.T) {
 	dev := ledgersim.MustNew(ledgersim.Config{Time: ledgersim.Accounted})
-	s, err := ledger.New(context.Background(), upstreamDialer(dev), ledger.Config{})
+	s, err := ledger.New(context.Background(), upstreamDialer(t, dev), ledger.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}
