@@ -4,13 +4,8 @@ package pkcs11_test
 
 import (
 	"context"
-	"crypto"
-	"crypto/ed25519"
-	"crypto/rand"
 	"fmt"
-	"syscall"
 	"testing"
-	"time"
 
 	"github.com/signerkit/signerkit/pkcs11"
 	"github.com/signerkit/signerkit/pkcs11/pkcs11test"
@@ -63,67 +58,4 @@ func BenchmarkSignParallel(b *testing.B) {
 			})
 		}
 	})
-}
-
-// BenchmarkOverhead compares a sign through this package with a bare
-// miekg/pkcs11 C_SignInit + C_Sign on the same kind of key (Ed25519, 256
-// bytes), reporting the process's CPU time per sign (cpu-ns/op) next to
-// ns/op: on a busy machine the wall time swings with the scheduler, the
-// CPU time much less.
-func BenchmarkOverhead(b *testing.B) {
-	msg := make([]byte, 256)
-	for _, backend := range []string{"pkcs11-softhsm-ed25519", "raw-pkcs11-softhsm-ed25519"} {
-		b.Run("backend="+backend, func(b *testing.B) {
-			st := pkcs11test.New(b)
-			var sign func() ([]byte, error)
-			var pub crypto.PublicKey
-			_, priv, _ := ed25519.GenerateKey(rand.Reader)
-			if err := st.ImportPKCS8(priv, "overhead", []byte{1}); err != nil {
-				b.Fatal(err)
-			}
-			pub = priv.Public()
-			if backend == "raw-pkcs11-softhsm-ed25519" {
-				raw, err := st.OpenRaw("overhead")
-				if err != nil {
-					b.Fatal(err)
-				}
-				defer raw.Close()
-				sign = func() ([]byte, error) { return raw.Sign(pkcs11.CKM_EDDSA, msg) }
-			} else {
-				cfg := st.Config()
-				cfg.KeyLabel = "overhead"
-				k, err := pkcs11.OpenKey(context.Background(), cfg)
-				if err != nil {
-					b.Fatal(err)
-				}
-				defer k.Close()
-				sign = func() ([]byte, error) { return k.SignContext(context.Background(), msg) }
-			}
-			if _, err := sign(); err != nil {
-				b.Fatal(err)
-			}
-			var sig []byte
-			var err error
-			b.ReportAllocs()
-			cpu0 := cpuTime()
-			b.ResetTimer()
-			for b.Loop() {
-				if sig, err = sign(); err != nil {
-					b.Fatal(err)
-				}
-			}
-			b.StopTimer()
-			b.ReportMetric(float64(cpuTime()-cpu0)/float64(b.N), "cpu-ns/op")
-			if err := signertest.VerifyStd(signer.Ed25519, pub, msg, sig); err != nil {
-				b.Fatal(err)
-			}
-		})
-	}
-}
-
-// cpuTime returns the user and system CPU time of the process so far.
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

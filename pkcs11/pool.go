@@ -150,11 +150,14 @@ func (p *pool) open(st *opStats) (p11.SessionHandle, error) {
 	return sh, nil
 }
 
-// ensureLogin logs the token in through sh unless it is logged in.
+// ensureLogin logs the token in through sh unless it is logged in. The
+// state is read under loginMu, so sessions opened at once log in once.
 func (p *pool) ensureLogin(sh p11.SessionHandle, st *opStats) error {
 	if p.pin == nil {
 		return nil
 	}
+	p.loginMu.Lock()
+	defer p.loginMu.Unlock()
 	info, err := p.mod.ctx.GetSessionInfo(sh)
 	st.addTrips(1)
 	if err != nil {
@@ -163,7 +166,7 @@ func (p *pool) ensureLogin(sh p11.SessionHandle, st *opStats) error {
 	if info.State == p11.CKS_RO_USER_FUNCTIONS || info.State == p11.CKS_RW_USER_FUNCTIONS {
 		return nil
 	}
-	return p.login(sh, st)
+	return p.loginLocked(sh, st)
 }
 
 func (s *opStats) addTrips(n int64) {
@@ -172,12 +175,17 @@ func (s *opStats) addTrips(n int64) {
 	}
 }
 
-// login logs the token in through sh. A PIN the token refused is
-// remembered and returned from then on without asking the token again, so
-// that a wrong PIN cannot lock it.
+// login logs the token in through sh, which the token said was not.
 func (p *pool) login(sh p11.SessionHandle, st *opStats) error {
 	p.loginMu.Lock()
 	defer p.loginMu.Unlock()
+	return p.loginLocked(sh, st)
+}
+
+// loginLocked calls C_Login with the PIN; loginMu is held. A PIN the
+// token refused is remembered and returned from then on without asking the
+// token again, so that a wrong PIN cannot lock it.
+func (p *pool) loginLocked(sh p11.SessionHandle, st *opStats) error {
 	if p.pinErr != nil {
 		return p.pinErr
 	}

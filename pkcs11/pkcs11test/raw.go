@@ -3,6 +3,7 @@
 package pkcs11test
 
 import (
+	"errors"
 	"fmt"
 
 	p11 "github.com/miekg/pkcs11"
@@ -15,22 +16,25 @@ const cgoBuild = true
 // with nothing of package pkcs11 around it: the baseline its benchmarks are
 // measured against. It is not safe for concurrent use.
 type Raw struct {
-	ctx *p11.Ctx
-	sh  p11.SessionHandle
-	key p11.ObjectHandle
+	ctx  *p11.Ctx
+	sh   p11.SessionHandle
+	key  p11.ObjectHandle
+	owns bool // this Raw initialized the module, so it finalizes it
 }
 
 // OpenRaw loads the module with miekg/pkcs11, opens a session on the token,
 // logs in and finds the private key labelled label. SOFTHSM2_CONF must
-// point at the token (see Env), and package pkcs11 must not have the module
-// loaded at the same time.
+// point at the token (see Env). If package pkcs11 has the module loaded
+// already, the Raw shares it, and its login, and leaves it initialized.
 func (tok *Token) OpenRaw(label string) (*Raw, error) {
 	ctx := p11.New(tok.Module)
 	if ctx == nil {
 		return nil, fmt.Errorf("pkcs11test: loading %s failed", tok.Module)
 	}
-	r := &Raw{ctx: ctx}
-	if err := ctx.Initialize(); err != nil {
+	r := &Raw{ctx: ctx, owns: true}
+	if err := ctx.Initialize(); errors.Is(err, p11.Error(p11.CKR_CRYPTOKI_ALREADY_INITIALIZED)) {
+		r.owns = false
+	} else if err != nil {
 		ctx.Destroy()
 		return nil, fmt.Errorf("pkcs11test: C_Initialize: %w", err)
 	}
@@ -54,7 +58,7 @@ func (r *Raw) open(tok *Token, label string) error {
 		if r.sh, err = r.ctx.OpenSession(s, p11.CKF_SERIAL_SESSION); err != nil {
 			return fmt.Errorf("pkcs11test: C_OpenSession: %w", err)
 		}
-		if err := r.ctx.Login(r.sh, p11.CKU_USER, tok.PIN); err != nil {
+		if err := r.ctx.Login(r.sh, p11.CKU_USER, tok.PIN); err != nil && !errors.Is(err, p11.Error(p11.CKR_USER_ALREADY_LOGGED_IN)) {
 			return fmt.Errorf("pkcs11test: C_Login: %w", err)
 		}
 		tmpl := []*p11.Attribute{
@@ -93,7 +97,9 @@ func (r *Raw) Close() error {
 	if r.sh != 0 {
 		r.ctx.CloseSession(r.sh)
 	}
-	r.ctx.Finalize()
+	if r.owns {
+		r.ctx.Finalize()
+	}
 	r.ctx.Destroy()
 	return nil
 }

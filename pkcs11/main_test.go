@@ -1,0 +1,11 @@
+package pkcs11_test
+
+import (
+	"testing"
+
+	"go.uber.org/goleak"
+)
+
+// TestMain fails the package's tests if any goroutine outlives them: a sign
+// abandoned at its deadline must finish once the token answers.
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
