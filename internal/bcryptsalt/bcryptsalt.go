@@ -17,7 +17,7 @@ import (
 	"fmt"
 	"strconv"
 
-	"golang.org/x/crypto/blowfish"
+	"golang.org/x/crypto/blowfish" //nolint:staticcheck // bcrypt is built on the Blowfish key schedule; that is the point
 )
 
 const (

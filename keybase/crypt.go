@@ -1,0 +1,218 @@
+package keybase
+
+import (
+	"context"
+	"crypto"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"strconv"
+
+	"golang.org/x/crypto/nacl/secretbox"
+
+	"github.com/signerkit/signerkit/internal/bcryptsalt"
+	"github.com/signerkit/signerkit/signer"
+)
+
+// DefaultCost is the bcrypt cost gnokey uses, and the only one it reads.
+const DefaultCost = 12
+
+const (
+	saltSize  = bcryptsalt.SaltSize
+	nonceSize = 24
+	// costHeader is this package's own header, written only for a cost
+	// other than DefaultCost: gnokey writes none and always uses 12, and it
+	// ignores headers it does not know.
+	costHeader = "cost"
+)
+
+var errWrongPassphrase = fmt.Errorf("keybase: %w", signer.ErrWrongPassphrase)
+
+// sealedKey is a private key block as read: encrypted, or in the clear as
+// gnokey writes it for an empty passphrase.
+type sealedKey struct {
+	plaintext bool
+	salt      []byte
+	cost      int
+	data      []byte // nonce ‖ secretbox, or the amino key bytes
+	raw       []byte // the block as read
+}
+
+// parseSealed checks a private key block's type and headers, without
+// deriving any key.
+func parseSealed(b block) (*sealedKey, error) {
+	if b.Type != blockPrivate {
+		return nil, armorErr(ArmorBlockType, b.line, quoted(b.Type)+", want "+strconv.Quote(blockPrivate))
+	}
+	s := &sealedKey{data: b.Data, raw: b.raw, cost: DefaultCost}
+	if len(b.Headers) == 0 {
+		s.plaintext = true
+		return s, nil
+	}
+	for _, h := range b.Headers {
+		switch h.Key {
+		case "kdf", "salt", costHeader:
+		default:
+			return nil, armorErr(ArmorUnknownHeader, b.line, quoted(h.Key))
+		}
+	}
+	if kdf, _ := b.header("kdf"); kdf != "bcrypt" {
+		return nil, armorErr(ArmorUnknownKDF, b.line, "kdf "+quoted(kdf)+`, want "bcrypt"`)
+	}
+	salt, _ := b.header("salt")
+	raw, err := hex.DecodeString(salt)
+	if err != nil || len(raw) != saltSize {
+		return nil, armorErr(ArmorBadSalt, b.line, "want 32 hex digits")
+	}
+	s.salt = raw
+	if c, ok := b.header(costHeader); ok {
+		n, err := strconv.Atoi(c)
+		if err != nil || n < bcryptsalt.MinCost || n > bcryptsalt.MaxCost || strconv.Itoa(n) != c {
+			return nil, armorErr(ArmorBadCost, b.line, fmt.Sprintf("want %d to %d", bcryptsalt.MinCost, bcryptsalt.MaxCost))
+		}
+		s.cost = n
+	}
+	if len(s.data) <= nonceSize+secretbox.Overhead {
+		return nil, armorErr(ArmorBadPayload, b.line, "ciphertext too short")
+	}
+	return s, nil
+}
+
+// boxKey derives the secretbox key from the passphrase: SHA-256 of the
+// 60-byte bcrypt string.
+func boxKey(ctx context.Context, pass, salt []byte, cost int) (*[32]byte, error) {
+	bc, err := bcryptsalt.Hash(ctx, pass, salt, cost)
+	if err != nil {
+		if ctxErr := ctx.Err(); ctxErr != nil {
+			return nil, fmt.Errorf("keybase: %w", ctxErr)
+		}
+		return nil, fmt.Errorf("keybase: bcrypt: %w", err)
+	}
+	k := sha256.Sum256(bc)
+	clear(bc)
+	return &k, nil
+}
+
+// open decrypts the key with pass. A wrong passphrase (or a ciphertext
+// altered after it was written, which the cipher cannot tell apart) fails
+// with an error wrapping signer.ErrWrongPassphrase.
+func (s *sealedKey) open(ctx context.Context, pass []byte) (*privateKey, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("keybase: %w", err)
+	}
+	if s.plaintext {
+		if len(pass) != 0 {
+			return nil, fmt.Errorf("keybase: the key is stored unencrypted and opens only with an empty passphrase: %w", signer.ErrWrongPassphrase)
+		}
+		return decodePrivate(s.data)
+	}
+	k, err := boxKey(ctx, pass, s.salt, s.cost)
+	if err != nil {
+		return nil, err
+	}
+	plain, ok := openBox(s.data, k)
+	clear(k[:])
+	if !ok && len(pass) == 0 {
+		// Some gnokey versions encrypted keys with an empty passphrase
+		// under SHA-256 of nothing, skipping bcrypt; try that too.
+		legacy := sha256.Sum256(nil)
+		plain, ok = openBox(s.data, &legacy)
+	}
+	if !ok {
+		return nil, errWrongPassphrase
+	}
+	defer clear(plain)
+	return decodePrivate(plain)
+}
+
+func openBox(data []byte, key *[32]byte) ([]byte, bool) {
+	var nonce [nonceSize]byte
+	copy(nonce[:], data)
+	return secretbox.Open(nil, data[nonceSize:], &nonce, key)
+}
+
+// seal encrypts k under pass at cost, as gnokey does: a private key block
+// with kdf and salt headers (and cost, if not DefaultCost), or for an
+// empty passphrase the unencrypted block gnokey writes. rnd gives the salt
+// and then the nonce.
+func seal(ctx context.Context, k *privateKey, pass []byte, cost int, rnd io.Reader) ([]byte, error) {
+	plain := k.amino()
+	defer clear(plain)
+	if len(pass) == 0 {
+		return encodeBlock(block{Type: blockPrivate, Data: plain}), nil
+	}
+	if cost == 0 {
+		cost = DefaultCost
+	}
+	salt := make([]byte, saltSize)
+	var nonce [nonceSize]byte
+	if _, err := io.ReadFull(rnd, salt); err != nil {
+		return nil, fmt.Errorf("keybase: salt: %w", err)
+	}
+	if _, err := io.ReadFull(rnd, nonce[:]); err != nil {
+		return nil, fmt.Errorf("keybase: nonce: %w", err)
+	}
+	key, err := boxKey(ctx, pass, salt, cost)
+	if err != nil {
+		return nil, err
+	}
+	data := secretbox.Seal(nonce[:], plain, &nonce, key)
+	clear(key[:])
+	headers := []header{{"kdf", "bcrypt"}, {"salt", fmt.Sprintf("%X", salt)}}
+	if cost != DefaultCost {
+		headers = append(headers, header{costHeader, strconv.Itoa(cost)})
+	}
+	return encodeBlock(block{Type: blockPrivate, Headers: headers, Data: data}), nil
+}
+
+// parsePrivateArmor reads armor that holds one private key block and
+// nothing else.
+func parsePrivateArmor(armor []byte) (*sealedKey, error) {
+	l := &lines{data: armor}
+	b, err := decodeBlock(l)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkEnd(l); err != nil {
+		return nil, err
+	}
+	return parseSealed(b)
+}
+
+// EncryptArmor returns priv — an ed25519.PrivateKey, or an *ecdsa.PrivateKey
+// on signer.Secp256k1() — encrypted under passphrase and armored as
+// `gnokey export` writes it, with a fresh random salt and nonce. cost 0
+// means DefaultCost, the only cost gnokey reads; other costs add a "cost"
+// header that this package reads and gnokey ignores. An empty passphrase
+// gives the unencrypted armor gnokey writes for one.
+func EncryptArmor(ctx context.Context, priv crypto.PrivateKey, passphrase []byte, cost int) ([]byte, error) {
+	k, err := fromPrivate(priv)
+	if err != nil {
+		return nil, err
+	}
+	defer k.wipe()
+	return seal(ctx, k, passphrase, cost, rand.Reader)
+}
+
+// DecryptArmor reads a private key armored by gnokey or EncryptArmor and
+// decrypts it with passphrase. It returns an ed25519.PrivateKey or a
+// secp256k1 *ecdsa.PrivateKey, which the caller should wipe when done.
+// Errors: *ArmorError for armor that cannot be read, *KeyTypeError for a
+// key of another type, signer.ErrWrongPassphrase for the wrong passphrase.
+func DecryptArmor(ctx context.Context, armor, passphrase []byte) (crypto.PrivateKey, error) {
+	s, err := parsePrivateArmor(armor)
+	if err != nil {
+		return nil, err
+	}
+	k, err := s.open(ctx, passphrase)
+	if err != nil {
+		return nil, err
+	}
+	if k.alg == signer.Ed25519 {
+		return k.ed, nil
+	}
+	defer k.wipe()
+	return k.k1.ToECDSA(), nil
+}

@@ -1,0 +1,207 @@
+package keybase
+
+import (
+	"bytes"
+	"context"
+	"crypto"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/signerkit/signerkit/signer"
+)
+
+// keyFile is a key file as read.
+type keyFile struct {
+	alg    signer.Algorithm
+	pub    crypto.PublicKey
+	sealed *sealedKey
+}
+
+// maxFile bounds a key file's size: a key's file is under 2 KiB.
+const maxFile = maxArmor
+
+// read reads and parses the key file of name, without decrypting.
+func (s *Store) read(name string) (*keyFile, error) {
+	if err := CheckName(name); err != nil {
+		return nil, err
+	}
+	f, err := os.Open(s.path(name))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("keybase: key %q: %w", name, signer.ErrKeyNotFound)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("keybase: %w", err)
+	}
+	defer f.Close()
+	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("keybase: key %q: not a regular file: %w", name, signer.ErrCorrupt)
+	}
+	data, err := io.ReadAll(io.LimitReader(f, maxFile+1))
+	if err != nil {
+		return nil, fmt.Errorf("keybase: %w", err)
+	}
+	kf, err := parseKeyFile(data)
+	return kf, named(name, err)
+}
+
+// parseKeyFile reads a public key block followed by a private key block.
+func parseKeyFile(data []byte) (*keyFile, error) {
+	l := &lines{data: data}
+	pb, err := decodeBlock(l)
+	if err != nil {
+		return nil, err
+	}
+	if pb.Type != blockPublic {
+		return nil, armorErr(ArmorBlockType, pb.line, quoted(pb.Type)+", want "+blockPublic)
+	}
+	for _, h := range pb.Headers {
+		if h.Key != "type" && h.Key != "version" {
+			return nil, armorErr(ArmorUnknownHeader, pb.line, quoted(h.Key))
+		}
+	}
+	if v, _ := pb.header("version"); v != "0.0.0" {
+		return nil, armorErr(ArmorBadHeader, pb.line, "version "+quoted(v)+`, want "0.0.0"`)
+	}
+	alg, pub, err := decodePublic(pb.Data)
+	if err != nil {
+		return nil, err
+	}
+	kb, err := decodeBlock(l)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkEnd(l); err != nil {
+		return nil, err
+	}
+	sealed, err := parseSealed(kb)
+	if err != nil {
+		return nil, err
+	}
+	return &keyFile{alg: alg, pub: pub, sealed: sealed}, nil
+}
+
+// keyFileBytes is the file for a key: its public key block (as gnokey
+// armors public keys), a blank line, the private key block, a newline.
+func keyFileBytes(pub crypto.PublicKey, private []byte) ([]byte, error) {
+	pa, err := publicAmino(pub)
+	if err != nil {
+		return nil, err
+	}
+	var out bytes.Buffer
+	out.Write(encodeBlock(block{Type: blockPublic, Headers: []header{{"type", "Info"}, {"version", "0.0.0"}}, Data: pa}))
+	out.WriteString("\n\n")
+	out.Write(private)
+	out.WriteString("\n")
+	return out.Bytes(), nil
+}
+
+// lock takes the store's write lock: this Store's, then the lock file's,
+// waiting until ctx is done.
+func (s *Store) lock(ctx context.Context) (unlock func(), err error) {
+	select {
+	case s.sema <- struct{}{}:
+	case <-ctx.Done():
+		return nil, fmt.Errorf("keybase: waiting for the store's lock: %w", ctx.Err())
+	}
+	f, err := os.OpenFile(filepath.Join(s.dir, lockName), os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		<-s.sema
+		return nil, fmt.Errorf("keybase: lock file: %w", err)
+	}
+	wait := time.Millisecond
+	for {
+		ok, err := tryLock(f)
+		if err != nil {
+			f.Close()
+			<-s.sema
+			return nil, fmt.Errorf("keybase: lock file: %w", err)
+		}
+		if ok {
+			break
+		}
+		t := time.NewTimer(wait)
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+			f.Close()
+			<-s.sema
+			return nil, fmt.Errorf("keybase: waiting for another process's lock on the store: %w", ctx.Err())
+		}
+		wait = min(2*wait, 50*time.Millisecond)
+	}
+	return func() {
+		unlockFile(f)
+		f.Close()
+		<-s.sema
+	}, nil
+}
+
+// writeTemp writes data to a new temporary file in the directory, mode
+// 0600, and syncs it.
+func (s *Store) writeTemp(name string, data []byte) (string, error) {
+	f, err := os.CreateTemp(s.dir, "."+name+".tmp-*")
+	if err != nil {
+		return "", fmt.Errorf("keybase: %w", err)
+	}
+	tmp := f.Name()
+	_, err = f.Write(data)
+	if err == nil {
+		err = f.Chmod(0o600)
+	}
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		os.Remove(tmp)
+		return "", fmt.Errorf("keybase: writing key %q: %w", name, err)
+	}
+	return tmp, nil
+}
+
+// put writes data as the file of name: a new key (replace false, failing
+// with signer.ErrKeyExists if the name is taken) or the replacement of one
+// (replace true). The file is written and synced under another name, then
+// renamed into place under the lock, so readers see the old file or the
+// new one, whole.
+func (s *Store) put(ctx context.Context, name string, data []byte, replace bool) error {
+	tmp, err := s.writeTemp(name, data)
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp) // after a successful rename there is nothing to remove
+	unlock, err := s.lock(ctx)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	return s.rename(tmp, name, replace)
+}
+
+// rename moves tmp into place as name's file; the caller holds the lock.
+func (s *Store) rename(tmp, name string, replace bool) error {
+	_, err := os.Lstat(s.path(name))
+	switch {
+	case err == nil && !replace:
+		return fmt.Errorf("keybase: key %q: %w", name, signer.ErrKeyExists)
+	case errors.Is(err, fs.ErrNotExist) && replace:
+		return fmt.Errorf("keybase: key %q: %w", name, signer.ErrKeyNotFound)
+	case err != nil && !errors.Is(err, fs.ErrNotExist):
+		return fmt.Errorf("keybase: %w", err)
+	}
+	if err := os.Rename(tmp, s.path(name)); err != nil {
+		return fmt.Errorf("keybase: %w", err)
+	}
+	if err := syncDir(s.dir); err != nil {
+		return fmt.Errorf("keybase: key %q written, but syncing the directory failed: %w", name, err)
+	}
+	return nil
+}
