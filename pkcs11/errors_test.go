@@ -44,3 +44,16 @@ func TestErrorUnwrap(t *testing.T) {
 		t.Errorf("%v does not wrap ErrWrongPassphrase", pe)
 	}
 }
+
+func TestSessionDead(t *testing.T) {
+	for _, code := range []uint{p11.CKR_SESSION_HANDLE_INVALID, p11.CKR_SESSION_CLOSED, p11.CKR_DEVICE_REMOVED, p11.CKR_TOKEN_NOT_PRESENT} {
+		if !pkcs11.SessionDead(code) {
+			t.Errorf("%#x does not evict the session", code)
+		}
+	}
+	for _, code := range []uint{p11.CKR_OK, p11.CKR_PIN_INCORRECT, p11.CKR_USER_NOT_LOGGED_IN, p11.CKR_DATA_LEN_RANGE, p11.CKR_GENERAL_ERROR} {
+		if pkcs11.SessionDead(code) {
+			t.Errorf("%#x evicts the session", code)
+		}
+	}
+}

@@ -8,3 +8,6 @@ var (
 	RawToASN1      = rawToASN1
 	DigestInfoFor  = digestInfoFor
 )
+
+// SessionDead reports whether the pool drops a session on code.
+var SessionDead = sessionDead

@@ -228,3 +228,30 @@ func signAndVerify(t *testing.T, k *pkcs11.Key) {
 		t.Errorf("%s: crypto.Signer: %v", k.Info().Label, err)
 	}
 }
+
+// TestRSA4096 makes a 4096-bit key on the token and signs with both
+// schemes.
+func TestRSA4096(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a 4096-bit key takes seconds to generate")
+	}
+	_, tok := openToken(t)
+	ctx := context.Background()
+	ki, err := tok.Generate(ctx, pkcs11.KeySpec{Algorithm: signer.RSAPSS, Label: "rsa4096", RSABits: 4096})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := ki.Public.(*rsa.PublicKey).N.BitLen(); n != 4096 {
+		t.Fatalf("a %d-bit key", n)
+	}
+	for _, alg := range []signer.Algorithm{signer.RSAPSS, signer.RSAPKCS1v15} {
+		ref := ki.Ref()
+		ref.Algorithm = alg
+		k, err := tok.Key(ctx, ref)
+		if err != nil {
+			t.Fatal(err)
+		}
+		signAndVerify(t, k)
+		k.Close()
+	}
+}
