@@ -40,8 +40,8 @@ type Config struct {
 	// are usable in a public session.
 	PIN PINFunc
 
-	// PoolSize is the most sessions the token's pool opens at once; 0
-	// means DefaultPoolSize. Signs beyond it wait for a session.
+	// PoolSize is the most sessions the token's pool opens at once; 0 (or
+	// less) means DefaultPoolSize. Signs beyond it wait for a session.
 	PoolSize int
 }
 

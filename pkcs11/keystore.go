@@ -201,9 +201,9 @@ func ulongs(vs ...uint) []byte {
 	return b
 }
 
-// store runs make, which creates a key pair under label and returns its
+// store runs create, which makes a key pair under label and returns its
 // private key, after checking that label is free, and reads the key back.
-func (t *Token) store(ctx context.Context, label string, make func(p11.SessionHandle) (p11.ObjectHandle, error), alg signer.Algorithm) (signer.KeyInfo, error) {
+func (t *Token) store(ctx context.Context, label string, create func(p11.SessionHandle) (p11.ObjectHandle, error), alg signer.Algorithm) (signer.KeyInfo, error) {
 	var ko *keyObject
 	err := t.pool.do(ctx, &opStats{}, func(sh p11.SessionHandle) error {
 		taken, err := findObjects(t.pool.mod.ctx, sh, []*p11.Attribute{p11.NewAttribute(p11.CKA_LABEL, label)})
@@ -213,7 +213,7 @@ func (t *Token) store(ctx context.Context, label string, make func(p11.SessionHa
 		if len(taken) > 0 {
 			return fmt.Errorf("pkcs11: token %q already has a key labelled %q: %w", t.label, label, signer.ErrKeyExists)
 		}
-		h, err := make(sh)
+		h, err := create(sh)
 		if err != nil {
 			return err
 		}

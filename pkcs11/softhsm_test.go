@@ -13,6 +13,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"os/exec"
+	"strings"
 	"testing"
 
 	"github.com/signerkit/signerkit/pkcs11"
@@ -253,5 +254,31 @@ func TestRSA4096(t *testing.T) {
 		}
 		signAndVerify(t, k)
 		k.Close()
+	}
+}
+
+// TestNoPIN opens a token without a PIN: a public session sees no private
+// keys, and says why.
+func TestNoPIN(t *testing.T) {
+	st, tok := openToken(t)
+	ctx := context.Background()
+	ki, err := tok.GenerateKey(ctx, signer.Ed25519, "hidden")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tok.Close()
+	cfg := st.Config()
+	cfg.PIN = nil
+	public, err := pkcs11.Open(ctx, cfg)
+	if err != nil {
+		t.Fatalf("Open without a PIN: %v", err)
+	}
+	defer public.Close()
+	_, err = public.Key(ctx, ki.Ref())
+	if !errors.Is(err, signer.ErrKeyNotFound) || !strings.Contains(err.Error(), "no PIN") {
+		t.Errorf("a private key without a login: %v, want ErrKeyNotFound saying no PIN was given", err)
+	}
+	if _, err := public.GenerateKey(ctx, signer.Ed25519, "public"); !errors.Is(err, signer.ErrPermissionDenied) {
+		t.Errorf("GenerateKey without a login: %v, want ErrPermissionDenied", err)
 	}
 }

@@ -408,7 +408,11 @@ func (t *Token) findKey(ctx context.Context, ref signer.KeyRef, st *opStats) (*k
 		}
 		switch len(hs) {
 		case 0:
-			return fmt.Errorf("pkcs11: token %q has no private key %v: %w", t.label, ref, signer.ErrKeyNotFound)
+			hint := ""
+			if t.pool.pin == nil {
+				hint = " (no PIN was given, and tokens hide private keys until a login)"
+			}
+			return fmt.Errorf("pkcs11: token %q has no private key %v%s: %w", t.label, ref, hint, signer.ErrKeyNotFound)
 		case 1:
 		default:
 			return fmt.Errorf("pkcs11: token %q has %d private keys %v; name one by id: %w", t.label, len(hs), ref, signer.ErrInvalidArgument)
