@@ -55,7 +55,7 @@
 // crash. Writers take an exclusive flock(2) on "<dir>/.lock" (waiting
 // within their context's deadline), so writers in several processes
 // neither lose an update nor both create one name; on systems without
-// flock only writers in one process are serialised. Readers take no lock.
+// flock only writers that share one Store are serialised. Readers take no lock.
 // A file whose private key does not match its public block is reported
 // corrupt (signer.ErrCorrupt) when opened.
 //

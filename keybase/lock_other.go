@@ -5,7 +5,7 @@ package keybase
 import "os"
 
 // crossProcessLock says whether writers in other processes are locked out:
-// here only writers in this process are, through the Store's own lock.
+// here only writers sharing one Store are, through the Store's own lock.
 // Renames are still atomic, so no file is ever half written.
 const crossProcessLock = false
 
