@@ -159,6 +159,19 @@ func TestReloginAfterLogout(t *testing.T) {
 			t.Errorf("round %d: PIN asked %d times, want 1", round, got)
 		}
 	}
+	// An operation on a handle the module still knows meets
+	// CKR_USER_NOT_LOGGED_IN instead (SoftHSM2 refuses to make a private
+	// key in a public session): the pool logs in and retries.
+	if err := other.Logout(sh); err != nil {
+		t.Fatalf("C_Logout: %v", err)
+	}
+	before := pins.Load()
+	if _, err := tok.GenerateKey(context.Background(), signer.ECDSAP256, "after-logout"); err != nil {
+		t.Fatalf("GenerateKey after C_Logout: %v", err)
+	}
+	if got := pins.Load() - before; got != 1 {
+		t.Errorf("GenerateKey after C_Logout: PIN asked %d times, want 1", got)
+	}
 }
 
 func TestWrongPIN(t *testing.T) {

@@ -12,7 +12,9 @@ import (
 	"crypto/rsa"
 	"encoding/hex"
 	"errors"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -280,5 +282,53 @@ func TestNoPIN(t *testing.T) {
 	}
 	if _, err := public.GenerateKey(ctx, signer.Ed25519, "public"); !errors.Is(err, signer.ErrPermissionDenied) {
 		t.Errorf("GenerateKey without a login: %v, want ErrPermissionDenied", err)
+	}
+}
+
+// TestOpenURI opens keys by RFC 7512 URIs: with pin-value, with pin-source,
+// by id and slot-id, and with the PIN from a callback instead.
+func TestOpenURI(t *testing.T) {
+	st, tok := openToken(t)
+	ctx := context.Background()
+	ki, err := tok.GenerateKey(ctx, signer.ECDSAP384, "by uri; with a ?")
+	if err != nil {
+		t.Fatal(err)
+	}
+	pinFile := filepath.Join(t.TempDir(), "pin")
+	if err := os.WriteFile(pinFile, []byte(st.PIN+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	id, _ := hex.DecodeString(ki.ID)
+	byID := pkcs11.URI{Token: st.Label, ID: id, ModulePath: st.Module, PINSource: "file:" + pinFile}
+	bySlot := pkcs11.URI{SlotID: func() *uint { s := tok.SlotID(); return &s }(), Object: ki.Label, Type: "private", ModulePath: st.Module}
+	for _, c := range []struct {
+		uri string
+		pin pkcs11.PINFunc
+	}{
+		{st.URI(ki.Label), nil},
+		{byID.String(), nil},
+		{bySlot.String(), st.Config().PIN},
+	} {
+		k, err := pkcs11.OpenURI(ctx, c.uri, c.pin)
+		if err != nil {
+			t.Errorf("OpenURI(%s): %v", c.uri, err)
+			continue
+		}
+		if !ki.Public.(*ecdsa.PublicKey).Equal(k.Public()) {
+			t.Errorf("OpenURI(%s) opened another key", c.uri)
+		}
+		signAndVerify(t, k)
+		k.Close()
+	}
+	for uri, want := range map[string]error{
+		"pkcs11:token=absent;object=x?module-path=" + st.Module + "&pin-value=" + st.PIN:  signer.ErrDeviceNotFound,
+		"pkcs11:object=x?module-path=/nonexistent/libpkcs11.so":                           signer.ErrDeviceNotFound,
+		"pkcs11:object=x?module-path=" + pinFile:                                          signer.ErrDeviceNotFound, // not a library
+		st.URI("absent"):                                                                  signer.ErrKeyNotFound,
+		"pkcs11:token=" + st.Label + "?module-path=" + st.Module + "&pin-value=" + st.PIN: signer.ErrInvalidArgument, // no key named
+	} {
+		if k, err := pkcs11.OpenURI(ctx, uri, nil); !errors.Is(err, want) {
+			t.Errorf("OpenURI(%s): %v, %v; want %v", uri, k, err, want)
+		}
 	}
 }
