@@ -41,6 +41,7 @@ func init() {
 			Skip:      skipSoftHSM,
 		})
 	}
+	registerRealToken()
 	// The floor for the rows above: github.com/miekg/pkcs11 on one logged-in
 	// session, C_SignInit + C_Sign with CKM_EDDSA, nothing around them.
 	Register(Backend{
@@ -156,4 +157,39 @@ func openRawSoftHSM(context.Context, Params) (*Instance, error) {
 			return errors.Join(err)
 		},
 	}, nil
+}
+
+// registerRealToken adds the row pkcs11-token, on the key of a real token
+// that SIGNERKIT_PKCS11_URI names (see pkcs11test.RealToken), when it is
+// set. The key is opened once here, to learn its algorithm; if that fails,
+// the row is registered anyway and fails with the reason, since the user
+// asked for it.
+func registerRealToken() {
+	cfg, ok, err := pkcs11test.RealToken()
+	if !ok {
+		return
+	}
+	alg := signer.Ed25519
+	if err == nil {
+		var k *pkcs11.Key
+		if k, err = pkcs11.OpenKey(context.Background(), cfg); err == nil {
+			alg = k.Algorithm()
+			k.Close()
+		}
+	}
+	Register(Backend{
+		Name:      "pkcs11-token",
+		Algorithm: alg,
+		Traced:    true,
+		Open: func(ctx context.Context, _ Params) (*Instance, error) {
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", pkcs11test.EnvURI, err)
+			}
+			k, err := pkcs11.OpenKey(ctx, cfg)
+			if err != nil {
+				return nil, err
+			}
+			return FromSigner(k), nil
+		},
+	})
 }

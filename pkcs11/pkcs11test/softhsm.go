@@ -27,9 +27,10 @@ import (
 
 // Environment variables that steer the tests.
 const (
-	// EnvModule names the SoftHSM2 module when it is not in a usual place
-	// (only a path whose file name contains "softhsm" is taken for one; a
-	// real token's module is for the opt-in real-token tests).
+	// EnvModule is the module of the real token EnvURI names, when the
+	// URI has no module-path. A path whose file name contains "softhsm"
+	// also replaces the SoftHSM2 module of the tests, for systems that keep
+	// it elsewhere.
 	EnvModule = "SIGNERKIT_PKCS11_MODULE"
 	// EnvRequire, when set to anything, turns a missing module or
 	// softhsm2-util into a test failure instead of a skip; CI sets it.
