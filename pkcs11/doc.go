@@ -77,12 +77,22 @@
 // on its public key object, so ListKeys reports it; the private key signs
 // with either scheme.
 //
-// # Testing
+// # Testing and benchmarks
 //
 // Package pkcs11test makes throwaway SoftHSM2 tokens (its own
 // SOFTHSM2_CONF in a temporary directory) for tests; the tests of this
 // package run the conformance and key store suites on them, and are
 // skipped when SoftHSM2 is absent unless SIGNERKIT_REQUIRE_SOFTHSM is set.
 // A real token joins with SIGNERKIT_PKCS11_URI (and SIGNERKIT_PKCS11_MODULE
-// when the URI has no module-path, SIGNERKIT_PKCS11_PIN when it has no PIN).
+// when the URI has no module-path, SIGNERKIT_PKCS11_PIN when it has no
+// PIN), for TestRealToken and the benchmark row pkcs11-token.
+//
+// The module's BenchmarkSign rows are pkcs11-softhsm-ed25519, -p256,
+// -rsa2048 and -rsa4096, beside raw-pkcs11-softhsm-ed25519, a bare
+// miekg/pkcs11 C_SignInit + C_Sign. This package adds BenchmarkOverhead
+// (a sign through a Key and a bare one in each iteration, wall and CPU
+// time: what the pool and the tracing cost), BenchmarkSignParallel
+// (b.RunParallel through pools of 1 and 4; run with -cpu 1,2) and
+// BenchmarkSignScaling (throughput of two goroutines over one, beside the
+// same for bare sessions and for crypto/ecdsa, the machine's ceiling).
 package pkcs11
