@@ -66,7 +66,9 @@
 // a useful error. Its GetAttributeValue fails a whole request when one
 // attribute is missing, so optional attributes are read one at a time. Its
 // Sign calls C_Sign twice (length, then signature), counted as two round
-// trips. Tokens differ in how they write Ed25519 keys: CKA_EC_PARAMS as the
+// trips. Its Login takes the PIN as a string, which cannot be wiped: the
+// PIN callback's slice is wiped after the call, but that copy lives until
+// the garbage collector reuses its memory. Tokens differ in how they write Ed25519 keys: CKA_EC_PARAMS as the
 // OID 1.3.101.112 (SoftHSM2) or the PrintableString "edwards25519"
 // (OpenSC's pkcs11-tool) are both accepted, and CKA_EC_POINT with or
 // without its DER OCTET STRING wrapper. SoftHSM2 forgets the handles of

@@ -199,6 +199,12 @@ func (k *Key) run(ctx context.Context, req request) ([]byte, error) {
 		st.report(tr)
 		return r.sig, r.err
 	case <-ctx.Done():
+		select {
+		case r := <-ch: // finished as the context ended: keep the work
+			st.report(tr)
+			return r.sig, r.err
+		default:
+		}
 		return nil, fmt.Errorf("pkcs11: sign on token %q: %w", k.tok.label, ctx.Err())
 	}
 }
