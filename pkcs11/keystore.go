@@ -12,6 +12,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math/big"
+	"math/bits"
 
 	p11 "github.com/miekg/pkcs11"
 
@@ -192,11 +193,16 @@ func (t *Token) templates(alg signer.Algorithm, label string, id []byte) (pub, p
 	return pub, priv, nil
 }
 
-// ulongs encodes a CK_ULONG array attribute in host byte order.
+// ulongs encodes a CK_ULONG array attribute in host byte order (CK_ULONG
+// is as wide as Go's uint on the platforms miekg/pkcs11 supports).
 func ulongs(vs ...uint) []byte {
-	b := make([]byte, 0, 8*len(vs))
+	b := make([]byte, 0, bits.UintSize/8*len(vs))
 	for _, v := range vs {
-		b = binary.NativeEndian.AppendUint64(b, uint64(v))
+		if bits.UintSize == 32 {
+			b = binary.NativeEndian.AppendUint32(b, uint32(v))
+		} else {
+			b = binary.NativeEndian.AppendUint64(b, uint64(v))
+		}
 	}
 	return b
 }
@@ -265,12 +271,14 @@ func pssHint(ctx *p11.Ctx, sh p11.SessionHandle, k *keyObject) bool {
 		return false
 	}
 	v, err := attr(ctx, sh, hs[0], p11.CKA_ALLOWED_MECHANISMS)
-	if err != nil || len(v) == 0 || len(v)%8 != 0 {
+	w := bits.UintSize / 8
+	if err != nil || len(v) == 0 || len(v)%w != 0 {
 		return false
 	}
 	pss := false
-	for i := 0; i < len(v); i += 8 {
-		switch uint(binary.NativeEndian.Uint64(v[i:])) {
+	for i := 0; i < len(v); i += w {
+		m, _ := ulong(v[i : i+w])
+		switch m {
 		case p11.CKM_RSA_PKCS_PSS:
 			pss = true
 		case p11.CKM_RSA_PKCS:

@@ -6,6 +6,7 @@ import (
 	"context"
 	"crypto"
 	"crypto/rsa"
+	"encoding/binary"
 	"encoding/hex"
 	"fmt"
 	"math/big"
@@ -69,14 +70,13 @@ func attr(ctx *p11.Ctx, sh p11.SessionHandle, o p11.ObjectHandle, typ uint) ([]b
 
 func ulong(b []byte) (uint, bool) {
 	// CK_ULONG in host byte order, as miekg/pkcs11 hands it back.
-	if len(b) != 8 && len(b) != 4 {
-		return 0, false
+	switch len(b) {
+	case 8:
+		return uint(binary.NativeEndian.Uint64(b)), true
+	case 4:
+		return uint(binary.NativeEndian.Uint32(b)), true
 	}
-	var v uint
-	for i := len(b) - 1; i >= 0; i-- {
-		v = v<<8 | uint(b[i])
-	}
-	return v, true
+	return 0, false
 }
 
 // loadKey reads a private key object and its public half.
