@@ -23,3 +23,14 @@ func (t *Token) Hang() (release func()) {
 		close(ch)
 	}
 }
+
+// IdleSessions returns the handles of the pool's idle sessions.
+func (t *Token) IdleSessions() []uint {
+	t.pool.mu.Lock()
+	defer t.pool.mu.Unlock()
+	out := make([]uint, len(t.pool.idle))
+	for i, sh := range t.pool.idle {
+		out[i] = uint(sh)
+	}
+	return out
+}

@@ -17,8 +17,8 @@ import (
 // pool holds the sessions of one opened token: at most cap(slots) at once,
 // idle ones kept for the next caller. A session that dies (the token closed
 // it, was unplugged, or someone called C_CloseAllSessions) is dropped with
-// every idle one, since they died with it, and the operation is retried
-// once on a new session.
+// every idle one that died with it (see drop), and the operation is
+// retried once on a new session.
 //
 // The login state is the token's, not a session's: PKCS#11 logs every
 // session of the application in at once, and logs them all out when the
@@ -44,6 +44,8 @@ type pool struct {
 	// operation on the token until the channel is closed, as a token that
 	// stopped answering would.
 	hang atomic.Pointer[chan struct{}]
+
+	openMu sync.Mutex // held to open a session, and by drop
 
 	mu     sync.Mutex
 	idle   []p11.SessionHandle
@@ -132,6 +134,7 @@ func (p *pool) get(ctx context.Context, st *opStats) (p11.SessionHandle, error) 
 
 // open opens a session and logs the token in if it is not.
 func (p *pool) open(st *opStats) (p11.SessionHandle, error) {
+	p.openMu.Lock()
 	sh, err := p.mod.ctx.OpenSession(p.slot, p11.CKF_SERIAL_SESSION|p11.CKF_RW_SESSION)
 	st.addTrips(1)
 	if code, _ := ckr(err); code == p11.CKR_TOKEN_WRITE_PROTECTED {
@@ -140,6 +143,7 @@ func (p *pool) open(st *opStats) (p11.SessionHandle, error) {
 		sh, err = p.mod.ctx.OpenSession(p.slot, p11.CKF_SERIAL_SESSION)
 		st.addTrips(1)
 	}
+	p.openMu.Unlock()
 	if err != nil {
 		return 0, wrap("C_OpenSession", err)
 	}
@@ -227,21 +231,32 @@ func (p *pool) put(sh p11.SessionHandle) {
 	p.done()
 }
 
-// discard closes a session that cannot be used again and, when all is
-// set, every idle one, which died with it (they share the token and the
-// login).
-func (p *pool) discard(sh p11.SessionHandle, all bool) {
-	var idle []p11.SessionHandle
-	if all {
-		p.mu.Lock()
-		idle = p.idle
-		p.idle = nil
-		p.mu.Unlock()
-	}
+// discard closes a live session that cannot be trusted with another
+// operation.
+func (p *pool) discard(sh p11.SessionHandle) {
 	p.mod.ctx.CloseSession(sh)
+	p.done()
+}
+
+// drop forgets a session the module said is gone, without closing it:
+// modules may reuse a dead session's handle for the next session opened,
+// which a late C_CloseSession would then close. The idle sessions most
+// likely died with it (a C_CloseAllSessions, a token pulled out); each is
+// asked for its state, closed if it still answers and forgotten if not.
+// openMu keeps new sessions from opening meanwhile, so no handle checked
+// here can be a new session's.
+func (p *pool) drop(sh p11.SessionHandle) {
+	p.openMu.Lock()
+	p.mu.Lock()
+	idle := p.idle
+	p.idle = nil
+	p.mu.Unlock()
 	for _, s := range idle {
-		p.mod.ctx.CloseSession(s)
+		if _, err := p.mod.ctx.GetSessionInfo(s); err == nil {
+			p.mod.ctx.CloseSession(s)
+		}
 	}
+	p.openMu.Unlock()
 	p.done()
 }
 
@@ -303,7 +318,7 @@ func (p *pool) do(ctx context.Context, st *opStats, op func(p11.SessionHandle) e
 		code, _ := ckr(err)
 		switch {
 		case sessionDead(code):
-			p.discard(sh, true)
+			p.drop(sh)
 			if attempt == 0 {
 				st.retries++
 				continue
@@ -321,7 +336,7 @@ func (p *pool) do(ctx context.Context, st *opStats, op func(p11.SessionHandle) e
 		case code == p11.CKR_OPERATION_ACTIVE:
 			// Left over from an operation the module did not end; the
 			// session cannot be trusted with the next one.
-			p.discard(sh, false)
+			p.discard(sh)
 		default:
 			// A failed C_Sign ends its operation (PKCS#11 §5.13), so the
 			// session is clean.

@@ -110,6 +110,16 @@ func TestRecoverClosedSessions(t *testing.T) {
 					t.Errorf("round %d: stages %v, want session and device", round, sum)
 				}
 				fillPool(t, k)
+				// The pool keeps live sessions only, no more than its size.
+				idle := tok.IdleSessions()
+				if len(idle) == 0 || len(idle) > pkcs11.DefaultPoolSize {
+					t.Errorf("round %d: %d idle sessions, want 1 to %d", round, len(idle), pkcs11.DefaultPoolSize)
+				}
+				for _, sh := range idle {
+					if _, err := other.GetSessionInfo(p11.SessionHandle(sh)); err != nil {
+						t.Errorf("round %d: idle session %d: %v", round, sh, err)
+					}
+				}
 			}
 		})
 	}
@@ -231,5 +241,47 @@ func TestWrongPIN(t *testing.T) {
 	}
 	if got := calls.Load() - before; got != 1 {
 		t.Errorf("PIN tried %d times over three signs, want once", got)
+	}
+}
+
+// TestRecoverOneClosedSession closes only the session the next sign will
+// take: the sign is retried once, and the pool keeps no dead session.
+func TestRecoverOneClosedSession(t *testing.T) {
+	st, tok := openToken(t)
+	ki, err := tok.GenerateKey(context.Background(), signer.ECDSAP256, "one")
+	if err != nil {
+		t.Fatal(err)
+	}
+	k, err := tok.Key(context.Background(), ki.Ref())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer k.Close()
+	fillPool(t, k)
+	other := otherHandle(t, st)
+	idle := tok.IdleSessions()
+	if len(idle) < 2 {
+		t.Fatalf("%d idle sessions after filling the pool", len(idle))
+	}
+	// The pool hands out its most recently used session first.
+	if err := other.CloseSession(p11.SessionHandle(idle[len(idle)-1])); err != nil {
+		t.Fatal(err)
+	}
+	col := signer.NewCollector()
+	msg := []byte("one session closed")
+	sig, err := k.SignContext(col.WithContext(context.Background()), msg)
+	if err != nil {
+		t.Fatalf("sign after its session was closed: %v", err)
+	}
+	if err := signertest.VerifyStd(signer.ECDSAP256, k.Public(), msg, sig); err != nil {
+		t.Fatal(err)
+	}
+	if got := col.Summary().Count(signer.CountRetries); got != 1 {
+		t.Errorf("%d retries, want 1", got)
+	}
+	for _, sh := range tok.IdleSessions() {
+		if _, err := other.GetSessionInfo(p11.SessionHandle(sh)); err != nil {
+			t.Errorf("idle session %d: %v", sh, err)
+		}
 	}
 }
