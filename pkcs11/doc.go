@@ -31,8 +31,9 @@
 // A session that dies — CKR_SESSION_HANDLE_INVALID, CKR_SESSION_CLOSED,
 // CKR_DEVICE_REMOVED, CKR_TOKEN_NOT_PRESENT, as after a C_CloseAllSessions
 // by another library in the process or a token pulled out and put back — is
-// dropped with every idle session (they died with it), and the sign is
-// retried once on a new session. PKCS#11 keeps one login for all of an
+// forgotten (not closed: modules may already have given its handle to a
+// new session), the idle sessions that died with it too, those that did
+// not are closed, and the sign is retried once on a new session. PKCS#11 keeps one login for all of an
 // application's sessions and forgets it when the last one closes, so a new
 // session is logged in if the token is not, and a sign that meets
 // CKR_USER_NOT_LOGGED_IN logs in and is retried once. A PIN the token
