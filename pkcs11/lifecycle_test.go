@@ -109,3 +109,28 @@ func TestHungToken(t *testing.T) {
 	wg.Wait()
 	signAndVerify(t, k)
 }
+
+// TestOpenKeyDeadline: opening a key on a hung token returns at its
+// deadline, and the Key opened once the token answers is closed.
+func TestOpenKeyDeadline(t *testing.T) {
+	_, tok := openToken(t)
+	ctx := context.Background()
+	ki, err := tok.GenerateKey(ctx, signer.Ed25519, "deadline")
+	if err != nil {
+		t.Fatal(err)
+	}
+	release := tok.Hang()
+	dctx, cancel := context.WithTimeout(ctx, 50*time.Millisecond)
+	k, err := tok.Key(dctx, ki.Ref())
+	cancel()
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("Key on a hung token: %v, %v; want DeadlineExceeded", k, err)
+	}
+	release()
+	k, err = tok.Key(ctx, ki.Ref())
+	if err != nil {
+		t.Fatal(err)
+	}
+	signAndVerify(t, k)
+	k.Close()
+}

@@ -39,11 +39,46 @@ var (
 // Open loads cfg.Module (or shares it, if loaded already), finds the token
 // cfg selects and logs in with cfg.PIN, so that a wrong PIN fails here, as
 // a *PINError. The key fields of cfg are ignored. Close the Token when
-// done.
+// done. Open returns when ctx ends even if the module hangs; a Token it
+// then opens anyway is closed.
 func Open(ctx context.Context, cfg Config) (*Token, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("pkcs11: open: %w", err)
 	}
+	return withContext(ctx, "open", func() (*Token, error) { return open(ctx, cfg) }, (*Token).Close)
+}
+
+// withContext runs f, on a goroutine when ctx can end, and returns its
+// result, or ctx's error when ctx ends first; then undo is applied to what
+// f returns in the end.
+func withContext[T any](ctx context.Context, what string, f func() (T, error), undo func(T) error) (T, error) {
+	if ctx.Done() == nil {
+		return f()
+	}
+	type result struct {
+		v   T
+		err error
+	}
+	ch := make(chan result, 1)
+	go func() {
+		v, err := f()
+		ch <- result{v, err}
+	}()
+	select {
+	case r := <-ch:
+		return r.v, r.err
+	case <-ctx.Done():
+		go func() {
+			if r := <-ch; r.err == nil {
+				undo(r.v)
+			}
+		}()
+		var zero T
+		return zero, fmt.Errorf("pkcs11: %s: %w", what, ctx.Err())
+	}
+}
+
+func open(ctx context.Context, cfg Config) (*Token, error) {
 	mod, err := loadModule(cfg.Module)
 	if err != nil {
 		return nil, err
@@ -192,11 +227,16 @@ func (t *Token) OpenKey(ctx context.Context, ref signer.KeyRef) (signer.Signer, 
 
 // Key opens the private key ref names. ref.Algorithm, when set, must fit
 // the key; it is how an RSA key signs with PSS. The Key keeps the Token's
-// pool open until it is closed.
+// pool open until it is closed. Key returns when ctx ends even if the
+// token hangs.
 func (t *Token) Key(ctx context.Context, ref signer.KeyRef) (*Key, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("pkcs11: open key: %w", err)
 	}
+	return withContext(ctx, "open key", func() (*Key, error) { return t.key(ctx, ref) }, (*Key).Close)
+}
+
+func (t *Token) key(ctx context.Context, ref signer.KeyRef) (*Key, error) {
 	if err := t.acquire(); err != nil {
 		return nil, err
 	}
