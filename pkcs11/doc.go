@@ -44,7 +44,10 @@
 // SignContext honours its context: with a context that can end, the token
 // calls run on a goroutine and the caller gets ctx.Err() at the deadline
 // even if the token hangs; the session returns to the pool when the token
-// answers. Close is idempotent; signs in flight finish, later ones fail
+// answers. Open and Token.Key return at their deadline the same way; the
+// key-store calls (GenerateKey, ImportKey, ListKeys, DeleteKey) wait for a
+// session within ctx but finish a module call once it started. Close is
+// idempotent; signs in flight finish, later ones fail
 // with signer.ErrClosed. A Token's sessions close when the Token and every
 // Key opened from it are closed.
 //
