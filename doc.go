@@ -18,21 +18,30 @@
 //   - inprocess: keys in process memory, the floor every other path is
 //     compared with (~0.03 ms an Ed25519 signature).
 //
-// Backends that hold keys elsewhere are being built in their own packages
-// beside these, against this interface and suite: an encrypted
-// gnokey-compatible keybase, the Ledger Tendermint validator app and the
-// YubiHSM 2 (each with a simulated device in a subpackage that users' tests
-// can import), and any PKCS#11 token.
+//   - keybase: gnokey-compatible armored key files, unlocked once or
+//     decrypted on every sign as gnokey does.
+//   - ledger and ledger/ledgersim: the Ledger Tendermint validator app over
+//     a stall-free HID transport, ledger-go's or Speculos, and a simulated
+//     Nano S Plus that users' tests can import.
+//   - yubihsm and yubihsm/yubihsmsim: the YubiHSM 2 over yubihsm-connector
+//     with sessions that survive load, and a simulated device served as a
+//     connector.
+//   - pkcs11 and pkcs11/pkcs11test: any PKCS#11 token, Ed25519 included,
+//     tested on real SoftHSM2 tokens.
+//   - cmd/signerbench: the decision report — per signer path p50/p99, the
+//     dominant stage and the share of a 1 s consensus timeout.
 //
 // The benchmark suite in this directory (bench_test.go) measures every
 // registered backend over payloads of 32 to 1024 bytes in one table:
 //
 //	go test -bench=. ./...
 //
-// Rows are named BenchmarkSign/backend=<name>/payload=<bytes>, so benchstat
-// compares two runs directly. Traced rows add a metric per stage: measured
-// time as <stage>-ms/op (sign-ms/op, transport-ms/op, …), time a simulator
-// modeled as <stage>-modeled-ms/op, and e2e-ms/op, the measured time plus
-// modeled time that was not slept. The rows are registered in
-// internal/bench, one file per backend.
+// Rows are named BenchmarkSign/backend=<name>/payload=<bytes>[/chunk=<bytes>],
+// so benchstat compares two runs directly. Every row reports e2e-ms/op, the
+// latency a caller of the real device would see (host time plus modeled
+// time a simulator only accounted); traced rows add <stage>-ms/op for each
+// stage (sign, kdf, session, transport, stall, wire, device, …), with
+// <stage>-modeled-ms/op saying how much of it came from a latency profile
+// rather than a clock, and counters such as apdus/op. The rows are
+// registered in internal/bench, one file per backend.
 package signerkit
