@@ -8,32 +8,24 @@
 // deadline and reports the stages of each sign to a latency trace.
 //
 // A map of the module:
-//
 //   - signer: the Signer interface, the algorithms and their Verify, the
 //     errors every backend wraps, latency tracing (Trace, Collector) and
 //     Instrumented, which keeps per-label statistics such as proposal,
 //     prevote and precommit latencies.
-//
 //   - signer/signertest: the conformance suite every backend runs on
 //     itself, and that other implementations can run too.
-//
 //   - inprocess: keys in process memory, the floor every other path is
 //     compared with (~0.03 ms an Ed25519 signature).
-//
 //   - keybase: gnokey-compatible armored key files, unlocked once or
 //     decrypted on every sign as gnokey does.
-//
 //   - ledger and ledger/ledgersim: the Ledger Tendermint validator app over
 //     a stall-free HID transport, ledger-go's or Speculos, and a simulated
 //     Nano S Plus that users' tests can import.
-//
 //   - yubihsm and yubihsm/yubihsmsim: the YubiHSM 2 over yubihsm-connector
 //     with sessions that survive load, and a simulated device served as a
 //     connector.
-//
 //   - pkcs11 and pkcs11/pkcs11test: any PKCS#11 token, Ed25519 included,
 //     tested on real SoftHSM2 tokens.
-//
 //   - cmd/signerbench: the decision report — per signer path p50/p99, the
 //     dominant stage and the share of a 1 s consensus timeout.
 //
