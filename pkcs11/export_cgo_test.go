@@ -34,3 +34,10 @@ func (t *Token) IdleSessions() []uint {
 	}
 	return out
 }
+
+// BusySessions returns the number of sessions checked out of the pool.
+func (t *Token) BusySessions() int {
+	t.pool.mu.Lock()
+	defer t.pool.mu.Unlock()
+	return t.pool.busy
+}
