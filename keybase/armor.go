@@ -143,9 +143,6 @@ type block struct {
 	Type    string
 	Headers []header // in the order read or to write
 	Data    []byte
-	// raw is the block as read, from its BEGIN line to the end of its END
-	// line; set by the reader only.
-	raw []byte
 	// line is the number of the BEGIN line; set by the reader only.
 	line int
 }
@@ -233,9 +230,7 @@ func decodeBlock(l *lines) (block, error) {
 	if len(l.data) > maxArmor {
 		return b, armorErr(ArmorTooLarge, 0, fmt.Sprintf("%d bytes, at most %d", len(l.data), maxArmor))
 	}
-	begin := 0
 	for {
-		start := l.pos
 		line, _, ok := l.next()
 		if !ok {
 			return b, armorErr(ArmorNoBlock, 0, "")
@@ -244,7 +239,6 @@ func decodeBlock(l *lines) (block, error) {
 		if bytes.HasPrefix(t, []byte(armorBegin)) && bytes.HasSuffix(t, []byte(armorDash)) && len(t) > len(armorBegin)+len(armorDash) {
 			b.Type = string(t[len(armorBegin) : len(t)-len(armorDash)])
 			b.line = l.n
-			begin = start + bytes.Index(line, []byte(armorBegin))
 			break
 		}
 	}
@@ -310,7 +304,7 @@ func decodeBlock(l *lines) (block, error) {
 	if crc24(b.Data) != uint32(want[0])<<16|uint32(want[1])<<8|uint32(want[2]) {
 		return b, armorErr(ArmorBadChecksum, sumLine, "")
 	}
-	line, end, ok := l.next()
+	line, _, ok := l.next()
 	if !ok {
 		return b, armorErr(ArmorTruncated, l.n, "after the checksum")
 	}
@@ -321,11 +315,6 @@ func decodeBlock(l *lines) (block, error) {
 		}
 		return b, armorErr(ArmorBadEnd, l.n, "want the END line after the checksum")
 	}
-	// raw ends with the END line, without its line ending.
-	endLine := l.data[begin:end]
-	endLine = bytes.TrimRight(endLine, "\r\n")
-	endLine = bytes.TrimRight(endLine, " \t")
-	b.raw = endLine
 	return b, nil
 }
 

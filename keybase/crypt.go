@@ -37,7 +37,11 @@ type sealedKey struct {
 	salt      []byte
 	cost      int
 	data      []byte // nonce ‖ secretbox, or the amino key bytes
-	raw       []byte // the block as read
+	// armor is the block armored again as gnokey writes it (headers in the
+	// order read), not the bytes as read: the reader accepts white space
+	// around lines that gnokey's reader refuses, and what Export hands
+	// on must import into gnokey.
+	armor []byte
 }
 
 // parseSealed checks a private key block's type and headers, without
@@ -46,9 +50,10 @@ func parseSealed(b block) (*sealedKey, error) {
 	if b.Type != blockPrivate {
 		return nil, armorErr(ArmorBlockType, b.line, quoted(b.Type)+", want "+strconv.Quote(blockPrivate))
 	}
-	s := &sealedKey{data: b.Data, raw: b.raw, cost: DefaultCost}
+	s := &sealedKey{data: b.Data, cost: DefaultCost}
 	if len(b.Headers) == 0 {
 		s.plaintext = true
+		s.armor = encodeBlock(b)
 		return s, nil
 	}
 	for _, h := range b.Headers {
@@ -77,6 +82,7 @@ func parseSealed(b block) (*sealedKey, error) {
 	if len(s.data) <= nonceSize+secretbox.Overhead {
 		return nil, armorErr(ArmorBadPayload, b.line, "ciphertext too short")
 	}
+	s.armor = encodeBlock(b)
 	return s, nil
 }
 

@@ -39,15 +39,19 @@
 // a repeated header overwrite the first, and does not check that the END
 // line names the BEGIN line's type. Here each of these is an *ArmorError
 // with its ArmorProblem and line. Text before the block, CRLF line endings
-// and surrounding white space are accepted, as gnokey accepts them.
+// and white space around the BEGIN and header lines are accepted, as
+// gnokey accepts them; white space around the body, checksum and END lines
+// is accepted too, though gnokey's reader refuses it, so a Store keeps and
+// exports every key re-armored exactly as gnokey writes it.
 //
 // # Store
 //
 // A Store is a directory (mode 0700; a directory open to other users is
 // refused) with one file per key, "<name>.key" (mode 0600): the key's
 // public key block, armored as gnokey armors public keys, then its private
-// key block exactly as written or imported, so List needs no passphrase
-// and Export returns what Import took. Names are 1 to 100 ASCII letters,
+// key block as gnokey writes it (for armor gnokey wrote, the bytes Import
+// took), so List needs no passphrase and Export returns armor gnokey
+// imports. Names are 1 to 100 ASCII letters,
 // digits, '.', '_' and '-', starting with a letter or digit.
 //
 // Files are written to a temporary file, synced, and renamed into place,

@@ -200,8 +200,12 @@ func (s *Store) importKey(ctx context.Context, name string, priv crypto.PrivateK
 
 // Import stores an armored private key, as `gnokey export` writes it,
 // under name. It decrypts the key with the passphrase first, to check it
-// and to learn its public key, and stores the armor as given, so Export
-// returns it unchanged. Unencrypted armor needs Config.AllowUnencrypted.
+// and to learn its public key. It stores the block armored as gnokey
+// writes it: armor gnokey wrote is kept byte for byte (without any text
+// around the block), so Export returns it unchanged; armor this package
+// reads but gnokey would not (white space around the body lines) is
+// stored re-armored, so that what Export returns imports into gnokey.
+// Unencrypted armor needs Config.AllowUnencrypted.
 func (s *Store) Import(ctx context.Context, name string, armor []byte, pass Passphrase) (signer.KeyInfo, error) {
 	if err := s.checkFree(ctx, name); err != nil {
 		return signer.KeyInfo{}, err
@@ -218,7 +222,7 @@ func (s *Store) Import(ctx context.Context, name string, armor []byte, pass Pass
 		return signer.KeyInfo{}, err
 	}
 	defer k.wipe()
-	return s.storeArmor(ctx, name, k, sealed.raw)
+	return s.storeArmor(ctx, name, k, sealed.armor)
 }
 
 // Export returns the armored private key of name, as stored: encrypted
@@ -232,7 +236,7 @@ func (s *Store) Export(ctx context.Context, name string) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	return append([]byte(nil), kf.sealed.raw...), nil
+	return append([]byte(nil), kf.sealed.armor...), nil
 }
 
 // Info describes the key of name without its passphrase.

@@ -12,11 +12,14 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	pgparmor "golang.org/x/crypto/openpgp/armor" //nolint:staticcheck // the reader gnokey uses
 
 	"github.com/signerkit/signerkit/signer"
 	"github.com/signerkit/signerkit/signer/signertest"
@@ -511,5 +514,46 @@ func TestStoreConcurrentCreate(t *testing.T) {
 	wg.Wait()
 	if wins != 1 {
 		t.Errorf("%d Creates of one name succeeded", wins)
+	}
+}
+
+// Armor that this package reads but gnokey's reader (openpgp/armor) does
+// not, white space around the body lines, is stored and exported as
+// gnokey writes it, so the export imports into gnokey.
+func TestImportExportsWhatGnokeyReads(t *testing.T) {
+	ctx := context.Background()
+	k, _ := generate(signer.Ed25519)
+	clean, err := EncryptArmor(ctx, k.ed, []byte("pw"), testCost)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(string(clean), "\n")
+	body := slices.Index(lines, "") + 1
+	for i := body; i < len(lines); i++ { // the body, the checksum and the END line
+		lines[i] = " " + lines[i] + " \t"
+	}
+	messy := []byte("exported on Windows\r\n" + strings.Join(lines, "\r\n") + "\r\n")
+	if blk, err := pgparmor.Decode(bytes.NewReader(messy)); err == nil {
+		if _, err := io.ReadAll(blk.Body); err == nil {
+			t.Fatal("openpgp/armor reads the messy armor: the test shows nothing")
+		}
+	}
+	s := testStore(t)
+	if _, err := s.Import(ctx, "k", messy, PassphraseBytes([]byte("pw"))); err != nil {
+		t.Fatal(err)
+	}
+	out, err := s.Export(ctx, "k")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(out, clean) {
+		t.Errorf("export:\n%q\nwant the armor as written:\n%q", out, clean)
+	}
+	blk, err := pgparmor.Decode(bytes.NewReader(out))
+	if err != nil {
+		t.Fatalf("openpgp/armor cannot read the export: %v", err)
+	}
+	if _, err := io.ReadAll(blk.Body); err != nil {
+		t.Fatalf("openpgp/armor cannot read the export: %v", err)
 	}
 }
