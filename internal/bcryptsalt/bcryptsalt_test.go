@@ -74,8 +74,8 @@ func TestIsBcrypt(t *testing.T) {
 			if got, _ := bcrypt.Cost(h); got != cost {
 				t.Errorf("bcrypt.Cost(%s) = %d, want %d", h, got, cost)
 			}
-			other := append([]byte{'x'}, pw...)
-			if n < 72 && bcrypt.CompareHashAndPassword(h, other) == nil {
+			other := append([]byte{'x'}, pw...) // its first 72 bytes differ too
+			if bcrypt.CompareHashAndPassword(h, other) == nil {
 				t.Errorf("cost %d, %d-byte password: another password matches too", cost, n)
 			}
 			if n > 72 {
@@ -135,18 +135,31 @@ func TestContext(t *testing.T) {
 	if _, err := Hash(ctx, []byte("pw"), make([]byte, SaltSize), 4); !errors.Is(err, context.Canceled) {
 		t.Errorf("cancelled before: got %v", err)
 	}
-	// Cancelled while running: cost 31 would take days, so returning at
-	// all shows the rounds look at the context.
-	ctx, cancel = context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() {
-		_, err := Hash(ctx, []byte("pw"), make([]byte, SaltSize), MaxCost)
-		done <- err
-	}()
-	cancel()
-	if err := <-done; !errors.Is(err, context.Canceled) {
+	// Cancelled while running: the context says it is live the first
+	// time it is asked (the check before the rounds), then cancelled. Cost
+	// 31 would take days, so returning at all shows the rounds look at it.
+	late := &cancelledLater{Context: context.Background(), live: 1}
+	if _, err := Hash(late, []byte("pw"), make([]byte, SaltSize), MaxCost); !errors.Is(err, context.Canceled) {
 		t.Errorf("cancelled while hashing: got %v", err)
 	}
+	if late.asked < 2 {
+		t.Errorf("the context was asked %d times, want it asked between rounds", late.asked)
+	}
+}
+
+// cancelledLater is a context whose Err is nil the first live times it is
+// asked and context.Canceled after.
+type cancelledLater struct {
+	context.Context
+	live, asked int
+}
+
+func (c *cancelledLater) Err() error {
+	c.asked++
+	if c.asked <= c.live {
+		return nil
+	}
+	return context.Canceled
 }
 
 // BenchmarkHash compares the salted bcrypt with golang.org/x/crypto/bcrypt
