@@ -235,3 +235,30 @@ func TestExpiryWithoutKeepAlive(t *testing.T) {
 		t.Errorf("%d retries, %d expired; want 1 retry after the device expired the session", retries.Load(), dev.Stats().SessionsExpired)
 	}
 }
+
+// TestCloseDuringPing closes a Key while its keepalive Echo waits on a
+// slow device: Close must let the ping finish and then close the session,
+// rather than cut the ping short and leave a session it can no longer
+// close holding a device slot until the idle timeout.
+func TestCloseDuringPing(t *testing.T) {
+	dev, url := sim(t, yubihsmsim.Config{})
+	k := openKey(t, url, func(c *yubihsm.Config) { c.KeepAlive = 10 * time.Millisecond })
+	signOK(t, k, "first")
+	release := dev.Hang()
+	time.Sleep(100 * time.Millisecond) // a ping is now waiting on the device
+	closed := make(chan struct{})
+	go func() {
+		k.Close()
+		close(closed)
+	}()
+	time.Sleep(50 * time.Millisecond)
+	release()
+	<-closed
+	deadline := time.Now().Add(5 * time.Second)
+	for dev.OpenSessions() > 1 && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if n := dev.OpenSessions(); n != 1 {
+		t.Errorf("%d sessions open after Close, want 1 (the Client's)", n)
+	}
+}

@@ -298,6 +298,14 @@ func (p *pool) keepAlive(every time.Duration) {
 			default:
 				continue // in use: it is not idle
 			}
+			select {
+			case <-p.stop:
+				// Close has begun: a ping it cut short would leave the
+				// session out of step, and unclosable.
+				p.slots <- s
+				return
+			default:
+			}
 			if s != nil && time.Since(s.lastUsed) >= every/2 {
 				s = p.ping(s)
 			}
@@ -308,13 +316,25 @@ func (p *pool) keepAlive(every time.Duration) {
 
 var keepalivePayload = []byte("signerkit keepalive")
 
+// pingGrace is how long Close lets a ping in flight finish before cutting
+// it short: a ping cut short leaves its session out of step (the client's
+// MAC chain has moved on, the device's may not have), so Close could not
+// close it and the device would hold the slot until its idle timeout.
+const pingGrace = 500 * time.Millisecond
+
 func (p *pool) ping(s *session) *session {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	go func() {
 		select {
 		case <-p.stop:
-			cancel()
+			t := time.NewTimer(pingGrace)
+			defer t.Stop()
+			select {
+			case <-t.C:
+				cancel()
+			case <-ctx.Done():
+			}
 		case <-ctx.Done():
 		}
 	}()
