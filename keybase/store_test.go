@@ -165,7 +165,9 @@ func TestStoreLifecycle(t *testing.T) {
 func TestStoreNames(t *testing.T) {
 	ctx := context.Background()
 	s := testStore(t)
-	bad := []string{"", ".", "..", "../x", "a/b", `a\b`, ".hidden", "-flag", "_x", "a b", "a\x00b", "é", strings.Repeat("a", MaxName+1), "lock\n"}
+	abs := filepath.Join(t.TempDir(), "abs")
+	bad := []string{"", ".", "..", "../x", "a/b", `a\b`, ".hidden", "-flag", "_x", "a b", "a\x00b", "é", strings.Repeat("a", MaxName+1), "lock\n",
+		"/etc/passwd", abs, `C:\x`, "c:x", "..\\x", "x/..", "a\u2215b", "a\uff0fb", "\u2024\u2024", "a\u200bb", "a\u202eyek", "ｋｅｙ", "a\xc0\xafb", "key\r"}
 	for _, name := range bad {
 		if _, err := s.Create(ctx, name, signer.Ed25519, pw); !errors.Is(err, signer.ErrInvalidArgument) {
 			t.Errorf("Create(%q): got %v, want ErrInvalidArgument", name, err)
@@ -176,10 +178,25 @@ func TestStoreNames(t *testing.T) {
 		if err := s.Delete(ctx, name); !errors.Is(err, signer.ErrInvalidArgument) {
 			t.Errorf("Delete(%q): got %v", name, err)
 		}
+		if _, err := s.Import(ctx, name, nil, pw); !errors.Is(err, signer.ErrInvalidArgument) {
+			t.Errorf("Import(%q): got %v", name, err)
+		}
+		if _, err := s.Export(ctx, name); !errors.Is(err, signer.ErrInvalidArgument) {
+			t.Errorf("Export(%q): got %v", name, err)
+		}
+		if _, err := s.Info(ctx, name); !errors.Is(err, signer.ErrInvalidArgument) {
+			t.Errorf("Info(%q): got %v", name, err)
+		}
+		if err := s.ChangePassphrase(ctx, name, pw, pw); !errors.Is(err, signer.ErrInvalidArgument) {
+			t.Errorf("ChangePassphrase(%q): got %v", name, err)
+		}
 	}
 	entries, _ := os.ReadDir(filepath.Dir(s.Dir()))
 	if len(entries) != 1 {
 		t.Errorf("files appeared next to the store: %v", entries)
+	}
+	if entries, _ := os.ReadDir(filepath.Dir(abs)); len(entries) != 0 {
+		t.Errorf("an absolute name wrote outside the store: %v", entries)
 	}
 	for _, name := range []string{"a", "A9", "node-1.validator_key", strings.Repeat("z", MaxName)} {
 		if err := CheckName(name); err != nil {
