@@ -44,6 +44,15 @@ type sealedKey struct {
 	armor []byte
 }
 
+// wipe clears what holds the key in the clear: the data and armor of an
+// unencrypted key. An encrypted key holds no secret.
+func (s *sealedKey) wipe() {
+	if s != nil && s.plaintext {
+		clear(s.data)
+		clear(s.armor)
+	}
+}
+
 // parseSealed checks a private key block's type and headers, without
 // deriving any key.
 func parseSealed(b block) (*sealedKey, error) {
@@ -212,6 +221,7 @@ func DecryptArmor(ctx context.Context, armor, passphrase []byte) (crypto.Private
 	if err != nil {
 		return nil, err
 	}
+	defer s.wipe()
 	k, err := s.open(ctx, passphrase)
 	if err != nil {
 		return nil, err

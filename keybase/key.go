@@ -70,7 +70,7 @@ func fromPrivate(priv crypto.PrivateKey) (*privateKey, error) {
 		if len(p) != ed25519.PrivateKeySize {
 			return nil, fmt.Errorf("keybase: Ed25519 private key is %d bytes, want %d: %w", len(p), ed25519.PrivateKeySize, signer.ErrInvalidKey)
 		}
-		own := ed25519.NewKeyFromSeed(p.Seed())
+		own := ed25519.NewKeyFromSeed(p[:ed25519.SeedSize]) // p.Seed() would leave a copy unwiped
 		if !bytes.Equal(own, p) {
 			clear(own)
 			return nil, fmt.Errorf("keybase: Ed25519 public key is not the one its seed gives: %w", signer.ErrInvalidKey)

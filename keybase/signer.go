@@ -100,18 +100,22 @@ func OpenArmor(ctx context.Context, armor []byte, pass Passphrase, mode Mode) (*
 }
 
 // newSigner decrypts s once with pass and opens it in mode. want, when not
-// nil, is the public key the key must have.
+// nil, is the public key the key must have. It takes s: a PerSign Signer
+// keeps it until Close, and otherwise an unencrypted s is wiped here.
 func newSigner(ctx context.Context, name string, s *sealedKey, want crypto.PublicKey, pass Passphrase, mode Mode) (*Signer, error) {
 	if mode != UnlockOnce && mode != PerSign {
+		s.wipe()
 		return nil, fmt.Errorf("keybase: unknown mode %v: %w", mode, signer.ErrInvalidArgument)
 	}
 	k, err := unseal(ctx, s, pass)
 	if err != nil {
+		s.wipe()
 		return nil, named(name, err)
 	}
 	pub := k.public()
 	if want != nil && !equalPublic(pub, want) {
 		k.wipe()
+		s.wipe()
 		return nil, named(name, fmt.Errorf("keybase: the private key does not match the public key stored with it: %w", signer.ErrCorrupt))
 	}
 	out := &Signer{name: name, mode: mode, alg: k.alg, pub: pub}
@@ -119,6 +123,7 @@ func newSigner(ctx context.Context, name string, s *sealedKey, want crypto.Publi
 		k.wipe()
 		out.sealed, out.pass = s, pass
 	} else {
+		s.wipe()
 		out.key = k
 	}
 	return out, nil
@@ -191,8 +196,9 @@ func (s *Signer) Public() crypto.PublicKey {
 
 var errClosed = fmt.Errorf("keybase: %w", signer.ErrClosed)
 
-// Close wipes the key (UnlockOnce) or drops the Passphrase (PerSign). It
-// waits for signs in flight and is idempotent.
+// Close wipes the key (UnlockOnce) or drops the Passphrase (PerSign; an
+// unencrypted key's bytes, which it keeps, are wiped). It waits for signs
+// in flight and is idempotent.
 func (s *Signer) Close() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -201,6 +207,7 @@ func (s *Signer) Close() error {
 	}
 	s.closed = true
 	s.key.wipe()
+	s.sealed.wipe()
 	s.key, s.sealed, s.pass = nil, nil, nil
 	return nil
 }

@@ -239,3 +239,49 @@ func TestOpenArmor(t *testing.T) {
 		t.Errorf("junk armor: got %v", err)
 	}
 }
+
+// An unencrypted key (gnokey's empty-passphrase form) is in the clear in
+// the parsed block: an UnlockOnce open wipes it once the key is decoded,
+// and a PerSign Signer, which keeps it, wipes it on Close.
+func TestUnencryptedKeyBytesWiped(t *testing.T) {
+	ctx := context.Background()
+	k, _ := generate(signer.ECDSASecp256k1)
+	armor, err := seal(ctx, k, nil, 0, randReader{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	zero := func(b []byte) bool {
+		for _, c := range b {
+			if c != 0 {
+				return false
+			}
+		}
+		return true
+	}
+	for _, mode := range []Mode{UnlockOnce, PerSign} {
+		s, err := parsePrivateArmor(armor)
+		if err != nil || !s.plaintext {
+			t.Fatalf("parse: %v", err)
+		}
+		data, again := s.data, s.armor
+		sg, err := newSigner(ctx, "", s, k.public(), PassphraseBytes(nil), mode)
+		if err != nil {
+			t.Fatal(err)
+		}
+		msg := []byte("m")
+		sig, err := sg.SignContext(ctx, msg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := signertest.VerifyStd(signer.ECDSASecp256k1, k.public(), msg, sig); err != nil {
+			t.Fatal(err)
+		}
+		if mode == PerSign && (zero(data) || zero(again)) {
+			t.Fatalf("%v: the key was wiped while the Signer still needs it", mode)
+		}
+		sg.Close()
+		if !zero(data) || !zero(again) {
+			t.Errorf("%v: the unencrypted key bytes outlive the Signer", mode)
+		}
+	}
+}

@@ -143,6 +143,7 @@ func (s *Store) store(ctx context.Context, name string, k *privateKey, pass Pass
 	if err != nil {
 		return signer.KeyInfo{}, err
 	}
+	defer clear(armor) // the key in base64, when unencrypted
 	return s.storeArmor(ctx, name, k, armor)
 }
 
@@ -152,6 +153,7 @@ func (s *Store) storeArmor(ctx context.Context, name string, k *privateKey, armo
 	if err != nil {
 		return signer.KeyInfo{}, err
 	}
+	defer clear(data)
 	if err := s.put(ctx, name, data, false); err != nil {
 		return signer.KeyInfo{}, err
 	}
@@ -214,6 +216,7 @@ func (s *Store) Import(ctx context.Context, name string, armor []byte, pass Pass
 	if err != nil {
 		return signer.KeyInfo{}, err
 	}
+	defer sealed.wipe()
 	if sealed.plaintext && !s.cfg.AllowUnencrypted {
 		return signer.KeyInfo{}, fmt.Errorf("keybase: the armor is unencrypted (set Config.AllowUnencrypted, or ImportKey it under a passphrase): %w", signer.ErrInvalidArgument)
 	}
@@ -236,6 +239,7 @@ func (s *Store) Export(ctx context.Context, name string) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
+	defer kf.sealed.wipe()
 	return append([]byte(nil), kf.sealed.armor...), nil
 }
 
@@ -248,6 +252,7 @@ func (s *Store) Info(ctx context.Context, name string) (signer.KeyInfo, error) {
 	if err != nil {
 		return signer.KeyInfo{}, err
 	}
+	kf.sealed.wipe()
 	return signer.KeyInfo{Label: name, Algorithm: kf.alg, Public: kf.pub}, nil
 }
 
@@ -277,6 +282,7 @@ func (s *Store) List(ctx context.Context) ([]signer.KeyInfo, error) {
 			errs = append(errs, err)
 			continue
 		}
+		kf.sealed.wipe()
 		out = append(out, signer.KeyInfo{Label: name, Algorithm: kf.alg, Public: kf.pub})
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Label < out[j].Label })
@@ -335,6 +341,7 @@ func (s *Store) ChangePassphrase(ctx context.Context, name string, oldPass, newP
 	if err != nil {
 		return err
 	}
+	defer kf.sealed.wipe()
 	k, err := unseal(ctx, kf.sealed, PassphraseBytes(oldP))
 	if err != nil {
 		return named(name, err)
@@ -347,10 +354,12 @@ func (s *Store) ChangePassphrase(ctx context.Context, name string, oldPass, newP
 	if err != nil {
 		return err
 	}
+	defer clear(armor) // the key in base64, when unencrypted
 	data, err := keyFileBytes(kf.pub, armor)
 	if err != nil {
 		return err
 	}
+	defer clear(data)
 	tmp, err := s.writeTemp(name, data)
 	if err != nil {
 		return err

@@ -46,6 +46,7 @@ func (s *Store) read(name string) (*keyFile, error) {
 		return nil, fmt.Errorf("keybase: %w", err)
 	}
 	kf, err := parseKeyFile(data)
+	clear(data) // an unencrypted key's file holds it in base64
 	return kf, named(name, err)
 }
 
