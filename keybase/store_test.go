@@ -574,3 +574,66 @@ func TestImportExportsWhatGnokeyReads(t *testing.T) {
 		t.Fatalf("openpgp/armor cannot read the export: %v", err)
 	}
 }
+
+// Readers never see a key file half written: while one goroutine keeps
+// replacing a key's file, others read it, and every read finds a whole
+// file.
+func TestStoreReadersSeeWholeFiles(t *testing.T) {
+	ctx := context.Background()
+	s := testStore(t)
+	pass := []Passphrase{PassphraseBytes([]byte("p0")), PassphraseBytes([]byte("p1"))}
+	info, err := s.Create(ctx, "k", signer.Ed25519, pass[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	stop := make(chan struct{})
+	halt := sync.OnceFunc(func() { close(stop) })
+	var wg sync.WaitGroup
+	var reads sync.Map
+	for r := range 2 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			n := 0
+			for {
+				select {
+				case <-stop:
+					reads.Store(r, n)
+					return
+				default:
+				}
+				got, err := s.Info(ctx, "k")
+				if err != nil {
+					t.Errorf("reader %d, read %d: %v", r, n, err)
+					halt()
+					reads.Store(r, n)
+					return
+				}
+				if !equalPublic(got.Public, info.Public) {
+					t.Errorf("reader %d: another key", r)
+				}
+				n++
+			}
+		}()
+	}
+	for i := range 30 {
+		if err := s.ChangePassphrase(ctx, "k", pass[i%2], pass[(i+1)%2]); err != nil {
+			t.Error(err)
+			break
+		}
+		select {
+		case <-stop:
+		default:
+			continue
+		}
+		break
+	}
+	halt()
+	wg.Wait()
+	reads.Range(func(r, n any) bool {
+		if n.(int) == 0 {
+			t.Errorf("reader %v read nothing while the file was replaced", r)
+		}
+		return true
+	})
+}
