@@ -202,6 +202,23 @@ func TestCloseWipes(t *testing.T) {
 	if _, err := sg.SignContext(ctx, nil); !errors.Is(err, signer.ErrClosed) {
 		t.Errorf("got %v", err)
 	}
+	// secp256k1: the scalar is zeroed.
+	s.Create(ctx, "k1", signer.ECDSASecp256k1, pw)
+	sg, err := s.Open(ctx, "k1", pw, UnlockOnce)
+	if err != nil {
+		t.Fatal(err)
+	}
+	k1 := sg.key.k1
+	if k1.Key.IsZero() {
+		t.Fatal("a zero key to begin with")
+	}
+	sg.Close()
+	if !k1.Key.IsZero() {
+		t.Error("Close left the secp256k1 key in memory")
+	}
+	if _, err := sg.Sign(nil, make([]byte, 32), crypto.SHA256); !errors.Is(err, signer.ErrClosed) {
+		t.Errorf("Sign after Close: got %v", err)
+	}
 }
 
 // OpenArmor on an exported key (Example opens the C.5 one at cost 12).
