@@ -20,15 +20,21 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 // faultDeadline is the deadline of a sign that meets a fault.
 const faultDeadline = 200 * time.Millisecond
 
-// faultSlack bounds how late past its deadline a sign may return. The
-// issue asks for 50 ms; the bound here is looser so a loaded CI machine
-// under -race cannot fail it, and the overshoot is logged.
-const faultSlack = 500 * time.Millisecond
+// faultSlack bounds how late past its deadline any sign may return;
+// faultBound, the issue's 50 ms, must hold for the best of faultTries
+// tries of each fault, so that one scheduler hiccup on a loaded CI machine
+// under -race cannot fail the test but a transport that overshoots by
+// design does.
+const (
+	faultSlack = 500 * time.Millisecond
+	faultBound = 50 * time.Millisecond
+	faultTries = 3
+)
 
 // TestFaults injects each fault into a sign over each face that models it
-// and checks the sign fails with the right typed error before its deadline
-// passes (by more than faultSlack), then that the next sign succeeds —
-// after a replug for FaultUnplug — and verifies.
+// and checks the sign fails with the right typed error within its deadline
+// + 50 ms (best of faultTries, each within faultSlack), then that the next
+// sign succeeds — after a replug for FaultUnplug — and verifies.
 func TestFaults(t *testing.T) {
 	type want struct {
 		err      error // errors.Is target
@@ -64,26 +70,38 @@ func TestFaults(t *testing.T) {
 				heights := tm2.NewHeights("", 1)
 				mustSign(t, s, heights.Next(tm2.KindPrevote))
 
-				dev.Inject(tc.fault)
-				ctx, cancel := context.WithTimeout(context.Background(), faultDeadline)
-				defer cancel()
-				begin := time.Now()
-				sig, err := s.SignContext(ctx, heights.Next(tm2.KindPrevote))
-				late := time.Since(begin) - faultDeadline
-				if err == nil {
-					t.Fatalf("sign with %v: got a signature %x, want an error", tc.fault, sig)
+				// The issue's bound, deadline + 50 ms, must hold on at
+				// least one of a few tries (a scheduler hiccup on a
+				// loaded machine can delay any one), and every try must
+				// stay within faultSlack. A transport that overshot by
+				// design (a sleep, a wait on a goroutine) fails.
+				best := time.Duration(1<<63 - 1)
+				for try := 0; try < faultTries && best > faultBound; try++ {
+					dev.Inject(tc.fault)
+					ctx, cancel := context.WithTimeout(context.Background(), faultDeadline)
+					begin := time.Now()
+					sig, err := s.SignContext(ctx, heights.Next(tm2.KindPrevote))
+					late := time.Since(begin) - faultDeadline
+					cancel()
+					if err == nil {
+						t.Fatalf("sign with %v: got a signature %x, want an error", tc.fault, sig)
+					}
+					if !errors.Is(err, tc.want.err) || (tc.want.deadline && !errors.Is(err, context.DeadlineExceeded)) {
+						t.Errorf("sign with %v: got %v, want an error wrapping %v (and DeadlineExceeded: %v)", tc.fault, err, tc.want.err, tc.want.deadline)
+					}
+					if late > faultSlack {
+						t.Errorf("sign with %v returned %v after its %v deadline", tc.fault, late, faultDeadline)
+					}
+					best = min(best, late)
+					t.Logf("%v: %v (%v past the deadline)", tc.fault, err, max(late, 0))
+					if tc.fault == ledgersim.FaultUnplug {
+						dev.Replug()
+					}
+					mustSign(t, s, heights.Next(tm2.KindPrevote))
 				}
-				if !errors.Is(err, tc.want.err) || (tc.want.deadline && !errors.Is(err, context.DeadlineExceeded)) {
-					t.Errorf("sign with %v: got %v, want an error wrapping %v (and DeadlineExceeded: %v)", tc.fault, err, tc.want.err, tc.want.deadline)
+				if best > faultBound {
+					t.Errorf("sign with %v: %d tries all returned more than %v past the deadline (best %v)", tc.fault, faultTries, faultBound, best)
 				}
-				if late > faultSlack {
-					t.Errorf("sign with %v returned %v after its %v deadline", tc.fault, late, faultDeadline)
-				}
-				t.Logf("%v: %v (%v past the deadline)", tc.fault, err, max(late, 0))
-				if tc.fault == ledgersim.FaultUnplug {
-					dev.Replug()
-				}
-				mustSign(t, s, heights.Next(tm2.KindPrevote))
 			})
 		}
 	}
