@@ -75,6 +75,12 @@ func TestDoubleSignStateMachine(t *testing.T) {
 		{"proposal at the same round after a prevote", proposal(5, 1), false},
 		{"precommit after prevote, round 1", vote(tm2.Precommit, 5, 1), true},
 		{"higher height, lower round", vote(tm2.Prevote, 6, 0), true},
+		{"prevote after prevote", vote(tm2.Prevote, 6, 0), false},
+		{"proposal at a higher height", proposal(7, 0), true},
+		{"precommit after proposal", vote(tm2.Precommit, 7, 0), true},
+		{"proposal after precommit", proposal(7, 0), false},
+		{"next round proposal", proposal(7, 1), true},
+		{"lower round precommit", vote(tm2.Precommit, 7, 0), false},
 	}
 	for _, st := range steps {
 		_, err := sign(s, st.msg)
@@ -91,11 +97,11 @@ func TestDoubleSignStateMachine(t *testing.T) {
 	if !errors.As(err, &se) || se.SW != 0x6984 || se.ParseError != ledger.ParseUnexpectedType || !errors.Is(err, signer.ErrInvalidMessage) {
 		t.Errorf("bad type: got %v, want 0x6984 with parse error 4", err)
 	}
-	if _, err := sign(s, vote(tm2.Precommit, 6, 0)); err != nil {
+	if _, err := sign(s, vote(tm2.Precommit, 7, 1)); err != nil {
 		t.Errorf("precommit after the refusals: %v", err)
 	}
-	if st := d.Stats(); st.Confirmations != 1 || st.Signatures != 7 {
-		t.Errorf("stats %+v: want 1 confirmation and 7 signatures", st)
+	if st := d.Stats(); st.Confirmations != 1 || st.Signatures != 10 {
+		t.Errorf("stats %+v: want 1 confirmation and 10 signatures", st)
 	}
 }
 
