@@ -161,6 +161,9 @@ func seal(ctx context.Context, k *privateKey, pass []byte, cost int, rnd io.Read
 	if cost == 0 {
 		cost = DefaultCost
 	}
+	if cost < bcryptsalt.MinCost || cost > bcryptsalt.MaxCost {
+		return nil, fmt.Errorf("keybase: bcrypt cost %d, want %d to %d: %w", cost, bcryptsalt.MinCost, bcryptsalt.MaxCost, signer.ErrInvalidArgument)
+	}
 	salt := make([]byte, saltSize)
 	var nonce [nonceSize]byte
 	if _, err := io.ReadFull(rnd, salt); err != nil {
@@ -200,7 +203,8 @@ func parsePrivateArmor(armor []byte) (*sealedKey, error) {
 // on signer.Secp256k1() — encrypted under passphrase and armored as
 // `gnokey export` writes it, with a fresh random salt and nonce. cost 0
 // means DefaultCost, the only cost gnokey reads; other costs add a "cost"
-// header that this package reads and gnokey ignores. An empty passphrase
+// header that this package reads and gnokey ignores; a cost outside 4 to 31
+// is refused with signer.ErrInvalidArgument. An empty passphrase
 // gives the unencrypted armor gnokey writes for one.
 func EncryptArmor(ctx context.Context, priv crypto.PrivateKey, passphrase []byte, cost int) ([]byte, error) {
 	k, err := fromPrivate(priv)

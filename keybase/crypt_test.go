@@ -252,6 +252,15 @@ func TestLegacyEmptyPassphrase(t *testing.T) {
 	}
 }
 
+func TestEncryptArmorCost(t *testing.T) {
+	priv := ed25519.NewKeyFromSeed(katSeed)
+	for _, cost := range []int{-1, 3, 32} {
+		if _, err := EncryptArmor(context.Background(), priv, []byte("pw"), cost); !errors.Is(err, signer.ErrInvalidArgument) {
+			t.Errorf("cost %d: got %v, want ErrInvalidArgument", cost, err)
+		}
+	}
+}
+
 func TestUnencryptedNeedsEmptyPassphrase(t *testing.T) {
 	k, _ := generate(signer.Ed25519)
 	armor, _ := seal(context.Background(), k, nil, 0, randReader{})
