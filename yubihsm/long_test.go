@@ -35,7 +35,7 @@ func TestHundredThousandSigns(t *testing.T) {
 		if err != nil {
 			t.Fatalf("sign %d of %d: %v", i+1, n, err)
 		}
-		if i%997 == 0 && !ed25519.Verify(pub, msg, sig) {
+		if !ed25519.Verify(pub, msg, sig) {
 			t.Fatalf("sign %d: signature does not verify", i+1)
 		}
 	}
