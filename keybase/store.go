@@ -230,7 +230,9 @@ func (s *Store) Import(ctx context.Context, name string, armor []byte, pass Pass
 
 // Export returns the armored private key of name, as stored: encrypted
 // (the passphrase is not needed to export it, nor removed), readable by
-// `gnokey import` when the store's cost is DefaultCost.
+// `gnokey import` when the key was encrypted at DefaultCost (a key keeps
+// the cost it was imported with until ChangePassphrase re-encrypts it at
+// the store's).
 func (s *Store) Export(ctx context.Context, name string) ([]byte, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("keybase: %w", err)
