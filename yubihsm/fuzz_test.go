@@ -137,3 +137,46 @@ func FuzzSessionResponse(f *testing.F) {
 		}
 	})
 }
+
+// TestRetryOnRefusedSession: when the device refuses a session message
+// itself (INVALID SESSION, or AUTHENTICATION FAILED for a MAC it did not
+// accept), the sign opens a new session and retries once, and succeeds;
+// a second refusal in a row is returned.
+func TestRetryOnRefusedSession(t *testing.T) {
+	dev := yubihsmsim.New(yubihsmsim.Config{})
+	rt := &simTransport{h: dev.Handler()}
+	ctx := context.Background()
+	c, err := Open(ctx, Config{URL: "http://sim.invalid", Password: []byte("password"), HTTPClient: &http.Client{Transport: rt}, KeepAlive: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	ki, err := c.GenerateKey(ctx, signer.Ed25519, "retry")
+	if err != nil {
+		t.Fatal(err)
+	}
+	k, err := c.Key(ctx, ki.Ref())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer k.Close()
+	msg := []byte("a vote")
+	if _, err := k.SignContext(ctx, msg); err != nil {
+		t.Fatal(err)
+	}
+	for _, code := range []byte{CodeInvalidSession, CodeAuthFailed} {
+		var retries int64
+		tctx := signer.WithTrace(ctx, &signer.Trace{Count: func(c signer.Counter, n int64) {
+			if c == signer.CountRetries {
+				retries += n
+			}
+		}})
+		rt.arm([]byte{0x7f, 0x00, 0x01, code})
+		sig, err := k.SignContext(tctx, msg)
+		if err != nil || retries != 1 {
+			t.Errorf("code 0x%02x: %v after %d retries; want a signature after 1", code, err, retries)
+		} else if err := signer.Ed25519.Verify(k.Public(), msg, sig); err != nil {
+			t.Errorf("code 0x%02x: %v", code, err)
+		}
+	}
+}
