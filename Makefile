@@ -2,7 +2,7 @@
 GO ?= go
 # Debian packages the tests need; `make deps` installs the missing ones when
 # run as root (CI and fresh machines). Backends add theirs here.
-DEBIAN_PACKAGES ?= softhsm2
+DEBIAN_PACKAGES ?= softhsm2 opensc
 BENCHSTAT_VERSION := v0.0.0-20260908200009-22c9c6c9d4da
 FUZZTIME ?= 15s
 
