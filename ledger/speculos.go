@@ -61,8 +61,19 @@ func (t *SpeculosTransport) Exchange(ctx context.Context, apdu []byte) ([]byte, 
 	}
 	dl, _ := ctx.Deadline()
 	t.conn.SetDeadline(dl)
-	stop := context.AfterFunc(ctx, func() { t.conn.SetDeadline(time.Unix(1, 0)) })
-	defer stop()
+	// When ctx ends, a deadline in the past cuts the exchange short. If
+	// it ended as the exchange finished, wait for that deadline to be set
+	// before returning: set later, it would cut the next exchange short.
+	cut := make(chan struct{})
+	stop := context.AfterFunc(ctx, func() {
+		t.conn.SetDeadline(time.Unix(1, 0))
+		close(cut)
+	})
+	defer func() {
+		if !stop() {
+			<-cut
+		}
+	}()
 	t.buf = binary.BigEndian.AppendUint32(t.buf[:0], uint32(len(apdu)))
 	t.buf = append(t.buf, apdu...)
 	trace := signer.ContextTrace(ctx)
