@@ -249,3 +249,60 @@ func TestCloseDuringConfirmation(t *testing.T) {
 		})
 	}
 }
+
+// TestCloseDuringReconnect: Close returns at once while a sign is
+// reconnecting through a slow dial (a Speculos host that does not answer,
+// a device being re-enumerated), and the transport that comes up after
+// Close is closed, not kept.
+func TestCloseDuringReconnect(t *testing.T) {
+	dev := ledgersim.MustNew(ledgersim.Config{Time: ledgersim.Accounted})
+	dialing, release := make(chan struct{}, 1), make(chan struct{})
+	var late ledger.Transport
+	dials := 0
+	dial := func(ctx context.Context) (ledger.Transport, error) {
+		dials++
+		tr, err := dev.Transport()
+		if dials == 1 || err != nil {
+			return tr, err
+		}
+		dialing <- struct{}{}
+		<-release
+		late = tr
+		return tr, nil
+	}
+	s, err := ledger.New(context.Background(), dial, ledger.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	heights := tm2.NewHeights("", 1)
+	mustSign(t, s, heights.Next(tm2.KindPrevote))
+	dev.Inject(ledgersim.FaultUnplug)
+	if _, err := s.SignContext(context.Background(), heights.Next(tm2.KindPrevote)); !errors.Is(err, signer.ErrDisconnected) {
+		t.Fatalf("unplugged: %v", err)
+	}
+	dev.Replug()
+	done := make(chan error, 1)
+	go func() {
+		_, err := s.SignContext(context.Background(), heights.Next(tm2.KindPrevote))
+		done <- err
+	}()
+	<-dialing
+	closed := make(chan struct{})
+	go func() {
+		s.Close()
+		close(closed)
+	}()
+	select {
+	case <-closed:
+	case <-time.After(5 * time.Second):
+		t.Error("Close waited for a dial in progress")
+	}
+	close(release)
+	if err := <-done; !errors.Is(err, signer.ErrClosed) {
+		t.Errorf("sign that reconnected after Close: %v, want ErrClosed", err)
+	}
+	<-closed
+	if _, err := late.Exchange(context.Background(), []byte{ledger.CLA, ledger.INSGetVersion, 0, 0, 0}); !errors.Is(err, signer.ErrClosed) {
+		t.Errorf("the transport dialled during Close is still open: %v", err)
+	}
+}

@@ -205,19 +205,30 @@ func (s *Signer) SignContext(ctx context.Context, msg []byte) ([]byte, error) {
 }
 
 // transport returns the open transport, dialling a new one after a
-// failure.
+// failure. The dial runs outside s.mu, so Close does not wait for it; a
+// transport that comes up after Close is closed. Signs are serialised,
+// so one dial runs at a time.
 func (s *Signer) transport(ctx context.Context) (Transport, error) {
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	if s.closed {
+		s.mu.Unlock()
 		return nil, fmt.Errorf("ledger: %w", signer.ErrClosed)
 	}
 	if s.tr != nil {
-		return s.tr, nil
+		tr := s.tr
+		s.mu.Unlock()
+		return tr, nil
 	}
+	s.mu.Unlock()
 	tr, err := s.dial(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("ledger: reconnecting: %w", err)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		tr.Close()
+		return nil, fmt.Errorf("ledger: %w", signer.ErrClosed)
 	}
 	s.tr = tr
 	return tr, nil
