@@ -63,6 +63,11 @@ type Backend struct {
 	// Traced attaches a signer.Collector to every sign and reports the
 	// stages as metrics. Baseline rows leave it off.
 	Traced bool
+	// Stages lists stages to report on every row even when no sign of the
+	// timed loop reached them, as 0 — the session stage of a backend that
+	// opens a session only once every few thousand signs — so that the
+	// metric is there to compare.
+	Stages []signer.Stage
 	// Skip, when set and returning a non-empty reason, skips the backend
 	// (a real device that is not configured, a module that is absent).
 	Skip func() string

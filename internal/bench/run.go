@@ -2,6 +2,7 @@ package bench
 
 import (
 	"context"
+	"slices"
 	"testing"
 	"time"
 
@@ -53,7 +54,7 @@ func Sign(b *testing.B, be Backend, p Params) {
 		b.Fatalf("%s: %v", be.Name, err)
 	}
 	if col != nil {
-		ReportStages(b, col.Summary(), b.N, b.Elapsed())
+		ReportStages(b, col.Summary(), b.N, b.Elapsed(), be.Stages...)
 	} else if b.N > 0 {
 		// An untraced row has no modeled time: its end-to-end latency is
 		// its host time, reported under the same unit for every row.
@@ -75,14 +76,16 @@ func Sign(b *testing.B, be Backend, p Params) {
 //   - e2e-ms/op: the wall clock plus modeled time that was only accounted,
 //     the latency the caller of a real device would see;
 //   - <counter>/op for every counter reported.
-func ReportStages(b *testing.B, sum signer.Summary, n int, elapsed time.Duration) {
+//
+// Stages in always are reported as 0 when nothing reached them.
+func ReportStages(b *testing.B, sum signer.Summary, n int, elapsed time.Duration, always ...signer.Stage) {
 	if n <= 0 {
 		return
 	}
 	ms := func(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) / float64(n) }
 	for _, st := range signer.Stages() {
 		t := sum.Stage(st)
-		if t.Reports == 0 {
+		if t.Reports == 0 && !slices.Contains(always, st) {
 			continue
 		}
 		b.ReportMetric(ms(sum.Exclusive(st)), st.String()+"-ms/op")

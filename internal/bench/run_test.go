@@ -118,3 +118,22 @@ func TestUntracedRowsReportEndToEnd(t *testing.T) {
 		t.Error("an untraced row reported modeled time")
 	}
 }
+
+func TestAlwaysStagesReportedAsZero(t *testing.T) {
+	be := bench.Backend{Name: "sessions", Algorithm: signer.Ed25519, Traced: true,
+		Stages: []signer.Stage{signer.StageSession},
+		Open: func(context.Context, bench.Params) (*bench.Instance, error) {
+			k, err := inprocess.Generate(signer.Ed25519)
+			if err != nil {
+				return nil, err
+			}
+			return bench.FromSigner(k), nil
+		}}
+	res := testing.Benchmark(func(b *testing.B) { bench.Sign(b, be, bench.Params{Payload: 32}) })
+	if v, ok := res.Extra["session-ms/op"]; !ok || v != 0 {
+		t.Errorf("session-ms/op = %v (reported: %v), want 0 reported", v, ok)
+	}
+	if _, ok := res.Extra["device-ms/op"]; ok {
+		t.Error("a stage neither reached nor listed was reported")
+	}
+}

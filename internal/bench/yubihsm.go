@@ -17,10 +17,12 @@ func init() {
 		// HTTP are real and measured; device time is modeled from
 		// latency-profiles.md §2 (accounted, or slept with
 		// SIGNERKIT_SIM=realtime).
-		Register(Backend{Name: "yubihsm-" + alg.String(), Algorithm: alg, Open: openYubiHSMSim(alg), Traced: true, Payloads: yubihsmPayloads})
+		Register(Backend{Name: "yubihsm-" + alg.String(), Algorithm: alg, Open: openYubiHSMSim(alg), Traced: true, Payloads: yubihsmPayloads,
+			Stages: []signer.Stage{signer.StageSession}})
 		// A real YubiHSM 2, when SIGNERKIT_YUBIHSM names its connector.
 		Register(Backend{
 			Name: "yubihsm-device-" + alg.String(), Algorithm: alg, Open: openYubiHSMDevice(alg), Traced: true,
+			Stages: []signer.Stage{signer.StageSession},
 			Skip: func() string {
 				if os.Getenv("SIGNERKIT_YUBIHSM") == "" {
 					return "SIGNERKIT_YUBIHSM is not set"

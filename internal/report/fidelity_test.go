@@ -53,7 +53,13 @@ func TestFidelity(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if p := row.E2E.P50; p < c.lo || p > c.hi {
+		// The modeled part is the profile's and must land in the range;
+		// the end-to-end p50 adds this host's time, a fraction of a
+		// millisecond, more under -race on a loaded machine.
+		if m := row.ModeledMs; c.hi > 1 && (m < c.lo || m > c.hi) {
+			t.Errorf("%s %d B: modeled %.2f ms, want %.1f–%.1f (stages: %s)", row.Path(), c.payload, m, c.lo, c.hi, stageList(row))
+		}
+		if p := row.E2E.P50; p < c.lo || p > c.hi+hostSlack(c.hi) {
 			t.Errorf("%s %d B: p50 %.2f ms, want %.1f–%.1f (stages: %s)", row.Path(), c.payload, p, c.lo, c.hi, stageList(row))
 		}
 		checkCoverage(t, row)
@@ -77,6 +83,15 @@ func TestFidelity(t *testing.T) {
 		t.Errorf("keybase per sign dominated by %q, want kdf", d.Name)
 	}
 	checkCoverage(t, row)
+}
+
+// hostSlack is how much measured host time a row may add above its
+// modeled range: 5 ms for device rows, nothing for the in-process bound.
+func hostSlack(hi float64) float64 {
+	if hi <= 1 {
+		return 0
+	}
+	return 5
 }
 
 // checkCoverage: the stages add up to the mean e2e within 2 %, for rows
