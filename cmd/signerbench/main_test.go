@@ -57,3 +57,23 @@ func TestBadFlags(t *testing.T) {
 		}
 	}
 }
+
+func TestReadmeTable(t *testing.T) {
+	dir := t.TempDir()
+	readme := filepath.Join(dir, "README.md")
+	os.WriteFile(readme, []byte("# x\n\n"+beginMarker+"\nold table\n"+endMarker+"\n\nafter\n"), 0o644)
+	var stdout, stderr bytes.Buffer
+	args := []string{"-input", "../../internal/report/testdata/bench.txt", "-out", filepath.Join(dir, "r"), "-readme", readme}
+	if err := run(context.Background(), args, &stdout, &stderr); err != nil {
+		t.Fatalf("%v\n%s", err, stderr.String())
+	}
+	got, _ := os.ReadFile(readme)
+	s := string(got)
+	if strings.Contains(s, "old table") || !strings.Contains(s, "| yubihsm-ed25519 | 128 |") || !strings.HasSuffix(s, endMarker+"\n\nafter\n") {
+		t.Errorf("README after update:\n%s", s)
+	}
+	os.WriteFile(readme, []byte("no markers\n"), 0o644)
+	if err := run(context.Background(), args, &stdout, &stderr); err == nil {
+		t.Error("a README without markers was accepted")
+	}
+}
