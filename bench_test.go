@@ -12,10 +12,10 @@ import (
 // DefaultBenchtime is how long each row of BenchmarkSign runs unless
 // -benchtime is given. The table has hundreds of rows (backends × payloads
 // × chunk sizes), and go test's default of 1 s a row would take the suite
-// past its budget of 3 minutes on a 2-core machine; at 150 ms a row an
-// in-process sign still runs ~7,000 times, a simulated device's ~1,000.
+// past its budget of 3 minutes on a 2-core machine; at 100 ms a row an
+// in-process sign still runs ~5,000 times, a simulated device's ~700.
 // For comparisons that need more, pass -benchtime and -count.
-const DefaultBenchtime = "150ms"
+const DefaultBenchtime = "100ms"
 
 func TestMain(m *testing.M) {
 	flag.Parse()

@@ -3,6 +3,7 @@ package yubihsm_test
 import (
 	"context"
 	"crypto/ed25519"
+	"flag"
 	"os"
 	"testing"
 
@@ -13,14 +14,19 @@ import (
 // TestHundredThousandSigns signs 100,000 messages in a row through one
 // Signer against the simulator (modeled time, accounted), across the
 // message-limit rotations (every 9,000 commands), with no error allowed.
-// It is skipped under -short, and under -race unless SIGNERKIT_LONG=1, as
-// it takes minutes with the race detector.
+// It is skipped under -short, under -race (it takes minutes with the race
+// detector) and in a benchmark run such as `go test -bench=. ./...` (it
+// would add ~20 s to the suite's 3-minute budget) unless SIGNERKIT_LONG=1;
+// CI runs it on its own (.ci/run).
 func TestHundredThousandSigns(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short")
 	}
 	if raceEnabled && os.Getenv("SIGNERKIT_LONG") != "1" {
 		t.Skip("under -race this takes minutes; set SIGNERKIT_LONG=1 to run it")
+	}
+	if f := flag.Lookup("test.bench"); f != nil && f.Value.String() != "" && os.Getenv("SIGNERKIT_LONG") != "1" {
+		t.Skip("a benchmark run; run this test alone (go test -run TestHundredThousandSigns ./yubihsm/) or set SIGNERKIT_LONG=1")
 	}
 	const n = 100_000
 	dev, url := sim(t, yubihsmsim.Config{})
