@@ -102,8 +102,14 @@ func (r *Report) WritePayloadSVG(w io.Writer) error {
 		p(`<text x="%.1f" y="%.1f" fill="#d62728" text-anchor="end">%s consensus timeout</text>`+"\n", left+pw-4, y(t)-4, r.timeout())
 	}
 
+	dashes := []string{"", "6 3", "2 2", "8 3 2 3"} // a new dash pattern each time the palette wraps
 	for i, path := range r.Paths() {
 		col := palette[i%len(palette)]
+		dash := dashes[(i/len(palette))%len(dashes)]
+		dashAttr := ""
+		if dash != "" {
+			dashAttr = fmt.Sprintf(` stroke-dasharray="%s"`, dash)
+		}
 		var pts []string
 		var rows []Row
 		for _, row := range r.Rows {
@@ -117,15 +123,15 @@ func (r *Report) WritePayloadSVG(w io.Writer) error {
 		}
 		p(`<g class="series" data-series="%s" stroke="%s" fill="%s">`, esc(path), col, col)
 		if len(pts) > 1 {
-			p(`<polyline fill="none" stroke-width="1.5" points="%s"/>`, strings.Join(pts, " "))
+			p(`<polyline fill="none" stroke-width="1.5"%s points="%s"/>`, dashAttr, strings.Join(pts, " "))
 		}
 		for _, row := range rows {
 			p(`<circle cx="%.1f" cy="%.1f" r="2.5"><title>%s, %d B: %s ms (%s)</title></circle>`,
 				x(float64(row.Payload)), y(val(row)), esc(path), row.Payload, fmtMs(val(row)), esc(basis(row)))
 		}
 		ly := top + 4 + float64(i)*15
-		p(`<rect x="%.1f" y="%.1f" width="10" height="10"/><text x="%.1f" y="%.1f" stroke="none" fill="black">%s</text>`,
-			left+pw+14, ly, left+pw+28, ly+9, esc(path))
+		p(`<line x1="%.1f" x2="%.1f" y1="%.1f" y2="%.1f" stroke-width="2.5"%s/><text x="%.1f" y="%.1f" stroke="none" fill="black">%s</text>`,
+			left+pw+8, left+pw+30, ly+5, ly+5, dashAttr, left+pw+34, ly+9, esc(path))
 		p("</g>\n")
 	}
 	p("</svg>\n")
