@@ -71,7 +71,6 @@ type Heights struct {
 	mu      sync.Mutex
 	chainID string
 	height  int64
-	step    int
 }
 
 // NewHeights returns a source whose first message is at height start on
