@@ -38,6 +38,11 @@ func stageList(r Row) string {
 		case s.ModeledMs > 0:
 			src = "modeled"
 		}
+		if s.ModeledMs > 0 && s.Profile != "" {
+			// The profile's name; its source is listed under Profiles.
+			name, _, _ := strings.Cut(s.Profile, " (")
+			src += ": " + name
+		}
 		parts = append(parts, fmt.Sprintf("%s %s (%s)", s.Name, fmtMs(s.Ms), src))
 	}
 	if other := r.E2E.Avg - r.StagesMs(); other > 0.0005 && len(st) > 0 {
@@ -164,7 +169,7 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 	}
 
 	if profiles := r.profiles(); len(profiles) > 0 {
-		p("\n## Profiles\n\nModeled time comes from these latency profiles (see `docs/latency-profiles.md` in the shared docs for the figures and their origin):\n\n")
+		p("\n## Profiles\n\nModeled time comes from these latency profiles, named after `modeled:` in the tables; each names the section of `latency-profiles.md` (the shared reference docs) its figures come from:\n\n")
 		for _, pr := range profiles {
 			p("- %s\n", mdEscape(pr))
 		}

@@ -246,3 +246,23 @@ func FuzzParseBench(f *testing.F) {
 		}
 	})
 }
+
+func TestStageListNamesProfiles(t *testing.T) {
+	row := Row{E2E: Dist{Avg: 530.1}, Stages: []Stage{
+		{Name: "device", Ms: 526, ModeledMs: 526, Profile: "nanosplus (latency-profiles.md §1)"},
+		{Name: "transport", Ms: 0.1},
+		{Name: "wire", Ms: 4, ModeledMs: 4},
+	}}
+	want := "device 526.0 (modeled: nanosplus) + wire 4.00 (modeled) + transport 0.100 (measured)"
+	if got := stageList(row); got != want {
+		t.Errorf("stageList = %q, want %q", got, want)
+	}
+	rep := &Report{Rows: []Row{row}}
+	var b bytes.Buffer
+	if err := rep.WriteMarkdown(&b); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(b.String(), "- nanosplus (latency-profiles.md §1)") {
+		t.Error("the profile and its source are not listed under Profiles")
+	}
+}
