@@ -21,10 +21,8 @@ func TestBackendsSign(t *testing.T) {
 		}
 		seen[be.Name] = true
 		t.Run(be.Name, func(t *testing.T) {
-			if be.Skip != nil {
-				if reason := be.Skip(); reason != "" {
-					t.Skip(reason)
-				}
+			if reason := be.SkipReason(); reason != "" {
+				t.Skip(reason)
 			}
 			chunks := be.Chunks
 			if len(chunks) == 0 {

@@ -36,10 +36,8 @@ func TestMain(m *testing.M) {
 func BenchmarkSign(b *testing.B) {
 	for _, be := range bench.Backends() {
 		b.Run("backend="+be.Name, func(b *testing.B) {
-			if be.Skip != nil {
-				if reason := be.Skip(); reason != "" {
-					b.Skip(reason)
-				}
+			if reason := be.SkipReason(); reason != "" {
+				b.Skip(reason)
 			}
 			for _, size := range be.Sizes() {
 				name := fmt.Sprintf("payload=%d", size)

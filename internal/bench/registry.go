@@ -73,6 +73,14 @@ type Backend struct {
 	Skip func() string
 }
 
+// SkipReason returns why b cannot run here (Skip's answer), or "".
+func (b Backend) SkipReason() string {
+	if b.Skip == nil {
+		return ""
+	}
+	return b.Skip()
+}
+
 // Sizes returns the payload sizes of b.
 func (b Backend) Sizes() []int {
 	if b.Payloads != nil {

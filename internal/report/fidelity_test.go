@@ -14,10 +14,8 @@ func backend(t *testing.T, name string) bench.Backend {
 	t.Helper()
 	for _, be := range bench.Backends() {
 		if be.Name == name {
-			if be.Skip != nil {
-				if reason := be.Skip(); reason != "" {
-					t.Skipf("%s: %s", name, reason)
-				}
+			if reason := be.SkipReason(); reason != "" {
+				t.Skipf("%s: %s", name, reason)
 			}
 			return be
 		}

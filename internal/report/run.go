@@ -73,11 +73,9 @@ func (c RunConfig) Selected() (run []bench.Backend, skipped map[string]string) {
 		if c.Backends != nil && !c.Backends.MatchString(be.Name) {
 			continue
 		}
-		if be.Skip != nil {
-			if reason := be.Skip(); reason != "" {
-				skipped[be.Name] = reason
-				continue
-			}
+		if reason := be.SkipReason(); reason != "" {
+			skipped[be.Name] = reason
+			continue
 		}
 		run = append(run, be)
 	}
@@ -140,11 +138,6 @@ func phaseCandidate(be bench.Backend) bool {
 		!strings.Contains(be.Name, "-raw") && !strings.HasSuffix(be.Name, "-traced")
 }
 
-// sample is what one traced sign adds to a row.
-type sample struct {
-	e2e time.Duration
-}
-
 // RunRow opens be for p and signs until cfg's budget is spent, tracing
 // each sign on its own.
 func RunRow(ctx context.Context, be bench.Backend, p bench.Params, cfg RunConfig) (Row, error) {
@@ -163,32 +156,33 @@ func RunRow(ctx context.Context, be bench.Backend, p bench.Params, cfg RunConfig
 	if _, err := inst.Sign(ctx, next()); err != nil {
 		return row, fmt.Errorf("report: %s, %d B: first sign: %w", row.Path(), p.Payload, err)
 	}
-	var samples []sample
-	var col, all signer.Collector // this sign's stages, and every sign's
-	var wall time.Duration
+	// One collector for the whole row, its context made before the clock
+	// starts; a sign's own end-to-end time is its wall time plus the
+	// accounted (modeled, not slept) time it added to the collector.
+	var col signer.Collector
+	tctx := col.WithContext(ctx)
+	var e2e []float64
+	var wall, accounted time.Duration
 	var msg, sig []byte
-	for len(samples) < cfg.MaxSigns && (len(samples) < cfg.MinSigns || wall < cfg.RowBudget) {
-		col.Reset()
+	for len(e2e) < cfg.MaxSigns && (len(e2e) < cfg.MinSigns || wall < cfg.RowBudget) {
 		msg = next()
 		start := time.Now()
-		sig, err = inst.Sign(signer.WithTrace(all.WithContext(ctx), col.Trace()), msg)
+		sig, err = inst.Sign(tctx, msg)
 		d := time.Since(start)
 		if err != nil {
 			return row, fmt.Errorf("report: %s, %d B: sign: %w", row.Path(), p.Payload, err)
 		}
 		wall += d
-		samples = append(samples, sample{e2e: col.Summary().EndToEnd(d)})
+		acc := col.Summary().Accounted()
+		e2e = append(e2e, float64(d+acc-accounted)/float64(time.Millisecond))
+		accounted = acc
 	}
-	total := all.Summary()
+	total := col.Summary()
 	if err := signertest.VerifyStd(be.Algorithm, inst.Public, msg, sig); err != nil {
 		return row, fmt.Errorf("report: %s, %d B: %w", row.Path(), p.Payload, err)
 	}
-	n := float64(len(samples))
+	n := float64(len(e2e))
 	ms := func(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) / n }
-	e2e := make([]float64, len(samples))
-	for i, s := range samples {
-		e2e[i] = float64(s.e2e) / float64(time.Millisecond)
-	}
 	row.E2E = NewDist(e2e)
 	row.HostMs = ms(wall)
 	row.ModeledMs = ms(total.Modeled())
@@ -230,6 +224,7 @@ func RunPhases(ctx context.Context, be bench.Backend, cfg RunConfig) ([]Phase, e
 	sizes := map[string]int{}
 	modeled := false
 	var col signer.Collector
+	tctx := col.WithContext(ctx) // made once, outside the timed calls
 	var wall time.Duration
 	first := true
 	for h := int64(1); h <= int64(cfg.Heights) && wall < cfg.PhaseBudget; h++ {
@@ -240,7 +235,7 @@ func RunPhases(ctx context.Context, be bench.Backend, cfg RunConfig) ([]Phase, e
 			msg := cfg.Vote(ph, h)
 			col.Reset()
 			start := time.Now()
-			sig, err := inst.Sign(col.WithContext(ctx), msg)
+			sig, err := inst.Sign(tctx, msg)
 			d := time.Since(start)
 			if err != nil {
 				return nil, fmt.Errorf("report: %s: %s at height %d: %w", be.Name, ph, h, err)
@@ -259,10 +254,7 @@ func RunPhases(ctx context.Context, be bench.Backend, cfg RunConfig) ([]Phase, e
 			sizes[ph] = len(msg)
 		}
 	}
-	name := be.Name
-	if p.Chunk > 0 {
-		name = fmt.Sprintf("%s chunk=%d", be.Name, p.Chunk)
-	}
+	name := Row{Backend: be.Name, Chunk: p.Chunk}.Path()
 	var out []Phase
 	for _, ph := range phaseOrder {
 		if len(samples[ph]) == 0 {

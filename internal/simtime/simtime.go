@@ -59,15 +59,7 @@ func Spend(ctx context.Context, m Mode, s signer.Stage, d time.Duration, profile
 	if d <= 0 {
 		return ctx.Err()
 	}
-	return SpendTo(ctx, signer.ContextTrace(ctx), m, s, d, profile)
-}
-
-// SpendTo is Spend reporting to tr rather than to ctx's trace, for a
-// simulator that receives the caller's trace some other way.
-func SpendTo(ctx context.Context, tr *signer.Trace, m Mode, s signer.Stage, d time.Duration, profile string) error {
-	if d <= 0 {
-		return ctx.Err()
-	}
+	tr := signer.ContextTrace(ctx)
 	if m != Realtime {
 		tr.Modeled(s, d, false, profile)
 		return ctx.Err()
