@@ -236,17 +236,17 @@ func (r *Report) WriteStagesSVG(w io.Writer) error {
 	return bw.Flush()
 }
 
-// ticks returns round tick values from 0 to about max.
-func ticks(max float64) []float64 {
-	if max <= 0 {
+// ticks returns round tick values from 0 to about top.
+func ticks(top float64) []float64 {
+	if top <= 0 {
 		return nil
 	}
-	step := math.Pow(10, math.Floor(math.Log10(max)))
-	for max/step < 4 {
+	step := math.Pow(10, math.Floor(math.Log10(top)))
+	for top/step < 4 {
 		step /= 2
 	}
 	var out []float64
-	for v := 0.0; v <= max; v += step {
+	for v := 0.0; v <= top; v += step {
 		out = append(out, v)
 	}
 	return out
