@@ -30,7 +30,7 @@ func (d *Device) UpstreamDialer(dial ledger.Dialer) ledger.Dialer {
 		if err != nil {
 			return nil, err
 		}
-		return &stalled{t: t, d: d.profile, mode: d.mode}, nil
+		return UpstreamStall(t, d.profile, d.Time()), nil
 	}
 }
 
