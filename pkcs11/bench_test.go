@@ -30,23 +30,8 @@ func BenchmarkSignParallel(b *testing.B) {
 	b.Run("backend=pkcs11-softhsm-p256", func(b *testing.B) {
 		for _, size := range []int{1, 4} {
 			b.Run(fmt.Sprintf("pool=%d", size), func(b *testing.B) {
-				st := pkcs11test.New(b)
-				cfg := st.Config()
-				cfg.PoolSize = size
-				tok, err := pkcs11.Open(context.Background(), cfg)
-				if err != nil {
-					b.Fatal(err)
-				}
-				defer tok.Close()
-				ki, err := tok.GenerateKey(context.Background(), signer.ECDSAP256, "parallel")
-				if err != nil {
-					b.Fatal(err)
-				}
-				k, err := tok.Key(context.Background(), ki.Ref())
-				if err != nil {
-					b.Fatal(err)
-				}
-				defer k.Close()
+				_, tok := openToken(b, poolSize(size))
+				k := generateKey(b, tok, signer.ECDSAP256, "parallel")
 				msg := []byte("a 32-byte message for P-256 ...")
 				b.ReportAllocs()
 				b.ResetTimer()
@@ -84,23 +69,8 @@ func BenchmarkSignScaling(b *testing.B) {
 	b.Run("backend=pkcs11-softhsm-p256", func(b *testing.B) {
 		for _, size := range []int{1, 4} {
 			b.Run(fmt.Sprintf("pool=%d", size), func(b *testing.B) {
-				st := pkcs11test.New(b)
-				cfg := st.Config()
-				cfg.PoolSize = size
-				tok, err := pkcs11.Open(context.Background(), cfg)
-				if err != nil {
-					b.Fatal(err)
-				}
-				defer tok.Close()
-				ki, err := tok.GenerateKey(context.Background(), signer.ECDSAP256, "scaling")
-				if err != nil {
-					b.Fatal(err)
-				}
-				k, err := tok.Key(context.Background(), ki.Ref())
-				if err != nil {
-					b.Fatal(err)
-				}
-				defer k.Close()
+				st, tok := openToken(b, poolSize(size))
+				k := generateKey(b, tok, signer.ECDSAP256, "scaling")
 				var raws [2]*pkcs11test.Raw
 				for i := range raws {
 					r, err := st.OpenRaw("scaling") // shares the module k loaded
@@ -145,6 +115,11 @@ func BenchmarkSignScaling(b *testing.B) {
 		})
 		b.ReportMetric(ratios[0], "throughput-2v1")
 	})
+}
+
+// poolSize sets Config.PoolSize.
+func poolSize(n int) func(*pkcs11.Config) {
+	return func(c *pkcs11.Config) { c.PoolSize = n }
 }
 
 // scaling runs the alternating bursts of BenchmarkSignScaling for each

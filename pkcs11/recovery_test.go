@@ -63,11 +63,14 @@ func fillPool(t *testing.T, tok *pkcs11.Token, k signer.Signer) {
 	}
 }
 
-// countingPIN returns the token's PIN and counts the calls.
-func countingPIN(st *pkcs11test.Token, calls *atomic.Int32) pkcs11.PINFunc {
-	return func() ([]byte, error) {
-		calls.Add(1)
-		return []byte(st.PIN), nil
+// countPIN makes the Config's PIN callback count its calls.
+func countPIN(calls *atomic.Int32) func(*pkcs11.Config) {
+	return func(c *pkcs11.Config) {
+		pin := c.PIN
+		c.PIN = func() ([]byte, error) {
+			calls.Add(1)
+			return pin()
+		}
 	}
 }
 
@@ -75,23 +78,8 @@ func TestRecoverClosedSessions(t *testing.T) {
 	for _, alg := range []signer.Algorithm{signer.Ed25519, signer.ECDSAP256, signer.RSAPSS} {
 		t.Run(alg.String(), func(t *testing.T) {
 			var pins atomic.Int32
-			st := pkcs11test.New(t)
-			cfg := st.Config()
-			cfg.PIN = countingPIN(st, &pins)
-			tok, err := pkcs11.Open(context.Background(), cfg)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer tok.Close()
-			ki, err := tok.GenerateKey(context.Background(), alg, "recover")
-			if err != nil {
-				t.Fatal(err)
-			}
-			k, err := tok.Key(context.Background(), ki.Ref())
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer k.Close()
+			st, tok := openToken(t, countPIN(&pins))
+			k := generateKey(t, tok, alg, "recover")
 			fillPool(t, tok, k)
 			other := otherHandle(t, st)
 
@@ -135,23 +123,8 @@ func TestRecoverClosedSessions(t *testing.T) {
 
 func TestReloginAfterLogout(t *testing.T) {
 	var pins atomic.Int32
-	st := pkcs11test.New(t)
-	cfg := st.Config()
-	cfg.PIN = countingPIN(st, &pins)
-	tok, err := pkcs11.Open(context.Background(), cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer tok.Close()
-	ki, err := tok.GenerateKey(context.Background(), signer.Ed25519, "relogin")
-	if err != nil {
-		t.Fatal(err)
-	}
-	k, err := tok.Key(context.Background(), ki.Ref())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer k.Close()
+	st, tok := openToken(t, countPIN(&pins))
+	k := generateKey(t, tok, signer.Ed25519, "relogin")
 	fillPool(t, tok, k)
 	other := otherHandle(t, st)
 	sh, err := other.OpenSession(tok.SlotID(), p11.CKF_SERIAL_SESSION)
@@ -226,15 +199,7 @@ func TestWrongPIN(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer tok.Close()
-	ki, err := tok.GenerateKey(context.Background(), signer.ECDSAP256, "pin")
-	if err != nil {
-		t.Fatal(err)
-	}
-	k, err := tok.Key(context.Background(), ki.Ref())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer k.Close()
+	k := generateKey(t, tok, signer.ECDSAP256, "pin")
 	wrong.Store(true)
 	other := otherHandle(t, st)
 	if err := other.CloseAllSessions(tok.SlotID()); err != nil {
@@ -256,15 +221,7 @@ func TestWrongPIN(t *testing.T) {
 // take: the sign is retried once, and the pool keeps no dead session.
 func TestRecoverOneClosedSession(t *testing.T) {
 	st, tok := openToken(t)
-	ki, err := tok.GenerateKey(context.Background(), signer.ECDSAP256, "one")
-	if err != nil {
-		t.Fatal(err)
-	}
-	k, err := tok.Key(context.Background(), ki.Ref())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer k.Close()
+	k := generateKey(t, tok, signer.ECDSAP256, "one")
 	fillPool(t, tok, k)
 	other := otherHandle(t, st)
 	idle := tok.IdleSessions()

@@ -26,7 +26,7 @@ import (
 
 // openToken makes a throwaway SoftHSM2 token and opens it; both go away
 // when the test ends.
-func openToken(t *testing.T, mutate ...func(*pkcs11.Config)) (*pkcs11test.Token, *pkcs11.Token) {
+func openToken(t testing.TB, mutate ...func(*pkcs11.Config)) (*pkcs11test.Token, *pkcs11.Token) {
 	t.Helper()
 	st := pkcs11test.New(t)
 	cfg := st.Config()
@@ -39,6 +39,22 @@ func openToken(t *testing.T, mutate ...func(*pkcs11.Config)) (*pkcs11test.Token,
 	}
 	t.Cleanup(func() { tok.Close() })
 	return st, tok
+}
+
+// generateKey makes an alg key labelled label on tok and opens it; the Key
+// closes when the test ends.
+func generateKey(t testing.TB, tok *pkcs11.Token, alg signer.Algorithm, label string) *pkcs11.Key {
+	t.Helper()
+	ki, err := tok.GenerateKey(context.Background(), alg, label)
+	if err != nil {
+		t.Fatalf("GenerateKey: %v", err)
+	}
+	k, err := tok.Key(context.Background(), ki.Ref())
+	if err != nil {
+		t.Fatalf("Key: %v", err)
+	}
+	t.Cleanup(func() { k.Close() })
+	return k
 }
 
 func TestConformance(t *testing.T) {
