@@ -96,7 +96,11 @@ func TestHungToken(t *testing.T) {
 			t.Errorf("the hung sign, once released: %v", err)
 		}
 	}()
-	time.Sleep(20 * time.Millisecond)
+	// Until it holds the session, a sign below could take it and hang
+	// instead of waiting for it.
+	for deadline := time.Now().Add(10 * time.Second); tok.BusySessions() < 1 && time.Now().Before(deadline); {
+		time.Sleep(time.Millisecond)
+	}
 	for _, d := range []time.Duration{time.Millisecond, 30 * time.Millisecond} {
 		dctx, cancel := context.WithTimeout(ctx, d)
 		_, err := k.SignContext(dctx, []byte("second"))
