@@ -51,22 +51,9 @@ func (p *apduPort) Exchange(ctx context.Context, apdu []byte) ([]byte, error) {
 		return nil, fmt.Errorf("ledgersim: unplugged: %w", signer.ErrDisconnected)
 	default:
 	}
-	hang := d.hang
-	var resp []byte
-	var c costs
-	switch f := d.nextFault(); {
-	case f == FaultUnplug:
-		d.unplugLocked()
-		d.mu.Unlock()
-		return nil, fmt.Errorf("ledgersim: unplugged mid-exchange: %w", signer.ErrDisconnected)
-	case f == FaultHang:
-		hang = make(chan struct{}) // this APDU is lost
-	case hang == nil:
-		resp, c = d.process(apdu)
-		d.lastReply = resp
-	}
+	resp, c, _, ok := d.receiveLocked(apdu)
 	d.mu.Unlock()
-	if hang != nil {
+	if !ok { // lost, or unplugged (p.gone is closed)
 		select {
 		case <-ctx.Done():
 			return nil, ctx.Err()

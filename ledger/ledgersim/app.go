@@ -286,6 +286,25 @@ func (d *Device) process(apdu []byte) ([]byte, costs) {
 	return sw(ledger.SWINSNotSupported), costs{}
 }
 
+// receiveLocked is what the device does with an APDU one of its faces has
+// received: the next armed fault applies first (FaultUnplug unplugs the
+// device, FaultHang loses the APDU), then a hung device loses it too;
+// otherwise the app processes it. ok is false when no reply will come. The
+// caller holds d.mu.
+func (d *Device) receiveLocked(apdu []byte) (resp []byte, c costs, f Fault, ok bool) {
+	f = d.nextFault()
+	switch {
+	case f == FaultUnplug:
+		d.unplugLocked()
+		return nil, costs{}, f, false
+	case f == FaultHang || d.hang != nil:
+		return nil, costs{}, f, false
+	}
+	resp, c = d.process(apdu)
+	d.lastReply = resp
+	return resp, c, f, true
+}
+
 // sign is SIGN_ED25519 (app_main.c:119-138, 181-217): P1 == 1 resets the
 // buffer, the data (rx-5 bytes; Lc is not checked) is appended, and the
 // last packet (P1 == P2) is parsed and signed.

@@ -53,8 +53,9 @@ func Faults() []Fault {
 	return []Fault{FaultUnplug, FaultHang, FaultGarbled, FaultShort, FaultWrongSequence, FaultWrongChannel, FaultStale}
 }
 
-// Inject arms f for the next APDU the device completes (FaultStale acts at
-// once). Faults queue in the order injected, one per APDU.
+// Inject arms f for the next APDU the device receives in full, on any face
+// and whether or not it is hung (FaultStale acts at once). Faults queue in
+// the order injected, one per APDU.
 func (d *Device) Inject(f Fault) {
 	d.mu.Lock()
 	defer d.mu.Unlock()

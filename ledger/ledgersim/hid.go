@@ -84,24 +84,11 @@ func (p *HIDPort) WriteReport(ctx context.Context, r []byte) error {
 		d.mu.Unlock()
 		return nil
 	}
-	if d.hang != nil {
+	resp, c, f, ok := d.receiveLocked(apdu)
+	if !ok {
 		d.mu.Unlock()
-		return nil // lost
+		return nil // lost, or unplugged: the host finds out when it reads
 	}
-	var resp []byte
-	var c costs
-	f := d.nextFault()
-	switch f {
-	case FaultUnplug:
-		d.unplugLocked()
-		d.mu.Unlock()
-		return nil // the host finds out when it reads
-	case FaultHang:
-		d.mu.Unlock()
-		return nil
-	}
-	resp, c = d.process(apdu)
-	d.lastReply = resp
 	channel := p.channel
 	d.mu.Unlock()
 

@@ -103,20 +103,14 @@ func (s *SpeculosServer) serve(conn net.Conn) {
 			return
 		}
 		d.mu.Lock()
-		hang := d.hang != nil
-		f := d.nextFault()
+		resp, c, f, ok := d.receiveLocked(apdu)
+		d.mu.Unlock()
 		switch {
 		case f == FaultUnplug:
-			d.unplugLocked()
-			d.mu.Unlock()
 			return
-		case hang || f == FaultHang:
-			d.mu.Unlock()
+		case !ok:
 			continue // lost
 		}
-		resp, c := d.process(apdu)
-		d.lastReply = resp
-		d.mu.Unlock()
 		// No caller trace reaches this face: spend with none attached,
 		// which in realtime mode sleeps and otherwise does nothing.
 		if err := d.spend(s.ctx, nil, len(apdu), len(resp), c); err != nil {
