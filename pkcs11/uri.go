@@ -1,6 +1,7 @@
 package pkcs11
 
 import (
+	"bytes"
 	"encoding/hex"
 	"fmt"
 	"net/url"
@@ -374,7 +375,7 @@ func readPINFile(path string) ([]byte, error) {
 		return nil, fmt.Errorf("pkcs11: reading the PIN from pin-source: %w", err)
 	}
 	line := b
-	if i := strings.IndexAny(string(b), "\r\n"); i >= 0 {
+	if i := bytes.IndexAny(b, "\r\n"); i >= 0 { // no string copy of the PIN
 		line = b[:i]
 	}
 	pin := append([]byte(nil), line...)
