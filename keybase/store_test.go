@@ -1,6 +1,7 @@
 package keybase
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"crypto/ed25519"
@@ -345,7 +346,10 @@ func TestStoreLockWaitsForContext(t *testing.T) {
 
 // Writers in two processes race to create the same keys and to change one
 // key's passphrase. Each name goes to exactly one writer, whose key it
-// holds, and every file stays whole and opens.
+// holds, and every file stays whole and opens. Both processes start racing
+// together and pause between checking a name and renaming onto it, so
+// without the lock file both would take names (this test fails with
+// tryLock always succeeding).
 func TestStoreTwoProcesses(t *testing.T) {
 	if !crossProcessLock {
 		t.Skip("no lock file on this system")
@@ -357,18 +361,29 @@ func TestStoreTwoProcesses(t *testing.T) {
 	}
 	cmd := exec.Command(os.Args[0], "-test.run=^TestHelperWriter$", "-test.count=1")
 	cmd.Env = append(os.Environ(), "KEYBASE_TEST_WRITER_DIR="+s.Dir())
-	var out bytes.Buffer
-	cmd.Stdout = &out
-	cmd.Stderr = &out
+	cmd.Stderr = os.Stderr
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
+	child := bufio.NewReader(stdout)
+	if line, err := child.ReadString('\n'); line != "READY\n" {
+		cmd.Process.Kill()
+		cmd.Wait()
+		t.Fatalf("writer process: %q, %v", line, err)
+	}
+	rest := make(chan []byte, 1)
+	go func() { b, _ := io.ReadAll(child); rest <- b }()
 	mine := raceWriter(t, s, "parent")
+	out := <-rest
 	if err := cmd.Wait(); err != nil {
-		t.Fatalf("writer process: %v\n%s", err, out.Bytes())
+		t.Fatalf("writer process: %v\n%s", err, out)
 	}
 	var theirs map[string]string
-	for line := range strings.Lines(out.String()) {
+	for line := range strings.Lines(string(out)) {
 		if rest, ok := strings.CutPrefix(line, "WON "); ok {
 			if err := json.Unmarshal([]byte(rest), &theirs); err != nil {
 				t.Fatal(err)
@@ -376,7 +391,7 @@ func TestStoreTwoProcesses(t *testing.T) {
 		}
 	}
 	if theirs == nil {
-		t.Fatalf("writer process reported nothing:\n%s", out.Bytes())
+		t.Fatalf("writer process reported nothing:\n%s", out)
 	}
 	for i := range raceNames {
 		name := fmt.Sprintf("race-%d", i)
@@ -407,8 +422,11 @@ const raceNames = 12
 
 // raceWriter creates race-0 … race-11, taking the names the other process
 // has not, and changes the passphrase of "shared" between p0 and p1 as it
-// goes. It returns the public keys of the names it won.
+// goes, pausing in each rename between the check and the rename. It
+// returns the public keys of the names it won.
 func raceWriter(t testing.TB, s *Store, who string) map[string]string {
+	testHookChecked = func() { time.Sleep(3 * time.Millisecond) }
+	defer func() { testHookChecked = nil }()
 	ctx := context.Background()
 	won := map[string]string{}
 	for i := range raceNames {
@@ -502,6 +520,7 @@ func TestHelperWriter(t *testing.T) {
 		unlock()
 		return
 	}
+	fmt.Println("READY")
 	won := raceWriter(t, s, "child")
 	b, _ := json.Marshal(won)
 	fmt.Printf("WON %s\n", b)

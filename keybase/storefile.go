@@ -143,6 +143,10 @@ func (s *Store) lock(ctx context.Context) (unlock func(), err error) {
 	}, nil
 }
 
+// testHookChecked, set only by tests, runs in rename between the check of
+// the name and the rename, to widen the window the lock must guard.
+var testHookChecked func()
+
 // writeTemp writes data to a new temporary file in the directory, mode
 // 0600, and syncs it.
 func (s *Store) writeTemp(name string, data []byte) (string, error) {
@@ -197,6 +201,9 @@ func (s *Store) rename(tmp, name string, replace bool) error {
 		return fmt.Errorf("keybase: key %q: %w", name, signer.ErrKeyNotFound)
 	case err != nil && !errors.Is(err, fs.ErrNotExist):
 		return fmt.Errorf("keybase: %w", err)
+	}
+	if testHookChecked != nil {
+		testHookChecked()
 	}
 	if err := os.Rename(tmp, s.path(name)); err != nil {
 		return fmt.Errorf("keybase: %w", err)
