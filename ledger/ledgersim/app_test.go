@@ -7,6 +7,7 @@ import (
 	"crypto/rand"
 	"encoding/binary"
 	"errors"
+	"io"
 	"net"
 	"testing"
 	"time"
@@ -357,11 +358,11 @@ func TestSpeculosOneClient(t *testing.T) {
 			return nil, err
 		}
 		var hdr [4]byte
-		if _, err := c.Read(hdr[:]); err != nil {
+		if _, err := io.ReadFull(c, hdr[:]); err != nil {
 			return nil, err
 		}
 		resp := make([]byte, binary.BigEndian.Uint32(hdr[:])+2)
-		_, err := c.Read(resp)
+		_, err := io.ReadFull(c, resp)
 		return resp, err
 	}
 	first, err := net.Dial("tcp", srv.Addr())
