@@ -8,7 +8,6 @@ import (
 	"crypto/elliptic"
 	"crypto/rand"
 	"crypto/rsa"
-	"errors"
 	"fmt"
 	"os"
 	"sync"
@@ -156,7 +155,7 @@ func openRawSoftHSM(context.Context, Params) (*Instance, error) {
 		Close: func() error {
 			err := raw.Close()
 			remove()
-			return errors.Join(err)
+			return err
 		},
 	}, nil
 }
