@@ -66,11 +66,7 @@ func init() {
 			return ""
 		},
 		Open: func(ctx context.Context, p Params) (*Instance, error) {
-			s, err := ledger.New(ctx, ledger.SpeculosDialer(os.Getenv(SpeculosEnv)), ledger.Config{ChunkSize: p.Chunk})
-			if err != nil {
-				return nil, err
-			}
-			return FromSigner(s), nil
+			return openLedgerSigner(ctx, ledger.SpeculosDialer(os.Getenv(SpeculosEnv)), p)
 		}})
 }
 
@@ -86,17 +82,12 @@ func voteMessages(size int) func() []byte {
 
 func openLedger(upstream, raw bool) func(context.Context, Params) (*Instance, error) {
 	return func(ctx context.Context, p Params) (*Instance, error) {
-		cfg := ledger.Config{ChunkSize: p.Chunk}
-		if env := os.Getenv(LedgerEnv); env != "" && !raw {
-			dial := ledger.HIDDialer(ledgerPath(env))
-			if upstream {
-				dial = ledger.LedgerGoDialer(0)
-			}
-			s, err := ledger.New(ctx, dial, cfg)
-			if err != nil {
-				return nil, err
-			}
-			return FromSigner(s), nil
+		env := os.Getenv(LedgerEnv)
+		switch {
+		case env != "" && !raw && upstream:
+			return openLedgerSigner(ctx, ledger.LedgerGoDialer(0), p)
+		case env != "" && !raw:
+			return openLedgerSigner(ctx, ledger.HIDDialer(ledgerPath(env)), p)
 		}
 		dev, err := ledgersim.New(ledgersim.Config{Raw: raw})
 		if err != nil {
@@ -106,19 +97,22 @@ func openLedger(upstream, raw bool) func(context.Context, Params) (*Instance, er
 		if upstream {
 			dial = dev.UpstreamDialer(dial)
 		}
-		s, err := ledger.New(ctx, dial, cfg)
-		if err != nil {
-			return nil, err
-		}
-		return FromSigner(s), nil
+		return openLedgerSigner(ctx, dial, p)
 	}
 }
 
-// ledgerPath turns SIGNERKIT_LEDGER into a device path: "hid" (or "1",
-// "true") means the first Ledger found.
+func openLedgerSigner(ctx context.Context, dial ledger.Dialer, p Params) (*Instance, error) {
+	s, err := ledger.New(ctx, dial, ledger.Config{ChunkSize: p.Chunk})
+	if err != nil {
+		return nil, err
+	}
+	return FromSigner(s), nil
+}
+
+// ledgerPath turns SIGNERKIT_LEDGER into a device path: "hid" means the
+// first Ledger found, as in the ledger package's tests.
 func ledgerPath(env string) string {
-	switch strings.ToLower(env) {
-	case "hid", "1", "true", "yes":
+	if strings.EqualFold(env, "hid") {
 		return ""
 	}
 	return env
