@@ -149,8 +149,11 @@ func (s *session) send(c call, cmd *commands.CommandMessage) (commands.Response,
 // reusable reports whether a session survives err: only refusals the
 // device sent inside the session leave it in step.
 func reusable(err error) bool {
+	if err == nil {
+		return true // before de, which escapes: no allocation on a sign that worked
+	}
 	var de *DeviceError
-	return err == nil || (errors.As(err, &de) && de.Session)
+	return errors.As(err, &de) && de.Session
 }
 
 // safely runs f, turning a panic inside yubihsm-go into a protocol error.
