@@ -68,7 +68,7 @@ type opStats struct {
 }
 
 func (s *opStats) start() time.Time {
-	if s == nil || !s.timed {
+	if !s.timed {
 		return time.Time{}
 	}
 	return time.Now()
@@ -136,12 +136,12 @@ func (p *pool) get(ctx context.Context, st *opStats) (p11.SessionHandle, error) 
 func (p *pool) open(st *opStats) (p11.SessionHandle, error) {
 	p.openMu.Lock()
 	sh, err := p.mod.ctx.OpenSession(p.slot, p11.CKF_SERIAL_SESSION|p11.CKF_RW_SESSION)
-	st.addTrips(1)
+	st.trips++
 	if code, _ := ckr(err); code == p11.CKR_TOKEN_WRITE_PROTECTED {
 		// A read-only token (some smartcards) still signs; key generation,
 		// import and deletion will fail with ErrPermissionDenied.
 		sh, err = p.mod.ctx.OpenSession(p.slot, p11.CKF_SERIAL_SESSION)
-		st.addTrips(1)
+		st.trips++
 	}
 	p.openMu.Unlock()
 	if err != nil {
@@ -163,7 +163,7 @@ func (p *pool) ensureLogin(sh p11.SessionHandle, st *opStats) error {
 	p.loginMu.Lock()
 	defer p.loginMu.Unlock()
 	info, err := p.mod.ctx.GetSessionInfo(sh)
-	st.addTrips(1)
+	st.trips++
 	if err != nil {
 		return wrap("C_GetSessionInfo", err)
 	}
@@ -171,12 +171,6 @@ func (p *pool) ensureLogin(sh p11.SessionHandle, st *opStats) error {
 		return nil
 	}
 	return p.loginLocked(sh, st)
-}
-
-func (s *opStats) addTrips(n int64) {
-	if s != nil {
-		s.trips += n
-	}
 }
 
 // login logs the token in through sh, which the token said was not.
@@ -202,7 +196,7 @@ func (p *pool) loginLocked(sh p11.SessionHandle, st *opStats) error {
 	}
 	err = p.mod.ctx.Login(sh, p11.CKU_USER, string(pin))
 	clear(pin)
-	st.addTrips(1)
+	st.trips++
 	code, _ := ckr(err)
 	switch {
 	case err == nil:
