@@ -206,11 +206,11 @@ type lines struct {
 	n    int // number of the line last returned
 }
 
-// next returns the next line without its line ending, and the offset just
-// past that ending; ok is false at the end of the input.
-func (l *lines) next() (line []byte, end int, ok bool) {
+// next returns the next line without its line ending; ok is false at the
+// end of the input.
+func (l *lines) next() (line []byte, ok bool) {
 	if l.pos >= len(l.data) {
-		return nil, l.pos, false
+		return nil, false
 	}
 	rest := l.data[l.pos:]
 	i := bytes.IndexByte(rest, '\n')
@@ -220,7 +220,7 @@ func (l *lines) next() (line []byte, end int, ok bool) {
 		line, l.pos = rest[:i], l.pos+i+1
 	}
 	l.n++
-	return bytes.TrimSuffix(line, []byte("\r")), l.pos, true
+	return bytes.TrimSuffix(line, []byte("\r")), true
 }
 
 // decodeBlock reads the next block from l. Text before the BEGIN line is
@@ -231,7 +231,7 @@ func decodeBlock(l *lines) (block, error) {
 		return b, armorErr(ArmorTooLarge, 0, fmt.Sprintf("%d bytes, at most %d", len(l.data), maxArmor))
 	}
 	for {
-		line, _, ok := l.next()
+		line, ok := l.next()
 		if !ok {
 			return b, armorErr(ArmorNoBlock, 0, "")
 		}
@@ -244,7 +244,7 @@ func decodeBlock(l *lines) (block, error) {
 	}
 	// Headers, up to a blank line.
 	for {
-		line, _, ok := l.next()
+		line, ok := l.next()
 		if !ok {
 			return b, armorErr(ArmorTruncated, l.n, "in the headers")
 		}
@@ -267,7 +267,7 @@ func decodeBlock(l *lines) (block, error) {
 	sumLine := 0
 	var sum []byte
 	for {
-		line, _, ok := l.next()
+		line, ok := l.next()
 		if !ok {
 			return b, armorErr(ArmorTruncated, l.n, "in the body")
 		}
@@ -304,7 +304,7 @@ func decodeBlock(l *lines) (block, error) {
 	if crc24(b.Data) != uint32(want[0])<<16|uint32(want[1])<<8|uint32(want[2]) {
 		return b, armorErr(ArmorBadChecksum, sumLine, "")
 	}
-	line, _, ok := l.next()
+	line, ok := l.next()
 	if !ok {
 		return b, armorErr(ArmorTruncated, l.n, "after the checksum")
 	}
@@ -333,7 +333,7 @@ func base64Line(line []byte) bool {
 // checkEnd fails if anything but white space is left in l.
 func checkEnd(l *lines) error {
 	for {
-		line, _, ok := l.next()
+		line, ok := l.next()
 		if !ok {
 			return nil
 		}
