@@ -12,6 +12,7 @@
 package tm2
 
 import (
+	"bytes"
 	"encoding/binary"
 	"fmt"
 	"time"
@@ -56,7 +57,7 @@ func (b BlockID) IsZero() bool {
 // SampleBlockID is the block id of protocols.md A.5's example: hash 0x22×32,
 // one part, part-set hash 0x11×32.
 func SampleBlockID() BlockID {
-	return BlockID{Hash: fill(0x22, 32), PartsTotal: 1, PartsHash: fill(0x11, 32)}
+	return BlockID{Hash: bytes.Repeat([]byte{0x22}, 32), PartsTotal: 1, PartsHash: bytes.Repeat([]byte{0x11}, 32)}
 }
 
 // SampleTime is the timestamp of protocols.md A.5's example,
@@ -66,14 +67,6 @@ var SampleTime = time.Unix(1777636800, 999999999).UTC()
 
 // SampleChainID is the chain id the reference sizes are given for.
 const SampleChainID = "test11"
-
-func fill(b byte, n int) []byte {
-	out := make([]byte, n)
-	for i := range out {
-		out[i] = b
-	}
-	return out
-}
 
 // Vote is a CanonicalVote.
 type Vote struct {
