@@ -4,10 +4,11 @@ import (
 	"bytes"
 	"encoding/hex"
 	"fmt"
+	"maps"
 	"net/url"
 	"os"
 	"runtime"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -156,10 +157,10 @@ func (u *URI) parseAttrs(s, sep string, allowed, elsewhere []string, seen map[st
 		if err != nil {
 			return uriErr("attribute %s has a bad percent-escape", truncate(name))
 		}
-		if contains(elsewhere, name) {
+		if slices.Contains(elsewhere, name) {
 			return uriErr("attribute %s in the wrong part of the URI", name)
 		}
-		if !contains(allowed, name) {
+		if !slices.Contains(allowed, name) {
 			if !vendorName(name) {
 				return uriErr("attribute name %q has characters RFC 7512 does not allow", truncate(name))
 			}
@@ -207,15 +208,6 @@ func vendorName(name string) bool {
 		}
 	}
 	return name != ""
-}
-
-func contains(list []string, s string) bool {
-	for _, v := range list {
-		if v == s {
-			return true
-		}
-	}
-	return false
 }
 
 // truncate keeps bad input short in error messages.
@@ -266,12 +258,7 @@ func (u *URI) String() string {
 }
 
 func appendVendor(attrs []string, m map[string]string, avail string) []string {
-	names := make([]string, 0, len(m))
-	for k := range m {
-		names = append(names, k)
-	}
-	sort.Strings(names)
-	for _, k := range names {
+	for _, k := range slices.Sorted(maps.Keys(m)) {
 		attrs = append(attrs, k+"="+escape(m[k], avail))
 	}
 	return attrs
@@ -331,9 +318,8 @@ func (u *URI) Config() (Config, error) {
 		}
 	}
 	if len(u.Vendor) > 0 {
-		for name := range u.Vendor {
-			return Config{}, fmt.Errorf("pkcs11: URI vendor attribute %s: %w", truncate(name), signer.ErrUnsupported)
-		}
+		name := slices.Sorted(maps.Keys(u.Vendor))[0]
+		return Config{}, fmt.Errorf("pkcs11: URI vendor attribute %s: %w", truncate(name), signer.ErrUnsupported)
 	}
 	if u.Type != "" && u.Type != "private" {
 		return Config{}, uriErr("type=%s: a signer needs a private key", u.Type)
