@@ -236,7 +236,16 @@ func TestCloseDuringConfirmation(t *testing.T) {
 				_, err := s.SignContext(context.Background(), tm2.NewHeights("", 1).Next(tm2.KindPrevote))
 				done <- err
 			}()
-			time.Sleep(50 * time.Millisecond)
+			// Close only once the device is waiting for the user: a
+			// fixed sleep could let Close come first on a loaded machine,
+			// and the test would pass without reaching the confirmation.
+			for dev.Stats().Confirmations == 0 {
+				select {
+				case err := <-done:
+					t.Fatalf("sign ended before the device asked for confirmation: %v", err)
+				case <-time.After(time.Millisecond):
+				}
+			}
 			s.Close()
 			select {
 			case err := <-done:
