@@ -86,6 +86,30 @@ func (s *simTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	return resp, nil
 }
 
+// simKey opens an Ed25519 key on a simulated device served through a
+// simTransport, without keepalive pings; both close when tb ends.
+func simKey(tb testing.TB) (*yubihsmsim.Device, *simTransport, *Key) {
+	tb.Helper()
+	dev := yubihsmsim.New(yubihsmsim.Config{})
+	rt := &simTransport{h: dev.Handler()}
+	ctx := context.Background()
+	c, err := Open(ctx, Config{URL: "http://sim.invalid", Password: []byte("password"), HTTPClient: &http.Client{Transport: rt}, KeepAlive: -1})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { c.Close() })
+	ki, err := c.GenerateKey(ctx, signer.Ed25519, "simkey")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	k, err := c.Key(ctx, ki.Ref())
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { k.Close() })
+	return dev, rt, k
+}
+
 func (s *simTransport) arm(b []byte) {
 	s.mu.Lock()
 	s.override, s.armed = b, true
@@ -102,23 +126,7 @@ func FuzzSessionResponse(f *testing.F) {
 	f.Add([]byte{0x7f, 0x00, 0x01, 0x04})
 	f.Add([]byte{0xea, 0x00, 0x40})
 	f.Add([]byte{})
-	dev := yubihsmsim.New(yubihsmsim.Config{})
-	rt := &simTransport{h: dev.Handler()}
-	ctx := context.Background()
-	c, err := Open(ctx, Config{URL: "http://sim.invalid", Password: []byte("password"), HTTPClient: &http.Client{Transport: rt}, KeepAlive: -1})
-	if err != nil {
-		f.Fatal(err)
-	}
-	defer c.Close()
-	ki, err := c.GenerateKey(ctx, signer.Ed25519, "fuzz")
-	if err != nil {
-		f.Fatal(err)
-	}
-	k, err := c.Key(ctx, ki.Ref())
-	if err != nil {
-		f.Fatal(err)
-	}
-	defer k.Close()
+	_, rt, k := simKey(f)
 	f.Fuzz(func(t *testing.T, b []byte) {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
@@ -143,23 +151,8 @@ func FuzzSessionResponse(f *testing.F) {
 // accept), the sign opens a new session and retries once, and succeeds;
 // a second refusal in a row is returned.
 func TestRetryOnRefusedSession(t *testing.T) {
-	dev := yubihsmsim.New(yubihsmsim.Config{})
-	rt := &simTransport{h: dev.Handler()}
+	_, rt, k := simKey(t)
 	ctx := context.Background()
-	c, err := Open(ctx, Config{URL: "http://sim.invalid", Password: []byte("password"), HTTPClient: &http.Client{Transport: rt}, KeepAlive: -1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	ki, err := c.GenerateKey(ctx, signer.Ed25519, "retry")
-	if err != nil {
-		t.Fatal(err)
-	}
-	k, err := c.Key(ctx, ki.Ref())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer k.Close()
 	msg := []byte("a vote")
 	if _, err := k.SignContext(ctx, msg); err != nil {
 		t.Fatal(err)
