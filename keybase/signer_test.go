@@ -5,6 +5,7 @@ import (
 	"crypto"
 	"crypto/ed25519"
 	"errors"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -28,6 +29,27 @@ func TestConformance(t *testing.T) {
 			})
 		}
 	}
+}
+
+// storeWithKey returns a test store holding one key, "k", for alg.
+func storeWithKey(t testing.TB, alg signer.Algorithm) (*Store, signer.KeyInfo) {
+	t.Helper()
+	s := testStore(t)
+	info, err := s.Create(context.Background(), "k", alg, pw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s, info
+}
+
+// wiped reports whether b is all zeros.
+func wiped(b []byte) bool {
+	for _, c := range b {
+		if c != 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // recorder keeps the stages reported to a trace.
@@ -59,9 +81,8 @@ func (r *recorder) take() []signer.Stage {
 }
 
 func TestTraceStages(t *testing.T) {
-	s := testStore(t)
+	s, _ := storeWithKey(t, signer.Ed25519)
 	ctx := context.Background()
-	s.Create(ctx, "k", signer.Ed25519, pw)
 	var rec recorder
 	for _, tc := range []struct {
 		mode       Mode
@@ -74,37 +95,24 @@ func TestTraceStages(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := rec.take(); !equalStages(got, tc.open) {
+		if got := rec.take(); !slices.Equal(got, tc.open) {
 			t.Errorf("%v open: stages %v, want %v", tc.mode, got, tc.open)
 		}
 		if _, err := sg.SignContext(rec.ctx(ctx), []byte("m")); err != nil {
 			t.Fatal(err)
 		}
-		if got := rec.take(); !equalStages(got, tc.sign) {
+		if got := rec.take(); !slices.Equal(got, tc.sign) {
 			t.Errorf("%v sign: stages %v, want %v", tc.mode, got, tc.sign)
 		}
 		sg.Close()
 	}
 }
 
-func equalStages(a, b []signer.Stage) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
-}
-
 // A per-sign key derivation stops at the caller's deadline: at cost 25 it
 // would run for hours.
 func TestPerSignDeadline(t *testing.T) {
-	s := testStore(t)
+	s, _ := storeWithKey(t, signer.Ed25519)
 	ctx := context.Background()
-	s.Create(ctx, "k", signer.Ed25519, pw)
 	sg, err := s.Open(ctx, "k", pw, PerSign)
 	if err != nil {
 		t.Fatal(err)
@@ -132,9 +140,8 @@ func TestPerSignDeadline(t *testing.T) {
 
 // PerSign asks for the passphrase on every sign and wipes what it gets.
 func TestPerSignPassphrase(t *testing.T) {
-	s := testStore(t)
+	s, info := storeWithKey(t, signer.Ed25519)
 	ctx := context.Background()
-	info, _ := s.Create(ctx, "k", signer.Ed25519, pw)
 	var mu sync.Mutex
 	var handed [][]byte
 	calls := 0
@@ -165,10 +172,8 @@ func TestPerSignPassphrase(t *testing.T) {
 		t.Errorf("Passphrase called %d times, want 5 (open and four signs)", calls)
 	}
 	for _, p := range handed {
-		for _, b := range p {
-			if b != 0 {
-				t.Fatalf("a passphrase handed over was not wiped: %q", p)
-			}
+		if !wiped(p) {
+			t.Fatalf("a passphrase handed over was not wiped: %q", p)
 		}
 	}
 	// A Passphrase that fails makes the sign fail, with its error.
@@ -188,23 +193,25 @@ func TestPerSignPassphrase(t *testing.T) {
 }
 
 func TestCloseWipes(t *testing.T) {
-	s := testStore(t)
+	s, _ := storeWithKey(t, signer.Ed25519)
 	ctx := context.Background()
-	s.Create(ctx, "k", signer.Ed25519, pw)
-	sg, _ := s.Open(ctx, "k", pw, UnlockOnce)
+	sg, err := s.Open(ctx, "k", pw, UnlockOnce)
+	if err != nil {
+		t.Fatal(err)
+	}
 	key := sg.key.ed
 	sg.Close()
-	for _, b := range key {
-		if b != 0 {
-			t.Fatal("Close left the key in memory")
-		}
+	if !wiped(key) {
+		t.Fatal("Close left the key in memory")
 	}
 	if _, err := sg.SignContext(ctx, nil); !errors.Is(err, signer.ErrClosed) {
 		t.Errorf("got %v", err)
 	}
 	// secp256k1: the scalar is zeroed.
-	s.Create(ctx, "k1", signer.ECDSASecp256k1, pw)
-	sg, err := s.Open(ctx, "k1", pw, UnlockOnce)
+	if _, err := s.Create(ctx, "k1", signer.ECDSASecp256k1, pw); err != nil {
+		t.Fatal(err)
+	}
+	sg, err = s.Open(ctx, "k1", pw, UnlockOnce)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -235,7 +242,7 @@ func TestOpenArmor(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer sg.Close()
-	if got := rec.take(); !equalStages(got, []signer.Stage{signer.StageKDF}) {
+	if got := rec.take(); !slices.Equal(got, []signer.Stage{signer.StageKDF}) {
 		t.Errorf("open reported %v", got)
 	}
 	if !want.Public().(ed25519.PublicKey).Equal(sg.Public()) {
@@ -267,14 +274,6 @@ func TestUnencryptedKeyBytesWiped(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	zero := func(b []byte) bool {
-		for _, c := range b {
-			if c != 0 {
-				return false
-			}
-		}
-		return true
-	}
 	for _, mode := range []Mode{UnlockOnce, PerSign} {
 		s, err := parsePrivateArmor(armor)
 		if err != nil || !s.plaintext {
@@ -293,11 +292,11 @@ func TestUnencryptedKeyBytesWiped(t *testing.T) {
 		if err := signertest.VerifyStd(signer.ECDSASecp256k1, k.public(), msg, sig); err != nil {
 			t.Fatal(err)
 		}
-		if mode == PerSign && (zero(data) || zero(again)) {
+		if mode == PerSign && (wiped(data) || wiped(again)) {
 			t.Fatalf("%v: the key was wiped while the Signer still needs it", mode)
 		}
 		sg.Close()
-		if !zero(data) || !zero(again) {
+		if !wiped(data) || !wiped(again) {
 			t.Errorf("%v: the unencrypted key bytes outlive the Signer", mode)
 		}
 	}
