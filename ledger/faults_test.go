@@ -52,6 +52,15 @@ func TestFaults(t *testing.T) {
 		{ledgersim.FaultWrongSequence, []string{"hid"}, want{signer.ErrProtocol, true}},
 		{ledgersim.FaultWrongChannel, []string{"hid"}, want{signer.ErrProtocol, true}},
 	}
+	covered := map[ledgersim.Fault]bool{ledgersim.FaultStale: true} // TestStaleReportsDrained
+	for _, tc := range cases {
+		covered[tc.fault] = true
+	}
+	for _, f := range ledgersim.Faults() {
+		if !covered[f] {
+			t.Errorf("fault %v has no case here", f)
+		}
+	}
 	for _, tc := range cases {
 		for _, fname := range tc.faces {
 			t.Run(tc.fault.String()+"/"+fname, func(t *testing.T) {
