@@ -94,7 +94,12 @@
 //     per 9,000 commands, which cannot be avoided from outside);
 //   - after a response it refuses (bad R-MAC) it does not count the command
 //     the device has counted: we do, so the dropped session can be closed
-//     rather than left to expire.
+//     rather than left to expire;
+//   - it moves the MAC chain on before it sends a command, so one that
+//     gets no answer (a hung device, a connector gone) leaves the session
+//     out of step whether or not the device ran it: we step the chain
+//     back, and the Close Session of the dropped session tries the state
+//     of the other case if the device refuses the first.
 //
 // # PKCS#11
 //

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -70,6 +71,7 @@ type simTransport struct {
 	mu       sync.Mutex
 	override []byte
 	armed    bool
+	lose     bool // drop the next response: the device ran the command, no answer comes back
 }
 
 func (s *simTransport) RoundTrip(req *http.Request) (*http.Response, error) {
@@ -78,6 +80,10 @@ func (s *simTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	resp := rec.Result()
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.lose && req.Method == http.MethodPost {
+		s.lose = false
+		return nil, errors.New("simTransport: the answer was lost")
+	}
 	if s.armed && req.Method == http.MethodPost {
 		s.armed = false
 		resp.Body = io.NopCloser(bytes.NewReader(s.override))
@@ -171,5 +177,59 @@ func TestRetryOnRefusedSession(t *testing.T) {
 		} else if err := signer.Ed25519.Verify(k.Public(), msg, sig); err != nil {
 			t.Errorf("code 0x%02x: %v", code, err)
 		}
+	}
+}
+
+// TestUnansweredCommand: a sign whose command gets no answer drops its
+// session, on which the device may or may not have run the command (a
+// hung device never saw it; after a lost answer it ran it). Either way the
+// dropped session is closed on the device, not left holding one of its 16
+// slots until the idle timeout.
+func TestUnansweredCommand(t *testing.T) {
+	for _, ran := range []bool{false, true} {
+		t.Run(fmt.Sprintf("ran=%v", ran), func(t *testing.T) {
+			dev, rt, k := simKey(t)
+			msg := []byte("a vote")
+			sign := func(ctx context.Context) error {
+				sig, err := k.SignContext(ctx, msg)
+				if err == nil {
+					err = signer.Ed25519.Verify(k.Public(), msg, sig)
+				}
+				return err
+			}
+			if err := sign(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+			signs := dev.Stats().Signs
+			ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+			defer cancel()
+			release := func() {}
+			if ran {
+				rt.mu.Lock()
+				rt.lose = true
+				rt.mu.Unlock()
+			} else {
+				release = dev.Hang()
+			}
+			err := sign(ctx)
+			release()
+			if err == nil {
+				t.Fatal("a sign without an answer succeeded")
+			}
+			if n := dev.Stats().Signs - signs; (n == 1) != ran {
+				t.Fatalf("the device signed %d times for the unanswered command", n)
+			}
+			if err := sign(context.Background()); err != nil {
+				t.Fatalf("sign after the fault: %v", err)
+			}
+			// Left: the Client's session and the Key's new one.
+			deadline := time.Now().Add(5 * time.Second)
+			for dev.OpenSessions() > 2 && time.Now().Before(deadline) {
+				time.Sleep(10 * time.Millisecond)
+			}
+			if n := dev.OpenSessions(); n != 2 {
+				t.Errorf("%d sessions open, want 2: the dropped session was not closed", n)
+			}
+		})
 	}
 }

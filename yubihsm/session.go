@@ -21,6 +21,15 @@ type session struct {
 	ch       *securechannel.SecureChannel
 	conn     *conn
 	lastUsed time.Time
+	// ran is the channel state the device has if it ran the last command
+	// although no answer came back; send left the channel as if it had
+	// not (see send). Nil unless a command went unanswered.
+	ran *channelState
+}
+
+type channelState struct {
+	chain   []byte
+	counter uint32
 }
 
 // link is what a Client and the Keys opened from it share: the transport
@@ -119,7 +128,7 @@ func isTyped(err error) bool {
 func (s *session) send(c call, cmd *commands.CommandMessage) (commands.Response, error) {
 	s.conn.call = c
 	s.conn.answered = false
-	before := s.ch.Counter
+	before, chain := s.ch.Counter, s.ch.MACChainValue
 	var resp commands.Response
 	err := safely(func() error {
 		var err error
@@ -134,6 +143,15 @@ func (s *session) send(c call, cmd *commands.CommandMessage) (commands.Response,
 		// command and moved its counter on. Keep in step so that the
 		// Close Session the pool sends next can still be read.
 		s.ch.Counter++
+	}
+	if err != nil && !s.conn.answered {
+		// No answer (a hung device, a connector gone): yubihsm-go has
+		// moved the MAC chain on, but the device may never have seen the
+		// command. Step back, so that the pool's Close Session can still
+		// be read; closeSession tries the other state if the device
+		// refuses it.
+		s.ran = &channelState{chain: s.ch.MACChainValue, counter: before + 1}
+		s.ch.MACChainValue = chain
 	}
 	if err != nil {
 		err = deviceError(err, byte(cmd.CommandType))
@@ -278,7 +296,12 @@ func (p *pool) closeSession(s *session) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
 	m, _ := commands.CreateCloseSessionCommand()
-	s.send(call{ctx: ctx}, m)
+	ran := s.ran
+	if _, err := s.send(call{ctx: ctx}, m); ran != nil && isCode(err, CodeAuthFailed) {
+		// The device refused the MAC: it did run the unanswered command.
+		s.ch.MACChainValue, s.ch.Counter = ran.chain, ran.counter
+		s.send(call{ctx: ctx}, m)
+	}
 	s.ch.AuthKey = nil
 }
 
