@@ -32,10 +32,11 @@ type Config struct {
 }
 
 // Store is a directory of named gnokey keys, one file each. See the package
-// doc for the file format. A Store is safe for concurrent use, and so are
-// several Stores on one directory, in one process or several: writers take
-// a lock file (flock(2), on Linux, macOS and the BSDs), and every file is
-// replaced whole by an atomic rename.
+// doc for the file format. A Store is safe for concurrent use, and on
+// Linux, macOS and the BSDs so are several Stores on one directory, in one
+// process or several: writers take a lock file (flock(2)). Elsewhere only
+// the writers of one Store are serialised. Every file is replaced whole by
+// an atomic rename.
 type Store struct {
 	dir  string
 	cfg  Config
