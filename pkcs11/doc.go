@@ -55,7 +55,8 @@
 //
 // A sign reports to the signer.Trace in its context: StageSession, the
 // checkout of a session (with the C_OpenSession and C_Login when they
-// happen), and StageDevice, C_SignInit and C_Sign; counters round-trips
+// happen, and the key's handle looked up again after a login), and
+// StageDevice, C_SignInit and C_Sign; counters round-trips
 // (PKCS#11 calls) and retries. Both stages are measured; nothing is
 // modeled. On SoftHSM2, latency-profiles.md ("SoftHSM2 via PKCS#11") gives
 // Ed25519 0.22 ms, P-256 0.06–0.1 ms, RSA-2048 1.2 ms, RSA-4096 6.0 ms a

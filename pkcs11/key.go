@@ -223,11 +223,14 @@ func (k *Key) sign(ctx context.Context, req request, st *opStats) ([]byte, error
 				return err
 			}
 			mech := []*p11.Mechanism{p11.NewMechanism(req.mech, nilIfEmpty(req.param))}
+			t := st.start()
 			st.trips++
 			if err := p.mod.ctx.SignInit(sh, mech, h); err != nil {
+				st.device += st.since(t)
 				return wrap("C_SignInit", err)
 			}
 			sig, err = p.mod.ctx.Sign(sh, req.data)
+			st.device += st.since(t)
 			st.trips += 2 // miekg/pkcs11 asks for the length, then signs
 			return wrap("C_Sign", err)
 		})
@@ -250,7 +253,7 @@ func (k *Key) sign(ctx context.Context, req request, st *opStats) ([]byte, error
 
 // handle returns the key's object handle, looking it up again through sh
 // (logged in) when the pool logged in since it was found or the module
-// refused it.
+// refused it. The lookup counts as session time.
 func (k *Key) handle(sh p11.SessionHandle, st *opStats) (p11.ObjectHandle, error) {
 	p := k.tok.pool
 	k.handleMu.Lock()
@@ -258,6 +261,8 @@ func (k *Key) handle(sh p11.SessionHandle, st *opStats) (p11.ObjectHandle, error
 	if !k.stale && k.logins == p.logins.Load() {
 		return k.ko.handle, nil
 	}
+	t := st.start()
+	defer func() { st.session += st.since(t) }()
 	if err := p.ensureLogin(sh, st); err != nil {
 		return 0, err
 	}

@@ -290,7 +290,8 @@ func (p *pool) close() {
 
 // do runs op on a checked-out session, with the pool's recovery: a dead
 // session is dropped and op retried once on a new one; CKR_USER_NOT_LOGGED_IN
-// logs in and retries once. op's time counts as device time.
+// logs in and retries once. The checkout and those logins count as session
+// time; op times what it does itself.
 func (p *pool) do(ctx context.Context, st *opStats, op func(p11.SessionHandle) error) error {
 	for attempt := 0; ; attempt++ {
 		t := st.start()
@@ -299,12 +300,10 @@ func (p *pool) do(ctx context.Context, st *opStats, op func(p11.SessionHandle) e
 		if err != nil {
 			return err
 		}
-		t = st.start()
 		if h := p.hang.Load(); h != nil {
 			<-*h
 		}
 		err = op(sh)
-		st.device += st.since(t)
 		if err == nil {
 			p.put(sh)
 			return nil
