@@ -260,11 +260,11 @@ func TestStoreRefusals(t *testing.T) {
 func TestStoreCorruptFiles(t *testing.T) {
 	ctx := context.Background()
 	s := testStore(t)
-	a, _ := s.Create(ctx, "a", signer.Ed25519, pw)
-	if _, err := s.Create(ctx, "b", signer.Ed25519, pw); err != nil {
-		t.Fatal(err)
+	for _, name := range []string{"a", "b", "c"} {
+		if _, err := s.Create(ctx, name, signer.Ed25519, pw); err != nil {
+			t.Fatal(err)
+		}
 	}
-	s.Create(ctx, "c", signer.Ed25519, pw)
 	path := func(n string) string { return filepath.Join(s.Dir(), n+".key") }
 	// b: a flipped byte in the private block.
 	data, _ := os.ReadFile(path("b"))
@@ -293,10 +293,16 @@ func TestStoreCorruptFiles(t *testing.T) {
 	if _, err := s.Open(ctx, "c", pw, PerSign); !errors.Is(err, signer.ErrCorrupt) {
 		t.Errorf("Open(c), whose public block is another key's: got %v", err)
 	}
+	before, _ := os.ReadFile(path("c"))
+	if err := s.ChangePassphrase(ctx, "c", pw, PassphraseBytes([]byte("new"))); !errors.Is(err, signer.ErrCorrupt) {
+		t.Errorf("ChangePassphrase(c): got %v", err)
+	}
+	if after, _ := os.ReadFile(path("c")); !bytes.Equal(before, after) {
+		t.Error("ChangePassphrase rewrote a corrupt file")
+	}
 	if _, err := s.Open(ctx, "a", pw, UnlockOnce); err != nil {
 		t.Errorf("Open(a): %v", err)
 	}
-	_ = a
 }
 
 // The signer suite on keys the store opens, through signer's key store
