@@ -162,26 +162,19 @@ func openRawSoftHSM(context.Context, Params) (*Instance, error) {
 
 // registerRealToken adds the row pkcs11-token, on the key of a real token
 // that SIGNERKIT_PKCS11_URI names (see pkcs11test.RealToken), when it is
-// set. The key is opened once here, to learn its algorithm; if that fails,
-// the row is registered anyway and fails with the reason, since the user
-// asked for it.
+// set. Its algorithm is the opened key's, so registering logs in to
+// nothing; a URI that does not parse still registers the row, which then
+// fails with the reason, since the user asked for it.
 func registerRealToken() {
 	cfg, ok, err := pkcs11test.RealToken()
 	if !ok {
 		return
 	}
-	alg := signer.Ed25519
-	if err == nil {
-		var k *pkcs11.Key
-		if k, err = pkcs11.OpenKey(context.Background(), cfg); err == nil {
-			alg = k.Algorithm()
-			k.Close()
-		}
-	}
 	Register(Backend{
-		Name:      "pkcs11-token",
-		Algorithm: alg,
-		Traced:    true,
+		Name: "pkcs11-token",
+		// Algorithm zero: the key's is known once it is opened, so nothing
+		// logs in to the token at start-up.
+		Traced: true,
 		Open: func(ctx context.Context, _ Params) (*Instance, error) {
 			if err != nil {
 				return nil, fmt.Errorf("%s: %w", pkcs11test.EnvURI, err)

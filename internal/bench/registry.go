@@ -12,6 +12,7 @@ import (
 	"sync"
 
 	"github.com/signerkit/signerkit/signer"
+	"github.com/signerkit/signerkit/signer/signertest"
 )
 
 // Payloads are the message sizes, in bytes, of the benchmark table.
@@ -33,11 +34,28 @@ type Instance struct {
 	Public crypto.PublicKey
 	// Close releases the instance; may be nil.
 	Close func() error
+	// Algorithm is what Sign produces when the backend's Algorithm is left
+	// zero (a key known only once opened); FromSigner sets it.
+	Algorithm signer.Algorithm
 }
 
 // FromSigner makes an Instance of s.
 func FromSigner(s signer.Signer) *Instance {
-	return &Instance{Sign: s.SignContext, Public: s.Public(), Close: s.Close}
+	alg, _ := signer.AlgorithmOf(s)
+	return &Instance{Sign: s.SignContext, Public: s.Public(), Close: s.Close, Algorithm: alg}
+}
+
+// Verify checks sig over msg with the standard library, under the
+// backend's algorithm or, when that is zero, the instance's.
+func (i *Instance) Verify(be Backend, msg, sig []byte) error {
+	alg := be.Algorithm
+	if alg == 0 {
+		alg = i.Algorithm
+	}
+	if !alg.Valid() {
+		return fmt.Errorf("bench: %s: no algorithm to verify with", be.Name)
+	}
+	return signertest.VerifyStd(alg, i.Public, msg, sig)
 }
 
 // Backend is one signer path in the table.
@@ -46,6 +64,8 @@ type Backend struct {
 	// "inprocess-ed25519".
 	Name string
 	// Algorithm is what Sign produces; signatures are verified with it.
+	// Zero means the opened Instance says (a key named by URI on a real
+	// token, known only once opened).
 	Algorithm signer.Algorithm
 	// Open opens the backend for one row. It is called outside the timed
 	// loop.
@@ -110,7 +130,7 @@ var (
 func Register(b Backend) {
 	mu.Lock()
 	defer mu.Unlock()
-	if b.Name == "" || b.Open == nil || !b.Algorithm.Valid() {
+	if b.Name == "" || b.Open == nil || (b.Algorithm != 0 && !b.Algorithm.Valid()) {
 		panic(fmt.Sprintf("bench: incomplete backend %+v", b))
 	}
 	for _, o := range backends {

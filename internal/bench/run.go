@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/signerkit/signerkit/signer"
-	"github.com/signerkit/signerkit/signer/signertest"
 )
 
 // Sign measures one row of the table: it opens be with p, signs once
@@ -50,7 +49,7 @@ func Sign(b *testing.B, be Backend, p Params) {
 			b.Fatalf("%s: sign: %v", be.Name, err)
 		}
 	}
-	if err := signertest.VerifyStd(be.Algorithm, inst.Public, msg, sig); err != nil {
+	if err := inst.Verify(be, msg, sig); err != nil {
 		b.Fatalf("%s: %v", be.Name, err)
 	}
 	if col != nil {

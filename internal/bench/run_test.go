@@ -137,3 +137,37 @@ func TestAlwaysStagesReportedAsZero(t *testing.T) {
 		t.Error("a stage neither reached nor listed was reported")
 	}
 }
+
+// A backend whose key is known only once opened leaves Algorithm zero;
+// its signatures are verified under the instance's algorithm.
+func TestAlgorithmFromTheInstance(t *testing.T) {
+	open := func(alg signer.Algorithm) func(context.Context, bench.Params) (*bench.Instance, error) {
+		return func(context.Context, bench.Params) (*bench.Instance, error) {
+			k, err := inprocess.Generate(alg)
+			if err != nil {
+				return nil, err
+			}
+			return bench.FromSigner(k), nil
+		}
+	}
+	be := bench.Backend{Name: "late", Open: open(signer.ECDSAP256)}
+	if res := testing.Benchmark(func(b *testing.B) { bench.Sign(b, be, bench.Params{Payload: 32}) }); res.N == 0 {
+		t.Error("a row with the algorithm from its instance did not run")
+	}
+	inst, err := be.Open(context.Background(), bench.Params{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	inst.Algorithm = 0
+	sig, err := inst.Sign(context.Background(), []byte("m"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := inst.Verify(be, []byte("m"), sig); err == nil {
+		t.Error("verified with no algorithm known")
+	}
+	inst.Algorithm = signer.Ed25519 // wrong: the key is P-256
+	if err := inst.Verify(be, []byte("m"), sig); err == nil {
+		t.Error("verified under the wrong algorithm")
+	}
+}

@@ -12,7 +12,6 @@ import (
 	"github.com/signerkit/signerkit/internal/bench"
 	"github.com/signerkit/signerkit/internal/tm2"
 	"github.com/signerkit/signerkit/signer"
-	"github.com/signerkit/signerkit/signer/signertest"
 )
 
 // RunConfig selects and sizes the scenarios Run runs.
@@ -178,7 +177,7 @@ func RunRow(ctx context.Context, be bench.Backend, p bench.Params, cfg RunConfig
 		accounted = acc
 	}
 	total := col.Summary()
-	if err := signertest.VerifyStd(be.Algorithm, inst.Public, msg, sig); err != nil {
+	if err := inst.Verify(be, msg, sig); err != nil {
 		return row, fmt.Errorf("report: %s, %d B: %w", row.Path(), p.Payload, err)
 	}
 	n := float64(len(e2e))
@@ -240,7 +239,7 @@ func RunPhases(ctx context.Context, be bench.Backend, cfg RunConfig) ([]Phase, e
 			if err != nil {
 				return nil, fmt.Errorf("report: %s: %s at height %d: %w", be.Name, ph, h, err)
 			}
-			if err := signertest.VerifyStd(be.Algorithm, inst.Public, msg, sig); err != nil {
+			if err := inst.Verify(be, msg, sig); err != nil {
 				return nil, fmt.Errorf("report: %s: %s at height %d: %w", be.Name, ph, h, err)
 			}
 			wall += d
