@@ -120,7 +120,7 @@ func TestArmorMatchesOpenPGPPackage(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		ours, err := seal(ctx, k, []byte("pw"), testCost, randReader{})
+		ours, err := seal(ctx, k, []byte("pw"), testCost, rand.Reader)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -174,10 +174,6 @@ func checkSameKey(t *testing.T, k *privateKey, priv any) {
 	}
 }
 
-type randReader struct{}
-
-func (randReader) Read(p []byte) (int, error) { return rand.Read(p) }
-
 func TestRoundTrip(t *testing.T) {
 	ctx := context.Background()
 	for _, alg := range []signer.Algorithm{signer.Ed25519, signer.ECDSASecp256k1} {
@@ -223,7 +219,7 @@ func TestRoundTrip(t *testing.T) {
 func TestLegacyEmptyPassphrase(t *testing.T) {
 	ctx := context.Background()
 	k, _ := generate(signer.Ed25519)
-	armor, err := seal(ctx, k, nil, testCost, randReader{})
+	armor, err := seal(ctx, k, nil, testCost, rand.Reader)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -263,7 +259,7 @@ func TestEncryptArmorCost(t *testing.T) {
 
 func TestUnencryptedNeedsEmptyPassphrase(t *testing.T) {
 	k, _ := generate(signer.Ed25519)
-	armor, _ := seal(context.Background(), k, nil, 0, randReader{})
+	armor, _ := seal(context.Background(), k, nil, 0, rand.Reader)
 	_, err := DecryptArmor(context.Background(), armor, []byte("pw"))
 	if !errors.Is(err, signer.ErrWrongPassphrase) {
 		t.Errorf("got %v", err)
@@ -347,7 +343,7 @@ func TestCorruptArmor(t *testing.T) {
 // block and a trailing newline still reads.
 func TestArmorTolerance(t *testing.T) {
 	k, _ := generate(signer.Ed25519)
-	armor, _ := seal(context.Background(), k, []byte("pw"), testCost, randReader{})
+	armor, _ := seal(context.Background(), k, []byte("pw"), testCost, rand.Reader)
 	variants := map[string][]byte{
 		"CRLF":              bytes.ReplaceAll(armor, []byte("\n"), []byte("\r\n")),
 		"text before":       append([]byte("exported by gnokey\n\n"), armor...),
@@ -378,7 +374,7 @@ func TestDecryptHonoursContext(t *testing.T) {
 func FuzzArmor(f *testing.F) {
 	f.Add(katArmor(f))
 	k, _ := generate(signer.ECDSASecp256k1)
-	plain, _ := seal(context.Background(), k, nil, 0, randReader{})
+	plain, _ := seal(context.Background(), k, nil, 0, rand.Reader)
 	f.Add(plain)
 	file, _ := keyFileBytes(k.public(), plain)
 	f.Add(file)

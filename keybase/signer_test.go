@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto"
 	"crypto/ed25519"
+	"crypto/rand"
 	"errors"
 	"slices"
 	"sync"
@@ -270,7 +271,7 @@ func TestOpenArmor(t *testing.T) {
 func TestUnencryptedKeyBytesWiped(t *testing.T) {
 	ctx := context.Background()
 	k, _ := generate(signer.ECDSASecp256k1)
-	armor, err := seal(ctx, k, nil, 0, randReader{})
+	armor, err := seal(ctx, k, nil, 0, rand.Reader)
 	if err != nil {
 		t.Fatal(err)
 	}
