@@ -7,7 +7,6 @@ import (
 	"os"
 	"testing"
 
-	"github.com/signerkit/signerkit/signer"
 	"github.com/signerkit/signerkit/yubihsm/yubihsmsim"
 )
 
@@ -53,5 +52,4 @@ func TestHundredThousandSigns(t *testing.T) {
 	if retries.Load() != 0 {
 		t.Errorf("%d retries: rotation must happen before the limit, not after a failure", retries.Load())
 	}
-	_ = signer.Ed25519
 }
