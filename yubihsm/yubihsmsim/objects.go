@@ -95,23 +95,23 @@ func objectInfo(o *object) []byte {
 	out := make([]byte, 0, 66)
 	out = binary.BigEndian.AppendUint64(out, o.caps)
 	out = binary.BigEndian.AppendUint16(out, o.id)
-	size := uint16(len(publicBytes0(o)))
-	out = binary.BigEndian.AppendUint16(out, size)
+	out = binary.BigEndian.AppendUint16(out, keySize(o))
 	out = binary.BigEndian.AppendUint16(out, o.domains)
 	out = append(out, o.typ, o.alg, o.seq, o.origin)
 	out = append(out, o.label[:]...)
 	return binary.BigEndian.AppendUint64(out, o.delegated)
 }
 
-// publicBytes0 is the stored size of an object's key material.
-func publicBytes0(o *object) []byte {
+// keySize is the size of an object's stored key material: an Ed25519
+// seed, a P-256 scalar, or an authentication key's K-ENC ‖ K-MAC.
+func keySize(o *object) uint16 {
 	switch {
 	case o.ed != nil:
-		return o.ed.Seed()
+		return ed25519.SeedSize
 	case o.ec != nil:
-		return make([]byte, 32)
+		return 32
 	}
-	return make([]byte, 2*scp03.KeyLen)
+	return 2 * scp03.KeyLen
 }
 
 func (d *Device) storeKey(s *session, cmd byte, p []byte) []byte {
@@ -238,6 +238,9 @@ func (d *Device) sign(s *session, cmd byte, p []byte) ([]byte, time.Duration) {
 	}
 }
 
+// listFilterLen is the value length of each List Objects filter tag.
+var listFilterLen = [256]int{1: 2, 2: 1, 3: 2, 4: 8, 5: 1, 6: 40}
+
 // list answers List Objects: filters are tag-value pairs (id 01, type 02,
 // domains 03, capabilities 04, algorithm 05, label 06).
 func (d *Device) list(s *session, p []byte) []byte {
@@ -250,7 +253,7 @@ func (d *Device) list(s *session, p []byte) []byte {
 	)
 	for len(p) > 0 {
 		tag, rest := p[0], p[1:]
-		n := map[byte]int{1: 2, 2: 1, 3: 2, 4: 8, 5: 1, 6: 40}[tag]
+		n := listFilterLen[tag]
 		if n == 0 {
 			return errFrame(ErrInvalidData)
 		}
