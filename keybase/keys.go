@@ -49,19 +49,16 @@ func (k *Keys) ListKeys(ctx context.Context) ([]signer.KeyInfo, error) {
 	return k.store.List(ctx)
 }
 
-// OpenKey opens the key ref.Label names. Keys have no ID: a ref with one
-// finds nothing.
+// OpenKey opens the key ref.Label names (see Store.Open). A ref.Algorithm
+// other than the key's is refused, before the key is derived. Keys have no
+// ID: a ref with one finds nothing.
 func (k *Keys) OpenKey(ctx context.Context, ref signer.KeyRef) (signer.Signer, error) {
 	if err := k.check(ref); err != nil {
 		return nil, err
 	}
-	s, err := k.store.Open(ctx, ref.Label, k.pass, k.mode)
+	s, err := k.store.open(ctx, ref.Label, ref.Algorithm, k.pass, k.mode)
 	if err != nil {
-		return nil, err
-	}
-	if ref.Algorithm != 0 && ref.Algorithm != s.alg {
-		s.Close()
-		return nil, fmt.Errorf("keybase: key %q is %v, not %v: %w", ref.Label, s.alg, ref.Algorithm, signer.ErrInvalidArgument)
+		return nil, err // not a nil *Signer in a non-nil interface
 	}
 	return s, nil
 }

@@ -302,3 +302,35 @@ func TestUnencryptedKeyBytesWiped(t *testing.T) {
 		}
 	}
 }
+
+// Keys.OpenKey refuses a ref of another algorithm before deriving the key,
+// and returns a nil signer.Signer with its errors.
+func TestOpenKeyAlgorithm(t *testing.T) {
+	s, info := storeWithKey(t, signer.Ed25519)
+	ctx := context.Background()
+	keys := s.Keys(pw, UnlockOnce)
+	var rec recorder
+	sg, err := keys.OpenKey(rec.ctx(ctx), signer.KeyRef{Label: "k", Algorithm: signer.ECDSASecp256k1})
+	if !errors.Is(err, signer.ErrInvalidArgument) || sg != nil {
+		t.Errorf("OpenKey of an Ed25519 key as secp256k1: %v, %v", sg, err)
+	}
+	if got := rec.take(); len(got) != 0 {
+		t.Errorf("a refused OpenKey reported %v", got)
+	}
+	if sg, err := keys.OpenKey(ctx, signer.KeyRef{Label: "absent"}); !errors.Is(err, signer.ErrKeyNotFound) || sg != nil {
+		t.Errorf("OpenKey of a missing key: %v, %v", sg, err)
+	}
+	sg, err = keys.OpenKey(ctx, signer.KeyRef{Label: "k", Algorithm: signer.Ed25519})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sg.Close()
+	msg := []byte("m")
+	sig, err := sg.SignContext(ctx, msg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := signertest.VerifyStd(signer.Ed25519, info.Public, msg, sig); err != nil {
+		t.Error(err)
+	}
+}

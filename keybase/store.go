@@ -375,12 +375,22 @@ func (s *Store) ChangePassphrase(ctx context.Context, name string, oldPass, newP
 // the passphrase (see OpenArmor). The key must match the public key stored
 // with it, else the file is reported corrupt.
 func (s *Store) Open(ctx context.Context, name string, pass Passphrase, mode Mode) (*Signer, error) {
+	return s.open(ctx, name, 0, pass, mode)
+}
+
+// open opens the key of name, which must be a key for alg unless alg is 0;
+// a key of another algorithm is refused before any key derivation.
+func (s *Store) open(ctx context.Context, name string, alg signer.Algorithm, pass Passphrase, mode Mode) (*Signer, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("keybase: %w", err)
 	}
 	kf, err := s.read(name)
 	if err != nil {
 		return nil, err
+	}
+	if alg != 0 && kf.alg != alg {
+		kf.sealed.wipe()
+		return nil, fmt.Errorf("keybase: key %q is %v, not %v: %w", name, kf.alg, alg, signer.ErrInvalidArgument)
 	}
 	return newSigner(ctx, name, kf.sealed, kf.pub, pass, mode)
 }
