@@ -376,10 +376,9 @@ func TestStoreTwoProcesses(t *testing.T) {
 		t.Fatal(err)
 	}
 	child := bufio.NewReader(stdout)
-	if line, err := child.ReadString('\n'); line != "READY\n" {
-		cmd.Process.Kill()
-		cmd.Wait()
-		t.Fatalf("writer process: %q, %v", line, err)
+	if line, _ := child.ReadString('\n'); line != "READY\n" {
+		more, _ := io.ReadAll(child)
+		t.Fatalf("writer process: %v\n%s%s", cmd.Wait(), line, more)
 	}
 	rest := make(chan []byte, 1)
 	go func() { b, _ := io.ReadAll(child); rest <- b }()
