@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"net/http"
+	"sync"
 	"time"
 
 	"github.com/certusone/yubihsm-go/commands"
@@ -89,6 +90,8 @@ func (c Config) sessions() int {
 type Client struct {
 	l    *link
 	pool *pool
+
+	closeOnce sync.Once
 }
 
 var (
@@ -159,11 +162,10 @@ func Open(ctx context.Context, cfg Config) (*Client, error) {
 // until they are closed; the derived authentication key is wiped when the
 // last of them closes.
 func (c *Client) Close() error {
-	if c.pool.closed.Load() {
-		return nil
-	}
-	c.pool.close()
-	c.l.release()
+	c.closeOnce.Do(func() {
+		c.pool.close()
+		c.l.release()
+	})
 	return nil
 }
 

@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto"
 	"errors"
+	"fmt"
 	"sync"
 	"testing"
 	"time"
@@ -210,5 +211,29 @@ func TestOpenErrors(t *testing.T) {
 	}
 	if _, err := yubihsm.Open(ctx, config("ftp://x")); !errors.Is(err, signer.ErrInvalidArgument) {
 		t.Errorf("ftp URL: %v", err)
+	}
+}
+
+// TestConcurrentClientClose closes a Client from eight goroutines at once:
+// the Key opened from it must keep working, so the connection it shares
+// must be released once, not once per Close that saw the Client open. (The
+// check-then-close this replaced failed here in 3 of 10 runs with -race.)
+func TestConcurrentClientClose(t *testing.T) {
+	_, url := sim(t, yubihsmsim.Config{})
+	for i := range 20 {
+		c := open(t, config(url))
+		ki := generate(t, c, signer.Ed25519, fmt.Sprintf("close-%d", i))
+		k, err := c.Key(context.Background(), ki.Ref())
+		if err != nil {
+			t.Fatal(err)
+		}
+		var wg sync.WaitGroup
+		for range 8 {
+			wg.Add(1)
+			go func() { defer wg.Done(); c.Close() }()
+		}
+		wg.Wait()
+		signOK(t, k, fmt.Sprintf("after closing its Client from 8 goroutines (round %d)", i))
+		k.Close()
 	}
 }
