@@ -1,8 +1,10 @@
 // Package scp03 is the YubiHSM 2's flavour of GlobalPlatform SCP03
-// (protocols.md B.3, B.4) and its frame format (B.1), shared by the
-// simulated device in yubihsm/yubihsmsim and the tests of yubihsm: the
-// PBKDF2 authentication key, the SP 800-108 KDF over AES-CMAC, the
-// cryptograms, the MAC chain, the counter IV and ISO/IEC 7816-4 padding.
+// (protocols.md B.3, B.4) and its frame format (B.1): the PBKDF2
+// authentication key, the SP 800-108 KDF over AES-CMAC, the cryptograms,
+// the MAC chain, the counter IV and ISO/IEC 7816-4 padding. The simulated
+// device in yubihsm/yubihsmsim is built on all of it; the yubihsm client,
+// whose secure channel is yubihsm-go's, uses it for the authentication key
+// and to check response frames before yubihsm-go parses them.
 //
 // It differs from GlobalPlatform SCP03 where the YubiHSM 2 does: responses
 // are encrypted under the command's IV, and the R-MAC does not update the
