@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/signerkit/signerkit/internal/bench"
+	"github.com/signerkit/signerkit/signer"
 )
 
 // TestBackendsSign opens every registered backend for every row of its
@@ -19,6 +20,9 @@ func TestBackendsSign(t *testing.T) {
 			t.Errorf("backend name %q is not lowercase letters, digits and dashes", be.Name)
 		}
 		seen[be.Name] = true
+		if be.Validator && be.Algorithm != signer.Ed25519 {
+			t.Errorf("%s: a validator path must sign Ed25519, not %v", be.Name, be.Algorithm)
+		}
 		t.Run(be.Name, func(t *testing.T) {
 			if reason := be.SkipReason(); reason != "" {
 				t.Skip(reason)

@@ -30,7 +30,7 @@ func init() {
 		},
 	})
 	for _, alg := range []signer.Algorithm{signer.Ed25519, signer.ECDSAP256, signer.ECDSAP384, signer.ECDSASecp256k1} {
-		Register(Backend{Name: "inprocess-" + alg.String(), Algorithm: alg, Open: openGenerated(alg)})
+		Register(Backend{Name: "inprocess-" + alg.String(), Algorithm: alg, Open: openGenerated(alg), Validator: alg == signer.Ed25519})
 		if alg == signer.Ed25519 {
 			// The same key with a collector attached, so tracing's cost is a
 			// ratio against the row above in one run.

@@ -13,11 +13,11 @@ import (
 func init() {
 	// A gnokey key file (bcrypt cost 12, as gnokey writes it) opened once
 	// and kept unlocked: judged against inprocess-ed25519.
-	Register(Backend{Name: "keybase-unlocked-ed25519", Algorithm: signer.Ed25519, Open: openKeybase(keybaseUnlocked), Traced: true})
+	Register(Backend{Name: "keybase-unlocked-ed25519", Algorithm: signer.Ed25519, Open: openKeybase(keybaseUnlocked), Traced: true, Validator: true})
 	// The same file decrypted on every sign, as gnokey's keybase.Sign does
 	// (protocols.md C.4): one bcrypt at cost 12 per sign, reported as the
 	// kdf stage.
-	Register(Backend{Name: "keybase-persign-ed25519", Algorithm: signer.Ed25519, Open: openKeybase(keybasePerSign), Traced: true})
+	Register(Backend{Name: "keybase-persign-ed25519", Algorithm: signer.Ed25519, Open: openKeybase(keybasePerSign), Traced: true, Validator: true})
 }
 
 const keybasePassphrase = "bench passphrase"

@@ -49,15 +49,15 @@ var (
 )
 
 func init() {
-	Register(Backend{Name: "ledger-hid", Algorithm: signer.Ed25519, Payloads: ledgerPayloads, Chunks: ledgerChunks,
+	Register(Backend{Name: "ledger-hid", Algorithm: signer.Ed25519, Validator: true, Payloads: ledgerPayloads, Chunks: ledgerChunks,
 		Messages: voteMessages, Traced: true, Open: openLedger(false, false)})
-	Register(Backend{Name: "ledger-ledgergo", Algorithm: signer.Ed25519, Payloads: ledgerPayloads, Chunks: ledgerChunks,
+	Register(Backend{Name: "ledger-ledgergo", Algorithm: signer.Ed25519, Validator: true, Payloads: ledgerPayloads, Chunks: ledgerChunks,
 		Messages: voteMessages, Traced: true, Open: openLedger(true, false)})
 	Register(Backend{Name: "ledger-hid-raw", Algorithm: signer.Ed25519, Chunks: ledgerChunks,
 		Traced: true, Open: openLedger(false, true)})
 	Register(Backend{Name: "ledger-ledgergo-raw", Algorithm: signer.Ed25519, Chunks: ledgerChunks,
 		Traced: true, Open: openLedger(true, true)})
-	Register(Backend{Name: "ledger-speculos", Algorithm: signer.Ed25519, Payloads: ledgerPayloads, Chunks: []int{32, 250},
+	Register(Backend{Name: "ledger-speculos", Algorithm: signer.Ed25519, Validator: true, Payloads: ledgerPayloads, Chunks: []int{32, 250},
 		Messages: voteMessages, Traced: true,
 		Skip: func() string {
 			if os.Getenv(SpeculosEnv) == "" {

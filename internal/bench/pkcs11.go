@@ -37,6 +37,7 @@ func init() {
 			Algorithm: r.alg,
 			Open:      openSoftHSM(r.alg, r.bits),
 			Traced:    true,
+			Validator: r.alg == signer.Ed25519,
 			Skip:      skipSoftHSM,
 		})
 	}

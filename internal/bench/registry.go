@@ -80,6 +80,10 @@ type Backend struct {
 	// twice (the Ledger validator app wants votes at rising heights). Nil
 	// means one random message of exactly size bytes, signed over and over.
 	Messages func(size int) func() []byte
+	// Validator marks a signer path a validator would run for its consensus
+	// votes (not a baseline, a traced duplicate or a device's raw mode);
+	// the report signs consecutive heights of votes on these. Ed25519 only.
+	Validator bool
 	// Traced attaches a signer.Collector to every sign and reports the
 	// stages as metrics. Baseline rows leave it off.
 	Traced bool

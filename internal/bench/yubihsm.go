@@ -17,11 +17,11 @@ func init() {
 		// HTTP are real and measured; device time is modeled from
 		// latency-profiles.md §2 (accounted, or slept with
 		// SIGNERKIT_SIM=realtime).
-		Register(Backend{Name: "yubihsm-" + alg.String(), Algorithm: alg, Open: openYubiHSMSim(alg), Traced: true, Payloads: yubihsmPayloads,
+		Register(Backend{Name: "yubihsm-" + alg.String(), Algorithm: alg, Open: openYubiHSMSim(alg), Traced: true, Validator: alg == signer.Ed25519, Payloads: yubihsmPayloads,
 			Stages: []signer.Stage{signer.StageSession}})
 		// A real YubiHSM 2, when SIGNERKIT_YUBIHSM names its connector.
 		Register(Backend{
-			Name: "yubihsm-device-" + alg.String(), Algorithm: alg, Open: openYubiHSMDevice(alg), Traced: true,
+			Name: "yubihsm-device-" + alg.String(), Algorithm: alg, Open: openYubiHSMDevice(alg), Traced: true, Validator: alg == signer.Ed25519,
 			Stages: []signer.Stage{signer.StageSession},
 			Skip: func() string {
 				if os.Getenv("SIGNERKIT_YUBIHSM") == "" {

@@ -6,7 +6,6 @@ import (
 	"io"
 	"regexp"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/signerkit/signerkit/internal/bench"
@@ -117,7 +116,7 @@ func Run(ctx context.Context, cfg RunConfig) (*Report, error) {
 	}
 	if !cfg.NoPhases && cfg.Vote != nil {
 		for _, be := range backends {
-			if !phaseCandidate(be) {
+			if !be.Validator {
 				continue
 			}
 			phases, err := RunPhases(ctx, be, cfg)
@@ -128,13 +127,6 @@ func Run(ctx context.Context, cfg RunConfig) (*Report, error) {
 		}
 	}
 	return rep, nil
-}
-
-// phaseCandidate: the Ed25519 signer paths a validator would run, not the
-// baselines (raw-…), raw-mode device rows or the traced duplicate.
-func phaseCandidate(be bench.Backend) bool {
-	return be.Algorithm == signer.Ed25519 && !strings.HasPrefix(be.Name, "raw-") &&
-		!strings.Contains(be.Name, "-raw") && !strings.HasSuffix(be.Name, "-traced")
 }
 
 // RunRow opens be for p and signs until cfg's budget is spent, tracing
