@@ -28,27 +28,29 @@ import (
 // session of its own and the throughput scales with the cores.
 func BenchmarkSignParallel(b *testing.B) {
 	b.Run("backend=pkcs11-softhsm-p256", func(b *testing.B) {
-		for _, size := range []int{1, 4} {
-			b.Run(fmt.Sprintf("pool=%d", size), func(b *testing.B) {
-				_, tok := openToken(b, poolSize(size))
-				k := generateKey(b, tok, signer.ECDSAP256, "parallel")
-				msg := []byte("a 32-byte message for P-256 ...")
-				b.ReportAllocs()
-				b.ResetTimer()
-				b.RunParallel(func(pb *testing.PB) {
-					var sig []byte
-					var err error
-					for pb.Next() {
-						if sig, err = k.SignContext(context.Background(), msg); err != nil {
-							b.Error(err)
-							return
+		for _, locking := range []pkcs11.Locking{pkcs11.LockingSpin, pkcs11.LockingOS} {
+			for _, size := range []int{1, 4} {
+				b.Run(fmt.Sprintf("locking=%v/pool=%d", locking, size), func(b *testing.B) {
+					_, tok := openToken(b, poolSize(size), lockingMode(locking))
+					k := generateKey(b, tok, signer.ECDSAP256, "parallel")
+					msg := []byte("a 32-byte message for P-256 ...")
+					b.ReportAllocs()
+					b.ResetTimer()
+					b.RunParallel(func(pb *testing.PB) {
+						var sig []byte
+						var err error
+						for pb.Next() {
+							if sig, err = k.SignContext(context.Background(), msg); err != nil {
+								b.Error(err)
+								return
+							}
 						}
-					}
-					if err := signertest.VerifyStd(signer.ECDSAP256, k.Public(), msg, sig); sig != nil && err != nil {
-						b.Error(err)
-					}
+						if err := signertest.VerifyStd(signer.ECDSAP256, k.Public(), msg, sig); sig != nil && err != nil {
+							b.Error(err)
+						}
+					})
 				})
-			})
+			}
 		}
 	})
 }
@@ -67,39 +69,41 @@ func BenchmarkSignScaling(b *testing.B) {
 	msg := []byte("a 32-byte message for P-256 ...")
 	digest := sha256.Sum256(msg)
 	b.Run("backend=pkcs11-softhsm-p256", func(b *testing.B) {
-		for _, size := range []int{1, 4} {
-			b.Run(fmt.Sprintf("pool=%d", size), func(b *testing.B) {
-				st, tok := openToken(b, poolSize(size))
-				k := generateKey(b, tok, signer.ECDSAP256, "scaling")
-				var raws [2]*pkcs11test.Raw
-				for i := range raws {
-					r, err := st.OpenRaw("scaling") // shares the module k loaded
-					if err != nil {
-						b.Fatal(err)
-					}
-					defer r.Close()
-					raws[i] = r
-				}
-				var last [2][2][]byte
-				ratios := scaling(b,
-					func(w int) (err error) {
-						last[0][w], err = k.SignContext(context.Background(), msg)
-						return err
-					},
-					func(w int) (err error) {
-						last[1][w], err = raws[w].Sign(p11.CKM_ECDSA, digest[:])
-						return err
-					})
-				b.ReportMetric(ratios[0], "throughput-2v1")
-				b.ReportMetric(ratios[1], "raw-throughput-2v1")
-				for _, sigs := range last { // outside the timed loop
-					for _, sig := range sigs {
-						if err := signertest.VerifyStd(signer.ECDSAP256, k.Public(), msg, sig); err != nil {
+		for _, locking := range []pkcs11.Locking{pkcs11.LockingSpin, pkcs11.LockingOS} {
+			for _, size := range []int{1, 4} {
+				b.Run(fmt.Sprintf("locking=%v/pool=%d", locking, size), func(b *testing.B) {
+					st, tok := openToken(b, poolSize(size), lockingMode(locking))
+					k := generateKey(b, tok, signer.ECDSAP256, "scaling")
+					var raws [2]*pkcs11test.Raw
+					for i := range raws {
+						r, err := st.OpenRaw("scaling") // shares the module k loaded
+						if err != nil {
 							b.Fatal(err)
 						}
+						defer r.Close()
+						raws[i] = r
 					}
-				}
-			})
+					var last [2][2][]byte
+					ratios := scaling(b,
+						func(w int) (err error) {
+							last[0][w], err = k.SignContext(context.Background(), msg)
+							return err
+						},
+						func(w int) (err error) {
+							last[1][w], err = raws[w].Sign(p11.CKM_ECDSA, digest[:])
+							return err
+						})
+					b.ReportMetric(ratios[0], "throughput-2v1")
+					b.ReportMetric(ratios[1], "raw-throughput-2v1")
+					for _, sigs := range last { // outside the timed loop
+						for _, sig := range sigs {
+							if err := signertest.VerifyStd(signer.ECDSAP256, k.Public(), msg, sig); err != nil {
+								b.Fatal(err)
+							}
+						}
+					}
+				})
+			}
 		}
 	})
 	b.Run("backend=go-ecdsa-p256", func(b *testing.B) {
@@ -120,6 +124,11 @@ func BenchmarkSignScaling(b *testing.B) {
 // poolSize sets Config.PoolSize.
 func poolSize(n int) func(*pkcs11.Config) {
 	return func(c *pkcs11.Config) { c.PoolSize = n }
+}
+
+// lockingMode sets Config.Locking.
+func lockingMode(l pkcs11.Locking) func(*pkcs11.Config) {
+	return func(c *pkcs11.Config) { c.Locking = l }
 }
 
 // scaling runs the alternating bursts of BenchmarkSignScaling for each

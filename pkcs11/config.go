@@ -1,6 +1,10 @@
 package pkcs11
 
-import "github.com/signerkit/signerkit/signer"
+import (
+	"fmt"
+
+	"github.com/signerkit/signerkit/signer"
+)
 
 // PINFunc returns the token's user PIN. It is called each time the pool
 // must log in (when the token is opened, and again after the token forgot
@@ -43,6 +47,44 @@ type Config struct {
 	// PoolSize is the most sessions the token's pool opens at once; 0 (or
 	// less) means DefaultPoolSize. Signs beyond it wait for a session.
 	PoolSize int
+
+	// Locking chooses the mutexes the module guards its own state with.
+	// It applies when this Open loads the module: a module already loaded
+	// for the path is shared as it is.
+	Locking Locking
+}
+
+// Locking says which mutexes a module uses for its own thread safety: the
+// ones C_Initialize hands it, or the operating system's.
+type Locking int
+
+const (
+	// LockingSpin, the default, passes signerkit's mutexes to C_Initialize
+	// (CreateMutex, DestroyMutex, LockMutex, UnlockMutex, with
+	// CKF_OS_LOCKING_OK also set, so the module may choose). They spin for
+	// a few microseconds before sleeping in the kernel. Software tokens
+	// hold process-wide locks for less than that many times a sign —
+	// SoftHSM2 takes one around every buffer it allocates or frees — and a
+	// pthread mutex puts the waiter to sleep and wakes it with two system
+	// calls each time, which is what keeps two threads from signing twice
+	// as fast. Modules that refuse the mutexes (CKR_CANT_LOCK,
+	// CKR_ARGUMENTS_BAD) are initialized as LockingOS does. It needs Linux;
+	// elsewhere it is LockingOS.
+	LockingSpin Locking = iota
+	// LockingOS passes only CKF_OS_LOCKING_OK, as miekg/pkcs11's
+	// Initialize does: the module uses the operating system's mutexes.
+	LockingOS
+)
+
+// String returns "spin" or "os".
+func (l Locking) String() string {
+	switch l {
+	case LockingSpin:
+		return "spin"
+	case LockingOS:
+		return "os"
+	}
+	return fmt.Sprintf("Locking(%d)", int(l))
 }
 
 func (c Config) poolSize() int {

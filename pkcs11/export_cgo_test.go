@@ -2,6 +2,8 @@
 
 package pkcs11
 
+import "context"
+
 // LoadedModules returns the modules loaded now and their users.
 func LoadedModules() map[string]int {
 	modulesMu.Lock()
@@ -41,3 +43,28 @@ func (t *Token) BusySessions() int {
 	defer t.pool.mu.Unlock()
 	return t.pool.busy
 }
+
+// SignViaMiekg makes k sign through miekg/pkcs11's SignInit and Sign
+// rather than its own direct calls, for tests of that path.
+func (k *Key) SignViaMiekg() { k.viaMiekg = true }
+
+// DirectSign reports whether k's module signs through direct calls.
+func (k *Key) DirectSign() bool { return k.tok.pool.mod.direct != nil && !k.viaMiekg }
+
+// SignRaw runs C_SignInit(mech) and C_Sign(data) through the pool as a
+// sign does, giving the direct path a buffer of sigLen bytes.
+func (k *Key) SignRaw(ctx context.Context, mech uint, data []byte, sigLen int) ([]byte, error) {
+	return k.run(ctx, request{mech: mech, data: data, sigLen: sigLen})
+}
+
+// ModuleLocking returns the mutexes t's module was initialized with.
+func (t *Token) ModuleLocking() Locking { return t.pool.mod.locking }
+
+// SpinMutexSelfTest runs the module mutexes from threads C threads, each
+// adding 1 to a shared counter iters times under one mutex.
+func SpinMutexSelfTest(threads int, iters int64) (count int64, rv uint) {
+	return mutexSelfTest(threads, iters)
+}
+
+// SpinLockingSupported says whether LockingSpin works in this build.
+const SpinLockingSupported = spinLockingSupported

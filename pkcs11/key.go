@@ -34,6 +34,8 @@ type Key struct {
 
 	closed    atomic.Bool
 	closeOnce sync.Once
+
+	viaMiekg bool // sign through miekg/pkcs11 even when direct works (tests)
 }
 
 var (
@@ -164,6 +166,9 @@ type request struct {
 	mech  uint
 	param []byte
 	data  []byte
+	// sigLen is the buffer the direct path gives C_Sign; 0 means the
+	// length of k's signatures (Key.sigLen).
+	sigLen int
 }
 
 // run signs req on a pooled session within ctx. A context that can end
@@ -222,6 +227,17 @@ func (k *Key) sign(ctx context.Context, req request, st *opStats) ([]byte, error
 			if err != nil {
 				return err
 			}
+			if d := p.mod.direct; d != nil && !k.viaMiekg {
+				t := st.start()
+				n := req.sigLen
+				if n == 0 {
+					n = k.sigLen()
+				}
+				sig, err = d.sign(sh, req.mech, req.param, h, req.data, n)
+				st.device += st.since(t)
+				st.trips += 2 // C_SignInit, C_Sign
+				return err
+			}
 			mech := []*p11.Mechanism{p11.NewMechanism(req.mech, nilIfEmpty(req.param))}
 			t := st.start()
 			st.trips++
@@ -249,6 +265,20 @@ func (k *Key) sign(ctx context.Context, req request, st *opStats) ([]byte, error
 		k.handleMu.Unlock()
 		st.retries++
 	}
+}
+
+// sigLen is the length of k's signatures: 64 bytes for Ed25519 and
+// P-256, 96 for P-384, the modulus's for RSA.
+func (k *Key) sigLen() int {
+	switch pub := k.pub.(type) {
+	case *rsa.PublicKey:
+		return pub.Size()
+	}
+	switch k.alg {
+	case signer.ECDSAP384:
+		return 96
+	}
+	return 64
 }
 
 // handle returns the key's object handle, looking it up again through sh

@@ -19,10 +19,14 @@ import (
 // every token opened through it; the last user to release it finalizes and
 // unloads it.
 type module struct {
-	path string
-	ctx  *p11.Ctx
-	refs int  // guarded by modulesMu
-	owns bool // we called C_Initialize, so we call C_Finalize
+	path    string
+	ctx     *p11.Ctx
+	refs    int     // guarded by modulesMu
+	owns    bool    // we called C_Initialize, so we call C_Finalize
+	locking Locking // the mutexes it was initialized with, when owns
+	// direct calls C_SignInit and C_Sign without miekg/pkcs11; nil when
+	// the module's function list could not be read.
+	direct *directSigner
 }
 
 var (
@@ -32,7 +36,7 @@ var (
 
 // loadModule returns the module at path, loading and initializing it if no
 // one holds it. The caller releases it with releaseModule.
-func loadModule(path string) (*module, error) {
+func loadModule(path string, locking Locking) (*module, error) {
 	if path == "" {
 		return nil, fmt.Errorf("pkcs11: no module path (Config.Module or module-path): %w", signer.ErrInvalidArgument)
 	}
@@ -56,19 +60,41 @@ func loadModule(path string) (*module, error) {
 	if ctx == nil {
 		return nil, fmt.Errorf("pkcs11: module %s could not be loaded (not a PKCS#11 library, or missing dependencies): %w", path, signer.ErrDeviceNotFound)
 	}
-	m := &module{path: key, ctx: ctx, refs: 1, owns: true}
-	if err := ctx.Initialize(); err != nil {
+	m := &module{path: key, ctx: ctx, refs: 1, owns: true, locking: LockingOS}
+	if err := m.initialize(path, locking); err != nil {
 		if code, ok := ckr(err); ok && code == p11.CKR_CRYPTOKI_ALREADY_INITIALIZED {
 			// Someone else in this process (another library, or a raw
 			// miekg/pkcs11 handle) initialized it; leave finalizing to them.
 			m.owns = false
 		} else {
 			ctx.Destroy()
-			return nil, wrap("C_Initialize", err)
+			return nil, err
 		}
 	}
+	m.direct = lookupDirect(path)
 	modules[key] = m
 	return m, nil
+}
+
+// initialize calls C_Initialize with the mutexes locking asks for, falling
+// back to the module's own when it refuses ours.
+func (m *module) initialize(path string, locking Locking) error {
+	if locking == LockingSpin && spinLockingSupported {
+		rv, loaded := initializeSpin(path)
+		switch {
+		case !loaded:
+			// dlopen did not find the library miekg/pkcs11 loaded under
+			// this name; let miekg/pkcs11 initialize it.
+		case rv == p11.CKR_OK:
+			m.locking = LockingSpin
+			return nil
+		case rv == p11.CKR_CANT_LOCK || rv == p11.CKR_ARGUMENTS_BAD:
+			// The module will not take our mutexes; use its own.
+		default:
+			return &Error{Op: "C_Initialize", Code: rv}
+		}
+	}
+	return wrap("C_Initialize", m.ctx.Initialize())
 }
 
 // release drops one reference to m, finalizing and unloading it with the
@@ -85,6 +111,7 @@ func (m *module) release() {
 		m.ctx.Finalize()
 	}
 	m.ctx.Destroy()
+	m.direct.free()
 }
 
 // ckr returns the CK_RV inside err, if it came from the module.

@@ -4,6 +4,7 @@ package pkcs11
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"sync/atomic"
@@ -288,6 +289,12 @@ func (p *pool) close() {
 	}
 }
 
+// failedIn reports whether err is the module's error from the call op.
+func failedIn(err error, op string) bool {
+	var e *Error
+	return errors.As(err, &e) && e.Op == op
+}
+
 // do runs op on a checked-out session, with the pool's recovery: a dead
 // session is dropped and op retried once on a new one; CKR_USER_NOT_LOGGED_IN
 // logs in and retries once. The checkout and those logins count as session
@@ -326,13 +333,14 @@ func (p *pool) do(ctx context.Context, st *opStats, op func(p11.SessionHandle) e
 			}
 			st.retries++
 			continue
-		case code == p11.CKR_OPERATION_ACTIVE:
-			// Left over from an operation the module did not end; the
-			// session cannot be trusted with the next one.
+		case code == p11.CKR_OPERATION_ACTIVE || failedIn(err, "C_Sign"):
+			// Left over from an operation the module did not end, or
+			// possibly so: PKCS#11 §5.13 says a failed C_Sign ends its
+			// operation, but modules do not all do it (SoftHSM2 2.6 keeps
+			// it after CKR_ARGUMENTS_BAD). The session is closed rather
+			// than trusted with the next sign.
 			p.discard(sh)
 		default:
-			// A failed C_Sign ends its operation (PKCS#11 §5.13), so the
-			// session is clean.
 			p.put(sh)
 		}
 		return err

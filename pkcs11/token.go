@@ -79,7 +79,7 @@ func withContext[T any](ctx context.Context, what string, f func() (T, error), u
 }
 
 func open(ctx context.Context, cfg Config) (*Token, error) {
-	mod, err := loadModule(cfg.Module)
+	mod, err := loadModule(cfg.Module, cfg.Locking)
 	if err != nil {
 		return nil, err
 	}

@@ -1,0 +1,179 @@
+//go:build cgo
+
+package pkcs11_test
+
+import (
+	"bytes"
+	"context"
+	"crypto/ed25519"
+	"errors"
+	"fmt"
+	"runtime"
+	"slices"
+	"sync"
+	"testing"
+
+	p11 "github.com/miekg/pkcs11"
+
+	"github.com/signerkit/signerkit/pkcs11"
+	"github.com/signerkit/signerkit/signer"
+	"github.com/signerkit/signerkit/signer/signertest"
+)
+
+// TestLocking signs from many goroutines on a module initialized with
+// each kind of mutex, and checks which kind the module got.
+func TestLocking(t *testing.T) {
+	for _, locking := range []pkcs11.Locking{pkcs11.LockingSpin, pkcs11.LockingOS} {
+		t.Run(locking.String(), func(t *testing.T) {
+			if loaded := pkcs11.LoadedModules(); len(loaded) != 0 {
+				t.Fatalf("modules still loaded by an earlier test: %v", loaded)
+			}
+			_, tok := openToken(t, lockingMode(locking), poolSize(3))
+			want := locking
+			if !pkcs11.SpinLockingSupported {
+				want = pkcs11.LockingOS
+			}
+			if got := tok.ModuleLocking(); got != want {
+				t.Fatalf("module initialized with %v mutexes, want %v", got, want)
+			}
+			for _, alg := range []signer.Algorithm{signer.ECDSAP256, signer.Ed25519} {
+				k := generateKey(t, tok, alg, "locking-"+alg.String())
+				var wg sync.WaitGroup
+				errs := make(chan error, 8)
+				for g := range 8 {
+					wg.Add(1)
+					go func() {
+						defer wg.Done()
+						for i := range 25 {
+							msg := fmt.Appendf(nil, "goroutine %d sign %d", g, i)
+							sig, err := k.SignContext(context.Background(), msg)
+							if err == nil {
+								err = signertest.VerifyStd(alg, k.Public(), msg, sig)
+							}
+							if err != nil {
+								errs <- err
+								return
+							}
+						}
+					}()
+				}
+				wg.Wait()
+				close(errs)
+				for err := range errs {
+					t.Errorf("%v: %v", alg, err)
+				}
+			}
+		})
+	}
+}
+
+// TestSpinMutex runs signerkit's module mutexes as a module would, from C
+// threads: an increment guarded by one of them must lose nothing.
+func TestSpinMutex(t *testing.T) {
+	if !pkcs11.SpinLockingSupported {
+		t.Skip("LockingSpin needs Linux")
+	}
+	const threads, iters = 4, 200000
+	count, rv := pkcs11.SpinMutexSelfTest(threads, iters)
+	if rv != p11.CKR_OK {
+		t.Fatalf("mutex calls returned %#x", rv)
+	}
+	if count != threads*iters {
+		t.Fatalf("counter %d after %d guarded increments: the mutex let two threads in", count, threads*iters)
+	}
+}
+
+// TestDirectSign covers the path that calls C_SignInit and C_Sign without
+// miekg/pkcs11: a buffer too small for the signature, and what happens to
+// the session when either call fails.
+func TestDirectSign(t *testing.T) {
+	_, tok := openToken(t, poolSize(1))
+	ed := generateKey(t, tok, signer.Ed25519, "direct-ed25519")
+	if !ed.DirectSign() && runtime.GOOS == "linux" {
+		t.Fatal("the SoftHSM2 module's function list was not read: signs go through miekg/pkcs11")
+	}
+	ctx := context.Background()
+
+	t.Run("BufferTooSmall", func(t *testing.T) {
+		for _, n := range []int{1, 63, 64, 200} {
+			msg := fmt.Appendf(nil, "a %d-byte buffer", n)
+			sig, err := ed.SignRaw(ctx, pkcs11.CKM_EDDSA, msg, n)
+			if err != nil {
+				t.Fatalf("buffer %d: %v", n, err)
+			}
+			if !ed25519.Verify(ed.Public().(ed25519.PublicKey), msg, sig) {
+				t.Fatalf("buffer %d: %d-byte signature does not verify", n, len(sig))
+			}
+		}
+	})
+
+	t.Run("SignInitFails", func(t *testing.T) {
+		idle := tok.IdleSessions()
+		const vendorMech = 0x8000_5eed // a mechanism no module has
+		_, err := ed.SignRaw(ctx, vendorMech, make([]byte, 32), 0)
+		var perr *pkcs11.Error
+		if !errors.As(err, &perr) || perr.Op != "C_SignInit" || perr.Code != p11.CKR_MECHANISM_INVALID {
+			t.Fatalf("an unknown mechanism: %v, want C_SignInit's CKR_MECHANISM_INVALID", err)
+		}
+		// No operation started: the session is clean and kept.
+		if got := tok.IdleSessions(); !slices.Equal(got, idle) {
+			t.Errorf("idle sessions %v after a failed C_SignInit, want %v kept", got, idle)
+		}
+	})
+
+	t.Run("SignFails", func(t *testing.T) {
+		rsaKey := generateKey(t, tok, signer.RSAPKCS1v15, "direct-rsa")
+		if _, err := rsaKey.SignContext(ctx, []byte("fills the pool")); err != nil {
+			t.Fatal(err)
+		}
+		idle := tok.IdleSessions()
+		if len(idle) != 1 {
+			t.Fatalf("idle sessions %v, want 1", idle)
+		}
+		// CKM_RSA_PKCS takes at most k-11 bytes: C_SignInit succeeds and
+		// C_Sign refuses (SoftHSM2 says CKR_GENERAL_ERROR).
+		_, err := rsaKey.SignRaw(ctx, p11.CKM_RSA_PKCS, bytes.Repeat([]byte{1}, 300), 0)
+		var perr *pkcs11.Error
+		if !errors.As(err, &perr) || perr.Op != "C_Sign" {
+			t.Fatalf("300 bytes for CKM_RSA_PKCS: %v, want a C_Sign error", err)
+		}
+		// The session the operation may have stayed active in is closed.
+		if got := tok.IdleSessions(); slices.Contains(got, idle[0]) {
+			t.Errorf("idle sessions %v still hold the session of the failed C_Sign", got)
+		}
+		msg := []byte("after the refusal")
+		sig, err := rsaKey.SignContext(ctx, msg)
+		if err != nil {
+			t.Fatalf("sign after the refusal: %v", err)
+		}
+		if err := signertest.VerifyStd(signer.RSAPKCS1v15, rsaKey.Public(), msg, sig); err != nil {
+			t.Fatal(err)
+		}
+	})
+}
+
+// TestConformanceViaMiekg runs the conformance suite on keys that sign
+// through miekg/pkcs11's SignInit and Sign, the path taken when a module's
+// function list cannot be read.
+func TestConformanceViaMiekg(t *testing.T) {
+	for _, alg := range []signer.Algorithm{signer.Ed25519, signer.ECDSAP256, signer.RSAPSS} {
+		t.Run(alg.String(), func(t *testing.T) {
+			_, tok := openToken(t)
+			ki, err := tok.GenerateKey(context.Background(), alg, "via-miekg")
+			if err != nil {
+				t.Fatal(err)
+			}
+			signertest.Run(t, func() (signer.Signer, error) {
+				k, err := tok.Key(context.Background(), ki.Ref())
+				if err != nil {
+					return nil, err
+				}
+				k.SignViaMiekg()
+				if k.DirectSign() {
+					return nil, errors.New("key still signs directly")
+				}
+				return k, nil
+			}, signertest.Options{})
+		})
+	}
+}
