@@ -41,6 +41,24 @@
 // tried again: the pool that got it refuses to log in from then on, since
 // tokens lock after a few wrong PINs.
 //
+// A module is initialized with signerkit's mutexes (Config.Locking,
+// default LockingSpin): PKCS#11 lets the application hand C_Initialize its
+// CreateMutex, DestroyMutex, LockMutex and UnlockMutex, and these spin for
+// a few microseconds before they sleep. Software tokens take process-wide
+// locks many times a sign for less time than a futex sleep and wake-up
+// cost, and that, not the pool, is what stops two threads from signing
+// twice as fast. On SoftHSM2 2.6.1 (Debian 12, OpenSSL 3.0), P-256 signs
+// from two threads through bare C, no Go involved, ran 1.27–1.31× as fast
+// as one thread with the module's own pthread mutexes and 1.44–1.54× with
+// these (five alternating runs each); OpenSSL's ECDSA alone reaches
+// 1.6–1.85× on the same machine. BenchmarkSignScaling shows both through
+// this package. A module that refuses them is initialized with its own.
+//
+// A sign calls the module's C_SignInit and C_Sign itself, read from its
+// function list, in one call from Go with a buffer of the signature's
+// length (a module that wants more gets a second C_Sign). When the list
+// cannot be read, signs go through miekg/pkcs11.
+//
 // SignContext honours its context: with a context that can end, the token
 // calls run on a goroutine and the caller gets ctx.Err() at the deadline
 // even if the token hangs; the session returns to the pool when the token
@@ -57,7 +75,7 @@
 // checkout of a session (with the C_OpenSession and C_Login when they
 // happen, and the key's handle looked up again after a login), and
 // StageDevice, C_SignInit and C_Sign; counters round-trips
-// (PKCS#11 calls) and retries. Both stages are measured; nothing is
+// (PKCS#11 calls: 2 a sign) and retries. Both stages are measured; nothing is
 // modeled. On SoftHSM2, latency-profiles.md ("SoftHSM2 via PKCS#11") gives
 // Ed25519 0.22 ms, P-256 0.06–0.1 ms, RSA-2048 1.2 ms, RSA-4096 6.0 ms a
 // sign and ~0.95 ms to open a session and log in, which is what the
@@ -70,8 +88,12 @@
 // returns nil whatever dlopen said, so the module path is checked first for
 // a useful error. Its GetAttributeValue fails a whole request when one
 // attribute is missing, so optional attributes are read one at a time. Its
-// Sign calls C_Sign twice (length, then signature), counted as two round
-// trips. Its Login takes the PIN as a string, which cannot be wiped: the
+// Sign calls C_Sign twice (length, then signature) and its SignInit
+// allocates the mechanism in C each time; signs skip both (see above).
+// SoftHSM2 refuses a NULL message pointer even for an empty message
+// (CKR_ARGUMENTS_BAD), and then keeps the sign operation active, against
+// PKCS#11 §5.13: an empty message is passed as a valid pointer, and a
+// session whose C_Sign failed is closed rather than reused. Its Login takes the PIN as a string, which cannot be wiped: the
 // PIN callback's slice is wiped after the call, but that copy lives until
 // the garbage collector reuses its memory. Tokens differ in how they write Ed25519 keys: CKA_EC_PARAMS as the
 // OID 1.3.101.112 (SoftHSM2) or the PrintableString "edwards25519"
