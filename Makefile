@@ -6,7 +6,7 @@ DEBIAN_PACKAGES ?= softhsm2 opensc
 BENCHSTAT_VERSION := v0.0.0-20260908200009-22c9c6c9d4da
 FUZZTIME ?= 15s
 
-.PHONY: test deps fmt-check vet build-nocgo race bench bench-smoke fuzz benchstat overhead report
+.PHONY: test deps fmt-check vet build-nocgo race bench bench-smoke fuzz benchstat overhead softhsm-scaling report
 
 ## test: install test dependencies, then check formatting, vet, build without
 ## cgo and run every test under the race detector.
@@ -63,6 +63,12 @@ benchstat:
 ## raw-ed25519, counted by valgrind (see scripts/overhead.sh).
 overhead:
 	scripts/overhead.sh
+
+## softhsm-scaling: SoftHSM2's own P-256 scaling from one thread to two,
+## in C with no Go, with its mutexes and with spinning ones (see
+## scripts/softhsm-scaling/probe.c).
+softhsm-scaling:
+	scripts/softhsm-scaling/run.sh
 
 ## report: the decision report of every signer path on simulated devices,
 ## into docs/report (report.md and two SVG charts).

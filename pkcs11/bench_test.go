@@ -100,7 +100,7 @@ func BenchmarkSignScaling(b *testing.B) {
 						raws[i] = r
 					}
 					var last [2][2][]byte
-					ratios := scaling(b,
+					ratios := scaling(b, []func(int) error{
 						func(w int) (err error) {
 							last[0][w], err = k.SignContext(context.Background(), msg)
 							return err
@@ -109,7 +109,8 @@ func BenchmarkSignScaling(b *testing.B) {
 							last[1][w], err = raws[w].Sign(p11.CKM_ECDSA, digest[:])
 							return err
 						},
-						ceiling)
+						ceiling,
+					})
 					b.ReportMetric(ratios[0], "throughput-2v1")
 					b.ReportMetric(ratios[1], "raw-throughput-2v1")
 					b.ReportMetric(ratios[2], "ceiling-throughput-2v1")
@@ -139,7 +140,7 @@ func lockingMode(l pkcs11.Locking) func(*pkcs11.Config) {
 // scaling runs the alternating bursts of BenchmarkSignScaling for each
 // signer (called by worker 0 alone, or by workers 0 and 1 at once) and
 // returns each one's throughput with two workers over that with one.
-func scaling(b *testing.B, signers ...func(worker int) error) []float64 {
+func scaling(b *testing.B, signers []func(worker int) error) []float64 {
 	const burst = 16
 	signs := func(sign func(int) error, worker int) {
 		for range burst {
@@ -174,8 +175,8 @@ func scaling(b *testing.B, signers ...func(worker int) error) []float64 {
 	}
 	// burst signs in one's time against 2·burst in two's.
 	ratios := make([]float64, len(signers))
-	for n := range signers {
-		ratios[n] = 2 * float64(one[n]) / float64(two[n])
+	for k := range ratios {
+		ratios[k] = 2 * float64(one[k]) / float64(two[k])
 	}
 	return ratios
 }
