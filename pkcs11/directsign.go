@@ -34,6 +34,8 @@ typedef struct {
 
 // ds_lookup fills f from the function list of the module loaded from path
 // (dlopen with RTLD_NOLOAD finds what miekg/pkcs11 opened); 0 when it did.
+// Lists of Cryptoki 2.x and later share this layout (3.0 modules return
+// the 2.x-compatible CK_FUNCTION_LIST here).
 static int ds_lookup(const char *path, ds_funcs *f) {
 	void *h = dlopen(path, RTLD_NOW | RTLD_NOLOAD);
 	if (h == NULL) {
@@ -42,7 +44,7 @@ static int ds_lookup(const char *path, ds_funcs *f) {
 	ds_ulong (*get)(ds_function_list **) = (ds_ulong (*)(ds_function_list **))dlsym(h, "C_GetFunctionList");
 	ds_function_list *fl = NULL;
 	int r = -1;
-	if (get != NULL && get(&fl) == 0 && fl != NULL && fl->fn[DS_SIGN_INIT] != NULL && fl->fn[DS_SIGN] != NULL) {
+	if (get != NULL && get(&fl) == 0 && fl != NULL && fl->major >= 2 && fl->fn[DS_SIGN_INIT] != NULL && fl->fn[DS_SIGN] != NULL) {
 		f->sign_init = (ds_sign_init)fl->fn[DS_SIGN_INIT];
 		f->sign = (ds_sign)fl->fn[DS_SIGN];
 		r = 0;

@@ -151,7 +151,8 @@ func RunRow(ctx context.Context, be bench.Backend, p bench.Params, cfg RunConfig
 	// starts; a sign's own end-to-end time is its wall time plus the
 	// accounted (modeled, not slept) time it added to the collector.
 	var col signer.Collector
-	tctx := col.WithContext(ctx)
+	tctx, cancel := signContext(ctx, &col)
+	defer cancel()
 	var e2e []float64
 	var wall, accounted time.Duration
 	var msg, sig []byte
@@ -192,6 +193,15 @@ func RunRow(ctx context.Context, be bench.Backend, p bench.Params, cfg RunConfig
 	return row, nil
 }
 
+// signContext is the context a row's signs get: traced into col, and
+// cancellable, as a validator's signs are (they carry a deadline), so the
+// report shows what honouring one costs a backend whose device call
+// cannot be interrupted (pkcs11 runs its module calls on a goroutine).
+func signContext(ctx context.Context, col *signer.Collector) (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithCancel(ctx)
+	return col.WithContext(ctx), cancel
+}
+
 // Phases signed at each height, in a validator's order; the proposal only
 // at every fourth height, as one of four validators proposes in turn.
 var phaseOrder = []string{"proposal", "prevote", "precommit"}
@@ -215,7 +225,8 @@ func RunPhases(ctx context.Context, be bench.Backend, cfg RunConfig) ([]Phase, e
 	sizes := map[string]int{}
 	modeled := false
 	var col signer.Collector
-	tctx := col.WithContext(ctx) // made once, outside the timed calls
+	tctx, cancel := signContext(ctx, &col) // made once, outside the timed calls
+	defer cancel()
 	var wall time.Duration
 	first := true
 	for h := int64(1); h <= int64(cfg.Heights) && wall < cfg.PhaseBudget; h++ {
