@@ -64,7 +64,8 @@ const (
 	ArmorUnknownKDF
 	// ArmorBadSalt: the salt header is missing or not 16 bytes of hex.
 	ArmorBadSalt
-	// ArmorBadCost: the cost header is not a bcrypt cost (4 to 31).
+	// ArmorBadCost: the cost header is not a cost this package reads
+	// (MinCost to MaxCost).
 	ArmorBadCost
 	// ArmorTooLarge: more input than any key takes.
 	ArmorTooLarge

@@ -19,6 +19,16 @@ import (
 // DefaultCost is the bcrypt cost gnokey uses, and the only one it reads.
 const DefaultCost = 12
 
+// MinCost and MaxCost bound the bcrypt costs this package writes and
+// reads. bcrypt itself goes to 31, but each step doubles the work: cost 20
+// is 256 times cost 12, about a minute per unlock on a 2-core VM, and a
+// file whose cost header claims 31 would take weeks to open. Such a file is
+// refused as ArmorBadCost at once instead, with or without a deadline.
+const (
+	MinCost = bcryptsalt.MinCost
+	MaxCost = 20
+)
+
 const (
 	saltSize  = bcryptsalt.SaltSize
 	nonceSize = 24
@@ -83,8 +93,8 @@ func parseSealed(b block) (*sealedKey, error) {
 	s.salt = raw
 	if c, ok := b.header(costHeader); ok {
 		n, err := strconv.Atoi(c)
-		if err != nil || n < bcryptsalt.MinCost || n > bcryptsalt.MaxCost || strconv.Itoa(n) != c {
-			return nil, armorErr(ArmorBadCost, b.line, fmt.Sprintf("want %d to %d", bcryptsalt.MinCost, bcryptsalt.MaxCost))
+		if err != nil || n < MinCost || n > MaxCost || strconv.Itoa(n) != c {
+			return nil, armorErr(ArmorBadCost, b.line, fmt.Sprintf("want %d to %d", MinCost, MaxCost))
 		}
 		s.cost = n
 	}
@@ -161,8 +171,8 @@ func seal(ctx context.Context, k *privateKey, pass []byte, cost int, rnd io.Read
 	if cost == 0 {
 		cost = DefaultCost
 	}
-	if cost < bcryptsalt.MinCost || cost > bcryptsalt.MaxCost {
-		return nil, fmt.Errorf("keybase: bcrypt cost %d, want %d to %d: %w", cost, bcryptsalt.MinCost, bcryptsalt.MaxCost, signer.ErrInvalidArgument)
+	if cost < MinCost || cost > MaxCost {
+		return nil, fmt.Errorf("keybase: bcrypt cost %d, want %d to %d: %w", cost, MinCost, MaxCost, signer.ErrInvalidArgument)
 	}
 	salt := make([]byte, saltSize)
 	var nonce [nonceSize]byte
@@ -203,7 +213,7 @@ func parsePrivateArmor(armor []byte) (*sealedKey, error) {
 // on signer.Secp256k1() — encrypted under passphrase and armored as
 // `gnokey export` writes it, with a fresh random salt and nonce. cost 0
 // means DefaultCost, the only cost gnokey reads; other costs add a "cost"
-// header that this package reads and gnokey ignores; a cost outside 4 to 31
+// header that this package reads and gnokey ignores; a cost outside MinCost to MaxCost
 // is refused with signer.ErrInvalidArgument. An empty passphrase
 // gives the unencrypted armor gnokey writes for one.
 func EncryptArmor(ctx context.Context, priv crypto.PrivateKey, passphrase []byte, cost int) ([]byte, error) {

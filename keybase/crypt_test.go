@@ -250,7 +250,7 @@ func TestLegacyEmptyPassphrase(t *testing.T) {
 
 func TestEncryptArmorCost(t *testing.T) {
 	priv := ed25519.NewKeyFromSeed(katSeed)
-	for _, cost := range []int{-1, 3, 32} {
+	for _, cost := range []int{-1, 3, MaxCost + 1, 31, 32} {
 		if _, err := EncryptArmor(context.Background(), priv, []byte("pw"), cost); !errors.Is(err, signer.ErrInvalidArgument) {
 			t.Errorf("cost %d: got %v, want ErrInvalidArgument", cost, err)
 		}
@@ -311,6 +311,8 @@ func TestCorruptArmor(t *testing.T) {
 		{"too large", good + strings.Repeat(" ", maxArmor), ArmorTooLarge, 0},
 		{"bad cost", strings.Replace(good, "salt:", "cost: 3\nsalt:", 1), ArmorBadCost, 1},
 		{"cost not a number", strings.Replace(good, "salt:", "cost: 012\nsalt:", 1), ArmorBadCost, 1},
+		{"cost past MaxCost", strings.Replace(good, "salt:", "cost: 21\nsalt:", 1), ArmorBadCost, 1},
+		{"cost 31", strings.Replace(good, "salt:", "cost: 31\nsalt:", 1), ArmorBadCost, 1},
 		{"short ciphertext", string(encodeBlock(block{Type: blockPrivate, Headers: []header{{"kdf", "bcrypt"}, {"salt", hex.EncodeToString(katSalt)}}, Data: make([]byte, 40)})), ArmorBadPayload, 1},
 		{"unencrypted garbage", string(encodeBlock(block{Type: blockPrivate, Data: []byte("not amino")})), ArmorBadPayload, 0},
 	}

@@ -25,7 +25,9 @@
 // gnokey always uses cost 12 and the file does not say so. A Store
 // configured with another cost (tests use 4) adds a "cost" header, which
 // this package reads and gnokey ignores: such files open in gnokey only
-// if written at cost 12.
+// if written at cost 12. Costs run from MinCost (4) to MaxCost (20, about
+// a minute per unlock): a file that claims more is refused as ArmorBadCost
+// at once, rather than spending days in bcrypt.
 //
 // The salted bcrypt lives in internal/bcryptsalt, built on the bcrypt key
 // schedule of golang.org/x/crypto/blowfish, because

@@ -13,7 +13,6 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/signerkit/signerkit/internal/bcryptsalt"
 	"github.com/signerkit/signerkit/signer"
 )
 
@@ -61,8 +60,8 @@ func OpenStore(dir string, cfg Config) (*Store, error) {
 	if cfg.Cost == 0 {
 		cfg.Cost = DefaultCost
 	}
-	if cfg.Cost < bcryptsalt.MinCost || cfg.Cost > bcryptsalt.MaxCost {
-		return nil, fmt.Errorf("keybase: bcrypt cost %d, want %d to %d: %w", cfg.Cost, bcryptsalt.MinCost, bcryptsalt.MaxCost, signer.ErrInvalidArgument)
+	if cfg.Cost < MinCost || cfg.Cost > MaxCost {
+		return nil, fmt.Errorf("keybase: bcrypt cost %d, want %d to %d: %w", cfg.Cost, MinCost, MaxCost, signer.ErrInvalidArgument)
 	}
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("keybase: %w", err)

@@ -217,7 +217,7 @@ func TestStoreRefusals(t *testing.T) {
 			t.Errorf("a 0755 directory: got %v", err)
 		}
 	}
-	for _, cost := range []int{-1, 3, 32} {
+	for _, cost := range []int{-1, 3, MaxCost + 1, 31, 32} {
 		if _, err := OpenStore(filepath.Join(dir, "k"), Config{Cost: cost}); !errors.Is(err, signer.ErrInvalidArgument) {
 			t.Errorf("cost %d: got %v", cost, err)
 		}
