@@ -58,7 +58,9 @@
 //
 // Files are written to a temporary file, synced, and renamed into place,
 // so a reader sees the old file or the new one, whole, even across a
-// crash. Writers take an exclusive flock(2) on "<dir>/.lock" (waiting
+// crash. A temporary file a crash left behind (an encrypted copy of the
+// key) is removed once it is an hour old, the next time its key is
+// written or deleted. Writers take an exclusive flock(2) on "<dir>/.lock" (waiting
 // within their context's deadline), so writers in several processes
 // neither lose an update nor both create one name; on systems without
 // flock only writers that share one Store are serialised. Readers take no lock.

@@ -308,6 +308,7 @@ func (s *Store) Delete(ctx context.Context, name string) error {
 	if err != nil {
 		return fmt.Errorf("keybase: %w", err)
 	}
+	s.removeStaleTemps(name)
 	if err := syncDir(s.dir); err != nil {
 		return fmt.Errorf("keybase: key %q removed, but syncing the directory failed: %w", name, err)
 	}

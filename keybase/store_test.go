@@ -661,3 +661,53 @@ func TestStoreReadersSeeWholeFiles(t *testing.T) {
 		return true
 	})
 }
+
+// Temporary files a crashed writer left behind (each an encrypted copy of
+// the key) go when the key is written again or deleted, once stale; a
+// fresh one may be a live writer's and stays, as do other keys' files.
+func TestStoreRemovesStaleTemps(t *testing.T) {
+	ctx := context.Background()
+	s := testStore(t)
+	if _, err := s.Create(ctx, "validator", signer.Ed25519, pw); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Create(ctx, "validator2", signer.Ed25519, pw); err != nil {
+		t.Fatal(err)
+	}
+	key, err := os.ReadFile(s.path("validator"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	stale := time.Now().Add(-2 * staleTemp)
+	leave := func(name string, mtime time.Time) string {
+		p := filepath.Join(s.Dir(), name)
+		if err := os.WriteFile(p, key, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chtimes(p, mtime, mtime); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	exists := func(p string) bool { _, err := os.Lstat(p); return err == nil }
+
+	old := leave(".validator.tmp-111", stale)
+	fresh := leave(".validator.tmp-222", time.Now())
+	other := leave(".validator2.tmp-333", stale)
+	if err := s.ChangePassphrase(ctx, "validator", pw, pw); err != nil {
+		t.Fatal(err)
+	}
+	if exists(old) || !exists(fresh) || !exists(other) {
+		t.Fatalf("after a write: stale %v, fresh %v, another key's %v; want only the stale one gone", exists(old), exists(fresh), exists(other))
+	}
+	old = leave(".validator.tmp-444", stale)
+	if err := s.Delete(ctx, "validator"); err != nil {
+		t.Fatal(err)
+	}
+	if exists(old) || !exists(fresh) || !exists(other) {
+		t.Fatalf("after Delete: stale %v, fresh %v, another key's %v; want only the stale one gone", exists(old), exists(fresh), exists(other))
+	}
+	if names, err := s.List(ctx); err != nil || len(names) != 1 {
+		t.Errorf("List: %v, %v; want validator2 only", names, err)
+	}
+}

@@ -10,6 +10,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/signerkit/signerkit/signer"
@@ -172,6 +173,26 @@ func (s *Store) writeTemp(name string, data []byte) (string, error) {
 	return tmp, nil
 }
 
+// staleTemp is the age past which a temporary file of a key is taken to
+// be left over by a writer that crashed between writing and renaming it:
+// a live writer renames its file within seconds.
+const staleTemp = time.Hour
+
+// removeStaleTemps removes name's temporary files older than staleTemp.
+// Each holds a copy of the key as it was then (encrypted, as the key's
+// file is), which must not outlive the key. The caller holds the lock.
+func (s *Store) removeStaleTemps(name string) {
+	entries, _ := os.ReadDir(s.dir)
+	for _, e := range entries {
+		if !strings.HasPrefix(e.Name(), "."+name+".tmp-") || !e.Type().IsRegular() {
+			continue
+		}
+		if fi, err := e.Info(); err == nil && time.Since(fi.ModTime()) > staleTemp {
+			os.Remove(filepath.Join(s.dir, e.Name()))
+		}
+	}
+}
+
 // put writes data as the file of name: a new key (replace false, failing
 // with signer.ErrKeyExists if the name is taken) or the replacement of one
 // (replace true). The file is written and synced under another name, then
@@ -208,6 +229,7 @@ func (s *Store) rename(tmp, name string, replace bool) error {
 	if err := os.Rename(tmp, s.path(name)); err != nil {
 		return fmt.Errorf("keybase: %w", err)
 	}
+	s.removeStaleTemps(name)
 	if err := syncDir(s.dir); err != nil {
 		return fmt.Errorf("keybase: key %q written, but syncing the directory failed: %w", name, err)
 	}
