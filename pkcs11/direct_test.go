@@ -21,13 +21,16 @@ import (
 )
 
 // TestLocking signs from many goroutines on a module initialized with
-// each kind of mutex, and checks which kind the module got.
+// each kind of mutex, and checks which kind the module got: with
+// LockingSpin it must have created mutexes through signerkit's callbacks,
+// with LockingOS none.
 func TestLocking(t *testing.T) {
 	for _, locking := range []pkcs11.Locking{pkcs11.LockingSpin, pkcs11.LockingOS} {
 		t.Run(locking.String(), func(t *testing.T) {
 			if loaded := pkcs11.LoadedModules(); len(loaded) != 0 {
 				t.Fatalf("modules still loaded by an earlier test: %v", loaded)
 			}
+			created, _ := pkcs11.SpinMutexCounts()
 			_, tok := openToken(t, lockingMode(locking), poolSize(3))
 			want := locking
 			if !pkcs11.SpinLockingSupported {
@@ -35,6 +38,12 @@ func TestLocking(t *testing.T) {
 			}
 			if got := tok.ModuleLocking(); got != want {
 				t.Fatalf("module initialized with %v mutexes, want %v", got, want)
+			}
+			// The module took the mutexes it was offered: it created some
+			// of ours in C_Initialize, or none when it got the OS's.
+			now, _ := pkcs11.SpinMutexCounts()
+			if took := now > created; took != (want == pkcs11.LockingSpin) {
+				t.Fatalf("module initialized for %v mutexes created %d of signerkit's", want, now-created)
 			}
 			for _, alg := range []signer.Algorithm{signer.ECDSAP256, signer.Ed25519} {
 				k := generateKey(t, tok, alg, "locking-"+alg.String())

@@ -68,3 +68,7 @@ func SpinMutexSelfTest(threads int, iters int64) (count int64, rv uint) {
 
 // SpinLockingSupported says whether LockingSpin works in this build.
 const SpinLockingSupported = spinLockingSupported
+
+// SpinMutexCounts returns how many of signerkit's module mutexes modules
+// have created and destroyed in this process.
+func SpinMutexCounts() (created, destroyed int64) { return spinMutexCounts() }

@@ -53,6 +53,11 @@ typedef struct {
 	char pad[64 - sizeof(int)];
 } sk_mutex;
 
+// How many mutexes modules have created and destroyed through these
+// callbacks, for tests: a module that took them creates some in
+// C_Initialize. Counted only there, never on the lock path.
+static _Atomic long sk_created, sk_destroyed;
+
 static inline void sk_relax(void) {
 #if defined(__x86_64__) || defined(__i386__)
 	__builtin_ia32_pause();
@@ -71,6 +76,7 @@ static sk_rv sk_create(void **out) {
 	}
 	atomic_init(&m->state, 0);
 	*out = m;
+	atomic_fetch_add_explicit(&sk_created, 1, memory_order_relaxed);
 	return SK_CKR_OK;
 }
 
@@ -79,7 +85,13 @@ static sk_rv sk_destroy(void *p) {
 		return SK_CKR_MUTEX_BAD;
 	}
 	free(p);
+	atomic_fetch_add_explicit(&sk_destroyed, 1, memory_order_relaxed);
 	return SK_CKR_OK;
+}
+
+static void sk_mutex_counts(long *created, long *destroyed) {
+	*created = atomic_load(&sk_created);
+	*destroyed = atomic_load(&sk_destroyed);
 }
 
 static sk_rv sk_lock(void *p) {
@@ -223,4 +235,12 @@ func mutexSelfTest(threads int, iters int64) (int64, uint) {
 	var counter C.long
 	rv := C.sk_mutex_test(C.int(threads), C.long(iters), &counter)
 	return int64(counter), uint(rv)
+}
+
+// spinMutexCounts returns how many of signerkit's module mutexes have been
+// created and destroyed in this process.
+func spinMutexCounts() (created, destroyed int64) {
+	var c, d C.long
+	C.sk_mutex_counts(&c, &d)
+	return int64(c), int64(d)
 }
