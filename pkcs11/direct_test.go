@@ -161,6 +161,31 @@ func TestDirectSign(t *testing.T) {
 	})
 }
 
+// TestSignNotLoggedIn: a C_Sign refused with CKR_USER_NOT_LOGGED_IN (the
+// token logged out between C_SignInit and C_Sign) logs in and is retried,
+// on another session: a module may have left the operation active in the
+// first.
+func TestSignNotLoggedIn(t *testing.T) {
+	_, tok := openToken(t, poolSize(2))
+	var seen []uint
+	err := tok.Do(context.Background(), func(sh uint) error {
+		seen = append(seen, sh)
+		if len(seen) == 1 {
+			return &pkcs11.Error{Op: "C_Sign", Code: p11.CKR_USER_NOT_LOGGED_IN}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatalf("retry after the login: %v", err)
+	}
+	if len(seen) != 2 || seen[0] == seen[1] {
+		t.Fatalf("sessions used %v, want the retry on a second one", seen)
+	}
+	if idle := tok.IdleSessions(); slices.Contains(idle, seen[0]) {
+		t.Errorf("idle sessions %v still hold the session of the refused C_Sign", idle)
+	}
+}
+
 // TestConformanceViaMiekg runs the conformance suite on keys that sign
 // through miekg/pkcs11's SignInit and Sign, the path taken when a module's
 // function list cannot be read.

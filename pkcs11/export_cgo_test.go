@@ -2,7 +2,11 @@
 
 package pkcs11
 
-import "context"
+import (
+	"context"
+
+	p11 "github.com/miekg/pkcs11"
+)
 
 // LoadedModules returns the modules loaded now and their users.
 func LoadedModules() map[string]int {
@@ -72,3 +76,9 @@ const SpinLockingSupported = spinLockingSupported
 // SpinMutexCounts returns how many of signerkit's module mutexes modules
 // have created and destroyed in this process.
 func SpinMutexCounts() (created, destroyed int64) { return spinMutexCounts() }
+
+// Do runs op on a session of t's pool with the recovery a sign gets
+// (a retry on a new session, a login), passing it the session handle.
+func (t *Token) Do(ctx context.Context, op func(sh uint) error) error {
+	return t.pool.do(ctx, &opStats{}, func(sh p11.SessionHandle) error { return op(uint(sh)) })
+}

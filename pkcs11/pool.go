@@ -327,7 +327,14 @@ func (p *pool) do(ctx context.Context, st *opStats, op func(p11.SessionHandle) e
 			t = st.start()
 			lerr := p.login(sh, st)
 			st.session += st.since(t)
-			p.put(sh)
+			if failedIn(err, "C_Sign") {
+				// Its operation may still be active, as below. Closing
+				// the session after the login may log the token out (it
+				// was the last); the retry's new session logs in again.
+				p.discard(sh)
+			} else {
+				p.put(sh)
+			}
 			if lerr != nil {
 				return lerr
 			}
