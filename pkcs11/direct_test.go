@@ -11,6 +11,7 @@ import (
 	"runtime"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	p11 "github.com/miekg/pkcs11"
@@ -106,12 +107,27 @@ func TestDirectSign(t *testing.T) {
 	t.Run("BufferTooSmall", func(t *testing.T) {
 		for _, n := range []int{1, 63, 64, 200} {
 			msg := fmt.Appendf(nil, "a %d-byte buffer", n)
-			sig, err := ed.SignRaw(ctx, pkcs11.CKM_EDDSA, msg, n)
+			var trips atomic.Int64
+			tctx := signer.WithTrace(ctx, &signer.Trace{Count: func(c signer.Counter, d int64) {
+				if c == signer.CountRoundTrips {
+					trips.Add(d)
+				}
+			}})
+			sig, err := ed.SignRaw(tctx, pkcs11.CKM_EDDSA, msg, n)
 			if err != nil {
 				t.Fatalf("buffer %d: %v", n, err)
 			}
 			if !ed25519.Verify(ed.Public().(ed25519.PublicKey), msg, sig) {
 				t.Fatalf("buffer %d: %d-byte signature does not verify", n, len(sig))
+			}
+			// C_SignInit and C_Sign, and a second C_Sign when the
+			// 64-byte signature did not fit.
+			want := int64(2)
+			if n < ed25519.SignatureSize {
+				want = 3
+			}
+			if got := trips.Load(); ed.DirectSign() && got != want {
+				t.Errorf("buffer %d: %d round trips reported, want %d", n, got, want)
 			}
 		}
 	})

@@ -120,22 +120,34 @@ func (d *directSigner) free() {
 	}
 }
 
+// maxSigLen bounds the length a module may ask for on
+// CKR_BUFFER_TOO_SMALL (an RSA-16384 signature is 2048 bytes): a larger
+// one is a broken module, and its error is returned rather than the
+// buffer allocated.
+const maxSigLen = 1 << 16
+
 // sign runs C_SignInit(mech, param) on key and C_Sign on data in session
 // sh, expecting a signature of at most sigLen bytes (a longer one costs a
-// second C_Sign). The error is an *Error naming the call that failed.
-func (d *directSigner) sign(sh p11.SessionHandle, mech uint, param []byte, key p11.ObjectHandle, data []byte, sigLen int) ([]byte, error) {
+// second C_Sign). It returns the number of calls made into the module;
+// the error is an *Error naming the call that failed.
+func (d *directSigner) sign(sh p11.SessionHandle, mech uint, param []byte, key p11.ObjectHandle, data []byte, sigLen int) (sig []byte, calls int64, err error) {
 	if sigLen < 1 {
 		sigLen = 1
 	}
-	sig := make([]byte, sigLen)
+	sig = make([]byte, sigLen)
 	n := C.ds_ulong(sigLen)
 	var failed C.int
 	// Go memory passed for the call's duration only: none holds a Go
 	// pointer, and the module must not keep them (PKCS#11 says so).
 	rv := C.ds_sign_once(d.f, C.ds_ulong(sh), C.ds_ulong(mech), bytesPtr(param), C.ds_ulong(len(param)),
 		C.ds_ulong(key), dataPtr(data), C.ds_ulong(len(data)), (*C.uchar)(unsafe.Pointer(&sig[0])), &n, &failed)
-	if rv == C.ds_ulong(p11.CKR_BUFFER_TOO_SMALL) && failed == 2 && int(n) > sigLen {
+	calls = 2
+	if failed == 1 {
+		calls = 1
+	}
+	if rv == C.ds_ulong(p11.CKR_BUFFER_TOO_SMALL) && failed == 2 && n > C.ds_ulong(sigLen) && n <= maxSigLen {
 		sig = make([]byte, int(n))
+		calls++
 		rv = C.ds_sign_more(d.f, C.ds_ulong(sh), dataPtr(data), C.ds_ulong(len(data)), (*C.uchar)(unsafe.Pointer(&sig[0])), &n)
 	}
 	runtime.KeepAlive(param)
@@ -145,12 +157,12 @@ func (d *directSigner) sign(sh p11.SessionHandle, mech uint, param []byte, key p
 		if failed == 1 {
 			op = "C_SignInit"
 		}
-		return nil, &Error{Op: op, Code: uint(rv)}
+		return nil, calls, &Error{Op: op, Code: uint(rv)}
 	}
-	if int(n) > len(sig) {
-		return nil, &Error{Op: "C_Sign", Code: p11.CKR_GENERAL_ERROR}
+	if n > C.ds_ulong(len(sig)) {
+		return nil, calls, &Error{Op: "C_Sign", Code: p11.CKR_GENERAL_ERROR}
 	}
-	return sig[:n], nil
+	return sig[:n], calls, nil
 }
 
 // bytesPtr is b's first byte, or nil for an empty b.

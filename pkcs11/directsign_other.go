@@ -11,6 +11,6 @@ func lookupDirect(string) *directSigner { return nil }
 
 func (d *directSigner) free() {}
 
-func (d *directSigner) sign(p11.SessionHandle, uint, []byte, p11.ObjectHandle, []byte, int) ([]byte, error) {
+func (d *directSigner) sign(p11.SessionHandle, uint, []byte, p11.ObjectHandle, []byte, int) ([]byte, int64, error) {
 	panic("pkcs11: no direct signer in this build")
 }

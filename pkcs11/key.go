@@ -233,9 +233,10 @@ func (k *Key) sign(ctx context.Context, req request, st *opStats) ([]byte, error
 				if n == 0 {
 					n = k.sigLen()
 				}
-				sig, err = d.sign(sh, req.mech, req.param, h, req.data, n)
+				var calls int64
+				sig, calls, err = d.sign(sh, req.mech, req.param, h, req.data, n)
 				st.device += st.since(t)
-				st.trips += 2 // C_SignInit, C_Sign
+				st.trips += calls // C_SignInit, C_Sign, a second C_Sign
 				return err
 			}
 			mech := []*p11.Mechanism{p11.NewMechanism(req.mech, nilIfEmpty(req.param))}
