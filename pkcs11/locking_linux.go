@@ -144,13 +144,11 @@ static sk_rv sk_initialize(const char *path) {
 	sk_rv (*get)(sk_function_list_head **) = (sk_rv (*)(sk_function_list_head **))dlsym(h, "C_GetFunctionList");
 	sk_function_list_head *fl = NULL;
 	sk_rv rv = SK_NOT_LOADED;
-	if (get != NULL && (rv = get(&fl)) == SK_CKR_OK) {
-		if (fl == NULL || fl->initialize == NULL) {
-			rv = SK_NOT_LOADED;
-		} else {
-			sk_initialize_args args = {sk_create, sk_destroy, sk_lock, sk_unlock, SK_CKF_OS_LOCKING_OK, NULL};
-			rv = fl->initialize(&args);
-		}
+	// A list that cannot be read is left to miekg/pkcs11 (which read it
+	// once already), rather than its error taken for C_Initialize's.
+	if (get != NULL && get(&fl) == SK_CKR_OK && fl != NULL && fl->initialize != NULL) {
+		sk_initialize_args args = {sk_create, sk_destroy, sk_lock, sk_unlock, SK_CKF_OS_LOCKING_OK, NULL};
+		rv = fl->initialize(&args);
 	}
 	dlclose(h);
 	return rv;
