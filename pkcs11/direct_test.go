@@ -17,6 +17,7 @@ import (
 	p11 "github.com/miekg/pkcs11"
 
 	"github.com/signerkit/signerkit/pkcs11"
+	"github.com/signerkit/signerkit/pkcs11/pkcs11test"
 	"github.com/signerkit/signerkit/signer"
 	"github.com/signerkit/signerkit/signer/signertest"
 )
@@ -225,5 +226,20 @@ func TestConformanceViaMiekg(t *testing.T) {
 				return k, nil
 			}, signertest.Options{})
 		})
+	}
+}
+
+func TestLockingRefused(t *testing.T) {
+	st := pkcs11test.New(t)
+	cfg := st.Config()
+	cfg.Locking = pkcs11.Locking(7)
+	if tok, err := pkcs11.Open(context.Background(), cfg); !errors.Is(err, signer.ErrInvalidArgument) {
+		if tok != nil {
+			tok.Close()
+		}
+		t.Fatalf("Open with Locking(7): %v, want ErrInvalidArgument", err)
+	}
+	if loaded := pkcs11.LoadedModules(); len(loaded) != 0 {
+		t.Errorf("modules loaded after a refused Open: %v", loaded)
 	}
 }

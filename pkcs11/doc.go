@@ -94,19 +94,20 @@
 // allocates the mechanism in C each time; signs skip both (see above).
 // SoftHSM2 refuses a NULL message pointer even for an empty message
 // (CKR_ARGUMENTS_BAD), and then keeps the sign operation active, against
-// PKCS#11 §5.13: an empty message is passed as a valid pointer, and a
-// session whose C_Sign failed is closed rather than reused. Its Login takes the PIN as a string, which cannot be wiped: the
-// PIN callback's slice is wiped after the call, but that copy lives until
-// the garbage collector reuses its memory. Tokens differ in how they write Ed25519 keys: CKA_EC_PARAMS as the
-// OID 1.3.101.112 (SoftHSM2) or the PrintableString "edwards25519"
-// (OpenSC's pkcs11-tool) are both accepted, and CKA_EC_POINT with or
-// without its DER OCTET STRING wrapper. SoftHSM2 forgets the handles of
-// private objects on logout, so a Key looks its handle up again after the
-// pool logs in. EC private keys carry no public point, so it is read from
-// the public key object with the same CKA_ID (or label). The scheme of an
-// RSA key made for PSS is kept as CKA_ALLOWED_MECHANISMS = {CKM_RSA_PKCS_PSS}
-// on its public key object, so ListKeys reports it; the private key signs
-// with either scheme.
+// PKCS#11 (v2.40 §5.11): an empty message is passed as a valid pointer, and
+// a session whose C_Sign failed is closed rather than reused.
+// miekg/pkcs11's Login takes the PIN as a string, which cannot be wiped: the PIN callback's
+// slice is wiped after the call, but that copy lives until the garbage
+// collector reuses its memory. Tokens differ in how they write Ed25519
+// keys: CKA_EC_PARAMS as the OID 1.3.101.112 (SoftHSM2) or the
+// PrintableString "edwards25519" (OpenSC's pkcs11-tool) are both accepted,
+// and CKA_EC_POINT with or without its DER OCTET STRING wrapper. SoftHSM2
+// forgets the handles of private objects on logout, so a Key looks its
+// handle up again after the pool logs in. EC private keys carry no public
+// point, so it is read from the public key object with the same CKA_ID (or
+// label). The scheme of an RSA key made for PSS is kept as
+// CKA_ALLOWED_MECHANISMS = {CKM_RSA_PKCS_PSS} on its public key object, so
+// ListKeys reports it; the private key signs with either scheme.
 //
 // # Testing and benchmarks
 //

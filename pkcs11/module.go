@@ -40,6 +40,9 @@ func loadModule(path string, locking Locking) (*module, error) {
 	if path == "" {
 		return nil, fmt.Errorf("pkcs11: no module path (Config.Module or module-path): %w", signer.ErrInvalidArgument)
 	}
+	if locking != LockingSpin && locking != LockingOS {
+		return nil, fmt.Errorf("pkcs11: Config.Locking %v, want LockingSpin or LockingOS: %w", locking, signer.ErrInvalidArgument)
+	}
 	key := path
 	if strings.ContainsRune(path, os.PathSeparator) {
 		if abs, err := filepath.Abs(path); err == nil {
