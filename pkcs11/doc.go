@@ -46,13 +46,26 @@
 // CreateMutex, DestroyMutex, LockMutex and UnlockMutex, and these spin for
 // a few microseconds before they sleep. Software tokens take process-wide
 // locks many times a sign for less time than a futex sleep and wake-up
-// cost, and that, not the pool, is what stops two threads from signing
-// twice as fast. On SoftHSM2 2.6.1 (Debian 12, OpenSSL 3.0), P-256 signs
-// from two threads through bare C, no Go involved, ran 1.27–1.31× as fast
-// as one thread with the module's own pthread mutexes and 1.44–1.54× with
-// these (five alternating runs each); OpenSSL's ECDSA alone reaches
-// 1.6–1.85× on the same machine. BenchmarkSignScaling shows both through
-// this package. A module that refuses them is initialized with its own.
+// cost: SoftHSM2 2.6.1 registers every buffer it allocates in one map
+// under one mutex, about 50 times per P-256 sign. That, not the pool, is
+// what stops two threads from signing twice as fast. On Debian 12's
+// SoftHSM2 (OpenSSL 3.0) on a 2-core VM, P-256 signs from two C threads,
+// no Go involved (scripts/softhsm-scaling), ran 1.27–1.31× as fast as one
+// thread with the module's own pthread mutexes and 1.44–1.54× with these
+// (five alternating runs each), while OpenSSL alone, doing what SoftHSM2
+// does per sign, reached 1.6–1.9×. BenchmarkSignScaling measures the same
+// through this package, beside bare miekg/pkcs11 sessions and
+// crypto/ecdsa in the same iterations. A module that refuses the mutexes
+// is initialized with its own.
+//
+// Go adds a cost of its own when every P is signing: a goroutine in a cgo
+// call longer than one sysmon tick (20 µs) loses its P to another thread
+// when no P is idle, and gets one back through the scheduler when the call
+// returns (golang/go#19574). A SoftHSM2 sign takes 75 µs, so with two
+// goroutines signing back to back on two Ps (b.RunParallel at -cpu 2)
+// nearly every sign pays a thread hand-off, and throughput rose only
+// 1.2–1.3× over one goroutine here; real tokens, whose signs take
+// milliseconds, do not notice.
 //
 // A sign calls the module's C_SignInit and C_Sign itself, read from its
 // function list, in one call from Go with a buffer of the signature's
