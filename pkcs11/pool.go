@@ -342,10 +342,10 @@ func (p *pool) do(ctx context.Context, st *opStats, op func(p11.SessionHandle) e
 			continue
 		case code == p11.CKR_OPERATION_ACTIVE || failedIn(err, "C_Sign"):
 			// Left over from an operation the module did not end, or
-			// possibly so: PKCS#11 (v2.40 §5.11, v3.0 §5.13) says a failed C_Sign ends its
-			// operation, but modules do not all do it (SoftHSM2 2.6 keeps
-			// it after CKR_ARGUMENTS_BAD). The session is closed rather
-			// than trusted with the next sign.
+			// possibly so: PKCS#11 (v2.40 §5.11, v3.0 §5.13) says a
+			// failed C_Sign ends its operation, but modules do not all
+			// do it (SoftHSM2 2.6 keeps it after CKR_ARGUMENTS_BAD). The
+			// session is closed rather than trusted with the next sign.
 			p.discard(sh)
 		default:
 			p.put(sh)
