@@ -75,16 +75,24 @@ func BenchmarkSignScaling(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	ceiling := func(int) error {
+	var ceilingSigs [2][]byte
+	ceiling := func(w int) (err error) {
 		// Four signs weigh about what one SoftHSM2 sign does, so the
 		// bursts last as long.
 		for range 4 {
-			if _, err := ecdsa.SignASN1(rand.Reader, priv, digest[:]); err != nil {
+			if ceilingSigs[w], err = ecdsa.SignASN1(rand.Reader, priv, digest[:]); err != nil {
 				return err
 			}
 		}
 		return nil
 	}
+	defer func() {
+		for _, sig := range ceilingSigs {
+			if sig != nil && !ecdsa.VerifyASN1(&priv.PublicKey, digest[:], sig) {
+				b.Error("crypto/ecdsa's own signature does not verify")
+			}
+		}
+	}()
 	b.Run("backend=pkcs11-softhsm-p256", func(b *testing.B) {
 		for _, locking := range []pkcs11.Locking{pkcs11.LockingSpin, pkcs11.LockingOS} {
 			for _, size := range []int{1, 4} {
