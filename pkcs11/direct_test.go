@@ -243,3 +243,52 @@ func TestLockingRefused(t *testing.T) {
 		t.Errorf("modules loaded after a refused Open: %v", loaded)
 	}
 }
+
+// TestOperationLeftActive: a session that comes back to the pool with a
+// sign operation still active (as from a module that did not end one) is
+// closed when the next sign meets CKR_OPERATION_ACTIVE, and that sign is
+// retried on a new session and succeeds.
+func TestOperationLeftActive(t *testing.T) {
+	st, tok := openToken(t, poolSize(1))
+	k := generateKey(t, tok, signer.Ed25519, "left-active")
+	ctx := context.Background()
+	if _, err := k.SignContext(ctx, []byte("opens the session")); err != nil {
+		t.Fatal(err)
+	}
+	other := otherHandle(t, st)
+	var stuck uint
+	err := tok.Do(ctx, func(sh uint) error {
+		stuck = sh
+		s := p11.SessionHandle(sh)
+		if err := other.FindObjectsInit(s, []*p11.Attribute{p11.NewAttribute(p11.CKA_CLASS, p11.CKO_PRIVATE_KEY), p11.NewAttribute(p11.CKA_LABEL, "left-active")}); err != nil {
+			return err
+		}
+		hs, _, err := other.FindObjects(s, 2)
+		other.FindObjectsFinal(s)
+		if err != nil || len(hs) != 1 {
+			return fmt.Errorf("key: %d found, %v", len(hs), err)
+		}
+		return other.SignInit(s, []*p11.Mechanism{p11.NewMechanism(pkcs11.CKM_EDDSA, nil)}, hs[0])
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if idle := tok.IdleSessions(); !slices.Contains(idle, stuck) {
+		t.Fatalf("idle sessions %v, want %d back with its operation active", idle, stuck)
+	}
+	col := signer.NewCollector()
+	msg := []byte("after the operation left active")
+	sig, err := k.SignContext(col.WithContext(ctx), msg)
+	if err != nil {
+		t.Fatalf("sign on a pool whose session has an operation active: %v", err)
+	}
+	if err := signertest.VerifyStd(signer.Ed25519, k.Public(), msg, sig); err != nil {
+		t.Fatal(err)
+	}
+	if got := col.Summary().Count(signer.CountRetries); got != 1 {
+		t.Errorf("%d retries reported, want 1", got)
+	}
+	if idle := tok.IdleSessions(); slices.Contains(idle, stuck) {
+		t.Errorf("idle sessions %v still hold session %d", idle, stuck)
+	}
+}

@@ -340,12 +340,22 @@ func (p *pool) do(ctx context.Context, st *opStats, op func(p11.SessionHandle) e
 			}
 			st.retries++
 			continue
-		case code == p11.CKR_OPERATION_ACTIVE || failedIn(err, "C_Sign"):
-			// Left over from an operation the module did not end, or
-			// possibly so: PKCS#11 (v2.40 §5.11, v3.0 §5.13) says a
-			// failed C_Sign ends its operation, but modules do not all
-			// do it (SoftHSM2 2.6 keeps it after CKR_ARGUMENTS_BAD). The
-			// session is closed rather than trusted with the next sign.
+		case code == p11.CKR_OPERATION_ACTIVE:
+			// Left over from an operation the module did not end: the
+			// session cannot be trusted with the next one. It is closed
+			// and the operation retried once on another, as the caller
+			// did nothing wrong.
+			p.discard(sh)
+			if attempt == 0 {
+				st.retries++
+				continue
+			}
+		case failedIn(err, "C_Sign"):
+			// Possibly left active: PKCS#11 (v2.40 §5.11, v3.0 §5.13)
+			// says a failed C_Sign ends its operation, but modules do
+			// not all do it (SoftHSM2 2.6 keeps it after
+			// CKR_ARGUMENTS_BAD). The session is closed rather than
+			// trusted with the next sign.
 			p.discard(sh)
 		default:
 			p.put(sh)
