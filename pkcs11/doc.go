@@ -55,11 +55,13 @@
 // SoftHSM2 (OpenSSL 3.0) on a 2-core VM, P-256 signs from two C threads,
 // no Go involved (scripts/softhsm-scaling), ran 1.27–1.31× as fast as one
 // thread with the module's own pthread mutexes and 1.44–1.54× with these
-// (five alternating runs each), while OpenSSL alone, doing what SoftHSM2
-// does per sign, reached 1.6–1.9×. BenchmarkSignScaling measures the same
-// through this package, beside bare miekg/pkcs11 sessions and
-// crypto/ecdsa in the same iterations. A module that refuses the mutexes
-// is initialized with its own.
+// (five alternating runs each, in a quiet hour), while OpenSSL alone,
+// doing what SoftHSM2 does per sign, reached 1.6–1.9×; on a shared host
+// all of these drop when its other tenants take a core. Through this
+// package, BenchmarkSignScaling gave medians of 1.40× with these mutexes
+// and 1.27× without, beside bare miekg/pkcs11 sessions and crypto/ecdsa
+// (1.63×) in the same iterations. A module that refuses the mutexes is
+// initialized with its own.
 //
 // Go adds a cost of its own when every P is signing: a goroutine in a cgo
 // call longer than one sysmon tick (20 µs) loses its P to another thread
