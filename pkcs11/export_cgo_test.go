@@ -53,7 +53,7 @@ func (t *Token) BusySessions() int {
 func (k *Key) SignViaMiekg() { k.viaMiekg = true }
 
 // DirectSign reports whether k's module signs through direct calls.
-func (k *Key) DirectSign() bool { return k.tok.pool.mod.direct != nil && !k.viaMiekg }
+func (k *Key) DirectSign() bool { return k.tok.pool.mod.funcs != nil && !k.viaMiekg }
 
 // SignRaw runs C_SignInit(mech) and C_Sign(data) through the pool as a
 // sign does, giving the direct path a buffer of sigLen bytes.

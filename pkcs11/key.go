@@ -35,7 +35,7 @@ type Key struct {
 	closed    atomic.Bool
 	closeOnce sync.Once
 
-	viaMiekg bool // sign through miekg/pkcs11 even when direct works (tests)
+	viaMiekg bool // sign through miekg/pkcs11 even when funcs is read (tests)
 }
 
 var (
@@ -227,14 +227,14 @@ func (k *Key) sign(ctx context.Context, req request, st *opStats) ([]byte, error
 			if err != nil {
 				return err
 			}
-			if d := p.mod.direct; d != nil && !k.viaMiekg {
+			if f := p.mod.funcs; f != nil && !k.viaMiekg {
 				t := st.start()
 				n := req.sigLen
 				if n == 0 {
 					n = k.sigLen()
 				}
 				var calls int64
-				sig, calls, err = d.sign(sh, req.mech, req.param, h, req.data, n)
+				sig, calls, err = f.sign(sh, req.mech, req.param, h, req.data, n)
 				st.device += st.since(t)
 				st.trips += calls // C_SignInit, C_Sign, a second C_Sign
 				return err

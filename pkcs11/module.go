@@ -24,9 +24,10 @@ type module struct {
 	refs    int     // guarded by modulesMu
 	owns    bool    // we called C_Initialize, so we call C_Finalize
 	locking Locking // the mutexes it was initialized with, when owns
-	// direct calls C_SignInit and C_Sign without miekg/pkcs11; nil when
-	// the module's function list could not be read.
-	direct *directSigner
+	// funcs is the module's function list, for the calls made without
+	// miekg/pkcs11 (C_Initialize with our mutexes, C_SignInit + C_Sign);
+	// nil when it could not be read.
+	funcs *functionList
 }
 
 var (
@@ -63,8 +64,8 @@ func loadModule(path string, locking Locking) (*module, error) {
 	if ctx == nil {
 		return nil, fmt.Errorf("pkcs11: module %s could not be loaded (not a PKCS#11 library, or missing dependencies): %w", path, signer.ErrDeviceNotFound)
 	}
-	m := &module{path: key, ctx: ctx, refs: 1, owns: true, locking: LockingOS}
-	if err := m.initialize(path, locking); err != nil {
+	m := &module{path: key, ctx: ctx, refs: 1, owns: true, locking: LockingOS, funcs: lookupFunctionList(path)}
+	if err := m.initialize(locking); err != nil {
 		if code, ok := ckr(err); ok && code == p11.CKR_CRYPTOKI_ALREADY_INITIALIZED {
 			// Someone else in this process (another library, or a raw
 			// miekg/pkcs11 handle) initialized it; leave finalizing to them.
@@ -74,24 +75,19 @@ func loadModule(path string, locking Locking) (*module, error) {
 			return nil, err
 		}
 	}
-	m.direct = lookupDirect(path)
 	modules[key] = m
 	return m, nil
 }
 
 // initialize calls C_Initialize with the mutexes locking asks for, falling
 // back to the module's own when it refuses ours.
-func (m *module) initialize(path string, locking Locking) error {
-	if locking == LockingSpin && spinLockingSupported {
-		rv, loaded := initializeSpin(path)
-		switch {
-		case !loaded:
-			// dlopen did not find the library miekg/pkcs11 loaded under
-			// this name; let miekg/pkcs11 initialize it.
-		case rv == p11.CKR_OK:
+func (m *module) initialize(locking Locking) error {
+	if locking == LockingSpin && spinLockingSupported && m.funcs != nil {
+		switch rv := m.funcs.initializeSpin(); rv {
+		case p11.CKR_OK:
 			m.locking = LockingSpin
 			return nil
-		case rv == p11.CKR_CANT_LOCK || rv == p11.CKR_ARGUMENTS_BAD:
+		case p11.CKR_CANT_LOCK, p11.CKR_ARGUMENTS_BAD:
 			// The module will not take our mutexes; use its own.
 		default:
 			return &Error{Op: "C_Initialize", Code: rv}
@@ -114,7 +110,6 @@ func (m *module) release() {
 		m.ctx.Finalize()
 	}
 	m.ctx.Destroy()
-	m.direct.free()
 }
 
 // ckr returns the CK_RV inside err, if it came from the module.
