@@ -28,30 +28,26 @@ import (
 // session of its own and the throughput scales with the cores.
 func BenchmarkSignParallel(b *testing.B) {
 	b.Run("backend=pkcs11-softhsm-p256", func(b *testing.B) {
-		for _, locking := range []pkcs11.Locking{pkcs11.LockingSpin, pkcs11.LockingOS} {
-			for _, size := range []int{1, 4} {
-				b.Run(fmt.Sprintf("locking=%v/pool=%d", locking, size), func(b *testing.B) {
-					_, tok := openToken(b, poolSize(size), lockingMode(locking))
-					k := generateKey(b, tok, signer.ECDSAP256, "parallel")
-					msg := []byte("a 32-byte message for P-256 ...")
-					b.ReportAllocs()
-					b.ResetTimer()
-					b.RunParallel(func(pb *testing.PB) {
-						var sig []byte
-						var err error
-						for pb.Next() {
-							if sig, err = k.SignContext(context.Background(), msg); err != nil {
-								b.Error(err)
-								return
-							}
-						}
-						if err := signertest.VerifyStd(signer.ECDSAP256, k.Public(), msg, sig); sig != nil && err != nil {
-							b.Error(err)
-						}
-					})
-				})
-			}
-		}
+		eachLockingAndPool(b, func(b *testing.B, locking pkcs11.Locking, size int) {
+			_, tok := openToken(b, poolSize(size), lockingMode(locking))
+			k := generateKey(b, tok, signer.ECDSAP256, "parallel")
+			msg := []byte("a 32-byte message for P-256 ...")
+			b.ReportAllocs()
+			b.ResetTimer()
+			b.RunParallel(func(pb *testing.PB) {
+				var sig []byte
+				var err error
+				for pb.Next() {
+					if sig, err = k.SignContext(context.Background(), msg); err != nil {
+						b.Error(err)
+						return
+					}
+				}
+				if err := signertest.VerifyStd(signer.ECDSAP256, k.Public(), msg, sig); sig != nil && err != nil {
+					b.Error(err)
+				}
+			})
+		})
 	})
 }
 
@@ -94,54 +90,60 @@ func BenchmarkSignScaling(b *testing.B) {
 		}
 	}()
 	b.Run("backend=pkcs11-softhsm-p256", func(b *testing.B) {
-		for _, locking := range []pkcs11.Locking{pkcs11.LockingSpin, pkcs11.LockingOS} {
-			for _, size := range []int{1, 4} {
-				b.Run(fmt.Sprintf("locking=%v/pool=%d", locking, size), func(b *testing.B) {
-					st, tok := openToken(b, poolSize(size), lockingMode(locking))
-					k := generateKey(b, tok, signer.ECDSAP256, "scaling")
-					var raws [2]*pkcs11test.Raw
-					for i := range raws {
-						r, err := st.OpenRaw("scaling") // shares the module k loaded
-						if err != nil {
-							b.Fatal(err)
-						}
-						defer r.Close()
-						raws[i] = r
-					}
-					var last [2][2][]byte
-					ratios := scaling(b, []func(int) error{
-						func(w int) (err error) {
-							last[0][w], err = k.SignContext(context.Background(), msg)
-							return err
-						},
-						func(w int) (err error) {
-							last[1][w], err = raws[w].Sign(p11.CKM_ECDSA, digest[:])
-							return err
-						},
-						ceiling,
-					})
-					b.ReportMetric(ratios[0], "throughput-2v1")
-					b.ReportMetric(ratios[1], "raw-throughput-2v1")
-					b.ReportMetric(ratios[2], "ceiling-throughput-2v1")
-					// What share of the machine's scaling at that moment
-					// the Key kept (1: all of it).
-					b.ReportMetric(ratios[0]/ratios[2], "of-ceiling")
-					for _, sigs := range last { // outside the timed loop
-						for _, sig := range sigs {
-							if err := signertest.VerifyStd(signer.ECDSAP256, k.Public(), msg, sig); err != nil {
-								b.Fatal(err)
-							}
-						}
-					}
-				})
+		eachLockingAndPool(b, func(b *testing.B, locking pkcs11.Locking, size int) {
+			st, tok := openToken(b, poolSize(size), lockingMode(locking))
+			k := generateKey(b, tok, signer.ECDSAP256, "scaling")
+			var raws [2]*pkcs11test.Raw
+			for i := range raws {
+				r, err := st.OpenRaw("scaling") // shares the module k loaded
+				if err != nil {
+					b.Fatal(err)
+				}
+				defer r.Close()
+				raws[i] = r
 			}
-		}
+			var last [2][2][]byte
+			ratios := scaling(b, []func(int) error{
+				func(w int) (err error) {
+					last[0][w], err = k.SignContext(context.Background(), msg)
+					return err
+				},
+				func(w int) (err error) {
+					last[1][w], err = raws[w].Sign(p11.CKM_ECDSA, digest[:])
+					return err
+				},
+				ceiling,
+			})
+			b.ReportMetric(ratios[0], "throughput-2v1")
+			b.ReportMetric(ratios[1], "raw-throughput-2v1")
+			b.ReportMetric(ratios[2], "ceiling-throughput-2v1")
+			// What share of the machine's scaling at that moment
+			// the Key kept (1: all of it).
+			b.ReportMetric(ratios[0]/ratios[2], "of-ceiling")
+			for _, sigs := range last { // outside the timed loop
+				for _, sig := range sigs {
+					if err := signertest.VerifyStd(signer.ECDSAP256, k.Public(), msg, sig); err != nil {
+						b.Fatal(err)
+					}
+				}
+			}
+		})
 	})
 }
 
 // poolSize sets Config.PoolSize.
 func poolSize(n int) func(*pkcs11.Config) {
 	return func(c *pkcs11.Config) { c.PoolSize = n }
+}
+
+// eachLockingAndPool runs f as a sub-benchmark per module Locking and
+// pool size (1 and 4).
+func eachLockingAndPool(b *testing.B, f func(b *testing.B, locking pkcs11.Locking, size int)) {
+	for _, locking := range []pkcs11.Locking{pkcs11.LockingSpin, pkcs11.LockingOS} {
+		for _, size := range []int{1, 4} {
+			b.Run(fmt.Sprintf("locking=%v/pool=%d", locking, size), func(b *testing.B) { f(b, locking, size) })
+		}
+	}
 }
 
 // lockingMode sets Config.Locking.
