@@ -689,25 +689,36 @@ func TestStoreRemovesStaleTemps(t *testing.T) {
 		}
 		return p
 	}
-	exists := func(p string) bool { _, err := os.Lstat(p); return err == nil }
-
 	old := leave(".validator.tmp-111", stale)
 	fresh := leave(".validator.tmp-222", time.Now())
 	other := leave(".validator2.tmp-333", stale)
+	// Key names may hold ".tmp-": this is the key "validator.tmp-x"'s.
+	dotted := leave(".validator.tmp-x.tmp-555", stale)
 	if err := s.ChangePassphrase(ctx, "validator", pw, pw); err != nil {
 		t.Fatal(err)
 	}
-	if exists(old) || !exists(fresh) || !exists(other) {
-		t.Fatalf("after a write: stale %v, fresh %v, another key's %v; want only the stale one gone", exists(old), exists(fresh), exists(other))
-	}
+	onlyStaleGone(t, "a write", old, fresh, other, dotted)
 	old = leave(".validator.tmp-444", stale)
 	if err := s.Delete(ctx, "validator"); err != nil {
 		t.Fatal(err)
 	}
-	if exists(old) || !exists(fresh) || !exists(other) {
-		t.Fatalf("after Delete: stale %v, fresh %v, another key's %v; want only the stale one gone", exists(old), exists(fresh), exists(other))
-	}
+	onlyStaleGone(t, "Delete", old, fresh, other, dotted)
 	if names, err := s.List(ctx); err != nil || len(names) != 1 {
 		t.Errorf("List: %v, %v; want validator2 only", names, err)
+	}
+}
+
+// onlyStaleGone checks, after what, that the stale temporary file is gone
+// and the others (a fresh one, other keys') are there.
+func onlyStaleGone(t *testing.T, after, stale string, keep ...string) {
+	t.Helper()
+	exists := func(p string) bool { _, err := os.Lstat(p); return err == nil }
+	if exists(stale) {
+		t.Fatalf("after %s: the stale temporary file %s is still there", after, filepath.Base(stale))
+	}
+	for _, p := range keep {
+		if !exists(p) {
+			t.Fatalf("after %s: %s was removed; want only the stale one gone", after, filepath.Base(p))
+		}
 	}
 }

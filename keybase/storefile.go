@@ -184,13 +184,26 @@ const staleTemp = time.Hour
 func (s *Store) removeStaleTemps(name string) {
 	entries, _ := os.ReadDir(s.dir)
 	for _, e := range entries {
-		if !strings.HasPrefix(e.Name(), "."+name+".tmp-") || !e.Type().IsRegular() {
+		// os.CreateTemp puts decimal digits where writeTemp's pattern has
+		// its "*"; anything else after the prefix is another key's temporary
+		// file (a key named "<name>.tmp-x" has ".<name>.tmp-x.tmp-123").
+		digits, ok := strings.CutPrefix(e.Name(), "."+name+".tmp-")
+		if !ok || !allDigits(digits) || !e.Type().IsRegular() {
 			continue
 		}
 		if fi, err := e.Info(); err == nil && time.Since(fi.ModTime()) > staleTemp {
 			os.Remove(filepath.Join(s.dir, e.Name()))
 		}
 	}
+}
+
+func allDigits(s string) bool {
+	for _, c := range []byte(s) {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return s != ""
 }
 
 // put writes data as the file of name: a new key (replace false, failing
