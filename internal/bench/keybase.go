@@ -53,6 +53,8 @@ func openKeybase(shared func() (*keybase.Signer, error)) func(context.Context, P
 		if err != nil {
 			return nil, err
 		}
-		return &Instance{Sign: k.SignContext, Public: k.Public()}, nil // shared: no Close
+		inst := FromSigner(k)
+		inst.Close = nil // shared by every row
+		return inst, nil
 	}
 }
