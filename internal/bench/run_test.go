@@ -98,14 +98,19 @@ func TestSignFailsOnABadSignature(t *testing.T) {
 	}
 }
 
-func TestUntracedRowsReportEndToEnd(t *testing.T) {
-	be := bench.Backend{Name: "plain", Algorithm: signer.Ed25519, Open: func(context.Context, bench.Params) (*bench.Instance, error) {
-		k, err := inprocess.Generate(signer.Ed25519)
+// openGenerated opens a new in-process key for alg.
+func openGenerated(alg signer.Algorithm) func(context.Context, bench.Params) (*bench.Instance, error) {
+	return func(context.Context, bench.Params) (*bench.Instance, error) {
+		k, err := inprocess.Generate(alg)
 		if err != nil {
 			return nil, err
 		}
 		return bench.FromSigner(k), nil
-	}}
+	}
+}
+
+func TestUntracedRowsReportEndToEnd(t *testing.T) {
+	be := bench.Backend{Name: "plain", Algorithm: signer.Ed25519, Open: openGenerated(signer.Ed25519)}
 	res := testing.Benchmark(func(b *testing.B) { bench.Sign(b, be, bench.Params{Payload: 64}) })
 	if res.N == 0 {
 		t.Fatal("the row did not run")
@@ -121,14 +126,7 @@ func TestUntracedRowsReportEndToEnd(t *testing.T) {
 
 func TestAlwaysStagesReportedAsZero(t *testing.T) {
 	be := bench.Backend{Name: "sessions", Algorithm: signer.Ed25519, Traced: true,
-		Stages: []signer.Stage{signer.StageSession},
-		Open: func(context.Context, bench.Params) (*bench.Instance, error) {
-			k, err := inprocess.Generate(signer.Ed25519)
-			if err != nil {
-				return nil, err
-			}
-			return bench.FromSigner(k), nil
-		}}
+		Stages: []signer.Stage{signer.StageSession}, Open: openGenerated(signer.Ed25519)}
 	res := testing.Benchmark(func(b *testing.B) { bench.Sign(b, be, bench.Params{Payload: 32}) })
 	if v, ok := res.Extra["session-ms/op"]; !ok || v != 0 {
 		t.Errorf("session-ms/op = %v (reported: %v), want 0 reported", v, ok)
@@ -141,16 +139,7 @@ func TestAlwaysStagesReportedAsZero(t *testing.T) {
 // A backend whose key is known only once opened leaves Algorithm zero;
 // its signatures are verified under the instance's algorithm.
 func TestAlgorithmFromTheInstance(t *testing.T) {
-	open := func(alg signer.Algorithm) func(context.Context, bench.Params) (*bench.Instance, error) {
-		return func(context.Context, bench.Params) (*bench.Instance, error) {
-			k, err := inprocess.Generate(alg)
-			if err != nil {
-				return nil, err
-			}
-			return bench.FromSigner(k), nil
-		}
-	}
-	be := bench.Backend{Name: "late", Open: open(signer.ECDSAP256)}
+	be := bench.Backend{Name: "late", Open: openGenerated(signer.ECDSAP256)}
 	if res := testing.Benchmark(func(b *testing.B) { bench.Sign(b, be, bench.Params{Payload: 32}) }); res.N == 0 {
 		t.Error("a row with the algorithm from its instance did not run")
 	}
