@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"fmt"
 	"io"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -121,12 +122,15 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 		p(" Simulated devices: time %s (SIGNERKIT_SIM=%s).", r.SimMode, r.SimMode)
 	}
 	p("\n\n")
-	p("**measured** figures are this host's clock; **modeled** figures come from a device's latency profile "+
-		"(sources listed under Profiles) and are what a caller of the real device would wait. "+
-		"e2e is measured plus modeled time; the stages add up to it, with host time outside every stage as `other`. "+
-		"Signs get a context that can be cancelled, as a validator's do: a backend that honours it around a call "+
-		"it cannot interrupt (pkcs11's module calls) makes that call on a goroutine, and the hand-off is most of its `other`. "+
-		"Share is of a %s consensus timeout, taken at p99 (at the mean for rows from `go test -bench`).\n\n", r.timeout())
+	p("**measured** figures are this host's clock; **modeled** figures come from a device's latency profile " +
+		"(sources listed under Profiles) and are what a caller of the real device would wait. " +
+		"e2e is measured plus modeled time; the stages add up to it, with host time outside every stage as `other`. ")
+	if slices.ContainsFunc(r.Rows, func(row Row) bool { return row.Source == "run" }) {
+		// Only Run's signs get such a context; BenchmarkSign's do not.
+		p("Signs of a run get a context that can be cancelled, as a validator's do: a backend that honours it around a call " +
+			"it cannot interrupt (pkcs11's module calls) makes that call on a goroutine, and the hand-off is most of its `other`. ")
+	}
+	p("Share is of a %s consensus timeout, taken at p99 (at the mean for rows from `go test -bench`).\n\n", r.timeout())
 	for _, n := range r.Notes {
 		p("- %s\n", n)
 	}

@@ -266,3 +266,23 @@ func TestStageListNamesProfiles(t *testing.T) {
 		t.Error("the profile and its source are not listed under Profiles")
 	}
 }
+
+// Only a run's signs get a cancellable context (see signContext); the note
+// that explains pkcs11's `other` by it is not put on rows from go test
+// -bench, whose signs get none.
+func TestCancellableContextNote(t *testing.T) {
+	const note = "get a context that can be cancelled"
+	for _, tc := range []struct {
+		source string
+		want   bool
+	}{{"bench", false}, {"run", true}} {
+		rep := &Report{Rows: []Row{{Backend: "b", Payload: 32, Source: tc.source, E2E: Dist{Avg: 1}}}}
+		var b bytes.Buffer
+		if err := rep.WriteMarkdown(&b); err != nil {
+			t.Fatal(err)
+		}
+		if got := strings.Contains(b.String(), note); got != tc.want {
+			t.Errorf("rows from %s: the note is there: %v, want %v", tc.source, got, tc.want)
+		}
+	}
+}
