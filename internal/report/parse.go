@@ -5,15 +5,20 @@ import (
 	"fmt"
 	"io"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/signerkit/signerkit/signer"
 )
 
-var (
-	benchLine  = regexp.MustCompile(`^Benchmark(\S+?)(?:-\d+)?\s+(\d+)\s+(.+)$`)
-	stageNames = map[string]bool{"kdf": true, "session": true, "transport": true, "stall": true,
-		"wire": true, "confirm": true, "device": true, "sign": true}
-)
+var benchLine = regexp.MustCompile(`^Benchmark(\S+?)(?:-\d+)?\s+(\d+)\s+(.+)$`)
+
+// isStage reports whether name is a signer stage's, as <name>-ms/op
+// metrics carry it.
+func isStage(name string) bool {
+	return slices.ContainsFunc(signer.Stages(), func(s signer.Stage) bool { return s.String() == name })
+}
 
 // ParseBench reads `go test -bench` output and returns a row per
 // BenchmarkSign/backend=…/payload=…[/chunk=…] benchmark, in the order
@@ -91,7 +96,7 @@ func ParseBench(r io.Reader) ([]Row, error) {
 		row.ModeledMs, _ = get("modeled-ms/op")
 		for _, unit := range a.order {
 			name, ok := strings.CutSuffix(unit, "-ms/op")
-			if ok && stageNames[name] {
+			if ok && isStage(name) {
 				ms, _ := get(unit)
 				mod, _ := get(name + "-modeled-ms/op")
 				row.Stages = append(row.Stages, Stage{Name: name, Ms: ms, ModeledMs: mod})
