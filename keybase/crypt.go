@@ -46,21 +46,24 @@ type sealedKey struct {
 	plaintext bool
 	salt      []byte
 	cost      int
-	data      []byte // nonce ‖ secretbox, or the amino key bytes
-	// armor is the block armored again as gnokey writes it (headers in the
-	// order read), not the bytes as read: the reader accepts white space
-	// around lines that gnokey's reader refuses, and what Export hands
-	// on must import into gnokey.
-	armor []byte
+	data      []byte   // nonce ‖ secretbox, or the amino key bytes
+	headers   []header // as read, in the order read
 }
 
-// wipe clears what holds the key in the clear: the data and armor of an
-// unencrypted key. An encrypted key holds no secret.
+// wipe clears what holds the key in the clear: the data of an unencrypted
+// key. An encrypted key holds no secret.
 func (s *sealedKey) wipe() {
 	if s != nil && s.plaintext {
 		clear(s.data)
-		clear(s.armor)
 	}
+}
+
+// armor returns the block armored again as gnokey writes it (headers in
+// the order read), not the bytes as read: the reader accepts white space
+// around lines that gnokey's reader refuses, and what Export hands on must
+// import into gnokey. For an unencrypted key it holds the key, in base64.
+func (s *sealedKey) armor() []byte {
+	return encodeBlock(block{Type: blockPrivate, Headers: s.headers, Data: s.data})
 }
 
 // parseSealed checks a private key block's type and headers, without
@@ -69,10 +72,9 @@ func parseSealed(b block) (*sealedKey, error) {
 	if b.Type != blockPrivate {
 		return nil, armorErr(ArmorBlockType, b.line, quoted(b.Type)+", want "+strconv.Quote(blockPrivate))
 	}
-	s := &sealedKey{data: b.Data, cost: DefaultCost}
+	s := &sealedKey{data: b.Data, headers: b.Headers, cost: DefaultCost}
 	if len(b.Headers) == 0 {
 		s.plaintext = true
-		s.armor = encodeBlock(b)
 		return s, nil
 	}
 	for _, h := range b.Headers {
@@ -101,7 +103,6 @@ func parseSealed(b block) (*sealedKey, error) {
 	if len(s.data) <= nonceSize+secretbox.Overhead {
 		return nil, armorErr(ArmorBadPayload, b.line, "ciphertext too short")
 	}
-	s.armor = encodeBlock(b)
 	return s, nil
 }
 

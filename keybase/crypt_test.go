@@ -404,13 +404,14 @@ func FuzzArmor(f *testing.F) {
 		if err == nil {
 			// What a Store keeps and Export hands on, gnokey's reader
 			// reads as the same block.
-			blk, err := pgparmor.Decode(bytes.NewReader(s.armor))
+			armored := s.armor()
+			blk, err := pgparmor.Decode(bytes.NewReader(armored))
 			if err != nil {
-				t.Fatalf("openpgp/armor cannot read %q: %v", s.armor, err)
+				t.Fatalf("openpgp/armor cannot read %q: %v", armored, err)
 			}
 			body, err := io.ReadAll(blk.Body)
 			if err != nil || blk.Type != blockPrivate || !bytes.Equal(body, s.data) {
-				t.Fatalf("openpgp/armor reads %q as %q %x (%v)", s.armor, blk.Type, body, err)
+				t.Fatalf("openpgp/armor reads %q as %q %x (%v)", armored, blk.Type, body, err)
 			}
 		}
 		if err == nil && s.plaintext {

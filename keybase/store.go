@@ -225,7 +225,9 @@ func (s *Store) Import(ctx context.Context, name string, armor []byte, pass Pass
 		return signer.KeyInfo{}, err
 	}
 	defer k.wipe()
-	return s.storeArmor(ctx, name, k, sealed.armor)
+	armored := sealed.armor()
+	defer clear(armored) // the key in base64, when unencrypted
+	return s.storeArmor(ctx, name, k, armored)
 }
 
 // Export returns the armored private key of name, as stored: encrypted
@@ -242,7 +244,7 @@ func (s *Store) Export(ctx context.Context, name string) ([]byte, error) {
 		return nil, err
 	}
 	defer kf.sealed.wipe()
-	return append([]byte(nil), kf.sealed.armor...), nil
+	return kf.sealed.armor(), nil
 }
 
 // Info describes the key of name without its passphrase.
