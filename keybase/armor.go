@@ -294,29 +294,39 @@ func decodeBlock(l *lines) (block, error) {
 		clear(data)
 		return b, armorErr(ArmorBadBase64, 0, "in the body")
 	}
+	if err := checkTail(l, b.Type, data[:n], sum, sumLine); err != nil {
+		clear(data) // an unencrypted key's bytes
+		return b, err
+	}
 	b.Data = data[:n]
+	return b, nil
+}
+
+// checkTail checks the checksum line (sum, after its '=') against data and
+// reads the END line of a block of type typ.
+func checkTail(l *lines, typ string, data, sum []byte, sumLine int) error {
 	var want [3]byte
 	if len(sum) != 4 {
-		return b, armorErr(ArmorNoChecksum, sumLine, "want \"=\" and 4 base64 characters")
+		return armorErr(ArmorNoChecksum, sumLine, "want \"=\" and 4 base64 characters")
 	}
 	if k, err := base64.StdEncoding.Strict().Decode(want[:], sum); err != nil || k != 3 {
-		return b, armorErr(ArmorNoChecksum, sumLine, "want \"=\" and 4 base64 characters")
+		return armorErr(ArmorNoChecksum, sumLine, "want \"=\" and 4 base64 characters")
 	}
-	if crc24(b.Data) != uint32(want[0])<<16|uint32(want[1])<<8|uint32(want[2]) {
-		return b, armorErr(ArmorBadChecksum, sumLine, "")
+	if crc24(data) != uint32(want[0])<<16|uint32(want[1])<<8|uint32(want[2]) {
+		return armorErr(ArmorBadChecksum, sumLine, "")
 	}
 	line, ok := l.next()
 	if !ok {
-		return b, armorErr(ArmorTruncated, l.n, "after the checksum")
+		return armorErr(ArmorTruncated, l.n, "after the checksum")
 	}
 	line = bytes.TrimSpace(line)
-	if !bytes.Equal(line, []byte(armorEnd+b.Type+armorDash)) {
+	if !bytes.Equal(line, []byte(armorEnd+typ+armorDash)) {
 		if bytes.HasPrefix(line, []byte(armorEnd)) {
-			return b, armorErr(ArmorBadEnd, l.n, fmt.Sprintf("END of another type than %q", b.Type))
+			return armorErr(ArmorBadEnd, l.n, fmt.Sprintf("END of another type than %q", typ))
 		}
-		return b, armorErr(ArmorBadEnd, l.n, "want the END line after the checksum")
+		return armorErr(ArmorBadEnd, l.n, "want the END line after the checksum")
 	}
-	return b, nil
+	return nil
 }
 
 // base64Line reports whether line holds only base64 characters.

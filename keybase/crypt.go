@@ -204,10 +204,22 @@ func parsePrivateArmor(armor []byte) (*sealedKey, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := checkEnd(l); err != nil {
+	return parseSealedEnd(l, b)
+}
+
+// parseSealedEnd parses b, the last block of l, wiping its data (an
+// unencrypted key's bytes) when it is refused.
+func parseSealedEnd(l *lines, b block) (*sealedKey, error) {
+	err := checkEnd(l)
+	var s *sealedKey
+	if err == nil {
+		s, err = parseSealed(b)
+	}
+	if err != nil {
+		clear(b.Data)
 		return nil, err
 	}
-	return parseSealed(b)
+	return s, nil
 }
 
 // EncryptArmor returns priv — an ed25519.PrivateKey, or an *ecdsa.PrivateKey

@@ -77,10 +77,7 @@ func parseKeyFile(data []byte) (*keyFile, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := checkEnd(l); err != nil {
-		return nil, err
-	}
-	sealed, err := parseSealed(kb)
+	sealed, err := parseSealedEnd(l, kb)
 	if err != nil {
 		return nil, err
 	}
