@@ -61,7 +61,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	input := fs.String("input", "", "read `go test -bench` output from this `file` (- for stdin) instead of running the scenarios")
 	backends := fs.String("backends", "", "run only the backends whose names match this `regexp`")
 	payloads := fs.String("payloads", "", "comma-separated payload `sizes` in bytes (default: each backend's own)")
-	chunks := fs.String("chunks", "", "comma-separated APDU chunk `sizes` for the Ledger (default: 32,64,128,250)")
+	chunks := fs.String("chunks", "", "comma-separated APDU chunk `sizes` for the backends that have them, the Ledger's (default: each backend's own)")
 	rowTime := fs.Duration("row-time", 100*time.Millisecond, "host `time` to spend signing each row")
 	heights := fs.Int("heights", 40, "consecutive `heights` of the phase run on each Ed25519 path")
 	phaseTime := fs.Duration("phase-time", 2*time.Second, "host `time` cap of each path's phase run")
