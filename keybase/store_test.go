@@ -365,8 +365,7 @@ func TestStoreTwoProcesses(t *testing.T) {
 	if _, err := s.Create(ctx, "shared", signer.Ed25519, PassphraseBytes([]byte("p0"))); err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(os.Args[0], "-test.run=^TestHelperWriter$", "-test.count=1")
-	cmd.Env = append(os.Environ(), "KEYBASE_TEST_WRITER_DIR="+s.Dir())
+	cmd := writerProcess(s)
 	cmd.Stderr = os.Stderr
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
@@ -471,8 +470,7 @@ func TestStoreLockedByAnotherProcess(t *testing.T) {
 		t.Skip("no lock file on this system")
 	}
 	s := testStore(t)
-	cmd := exec.Command(os.Args[0], "-test.run=^TestHelperWriter$", "-test.count=1")
-	cmd.Env = append(os.Environ(), "KEYBASE_TEST_WRITER_DIR="+s.Dir(), "KEYBASE_TEST_WRITER_HOLD=1")
+	cmd := writerProcess(s, "KEYBASE_TEST_WRITER_HOLD=1")
 	release, err := cmd.StdinPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -502,6 +500,14 @@ func TestStoreLockedByAnotherProcess(t *testing.T) {
 	if _, err := s.Create(context.Background(), "k", signer.Ed25519, pw); err != nil {
 		t.Errorf("Create after the other process let go: %v", err)
 	}
+}
+
+// writerProcess is this test binary run as TestHelperWriter on s's
+// directory, with env added to its environment.
+func writerProcess(s *Store, env ...string) *exec.Cmd {
+	cmd := exec.Command(os.Args[0], "-test.run=^TestHelperWriter$", "-test.count=1")
+	cmd.Env = append(append(os.Environ(), "KEYBASE_TEST_WRITER_DIR="+s.Dir()), env...)
+	return cmd
 }
 
 // TestHelperWriter is the second process of TestStoreTwoProcesses and
