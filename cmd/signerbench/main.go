@@ -193,8 +193,11 @@ func updateReadme(path string, rep *report.Report) error {
 	}
 	var b strings.Builder
 	b.WriteString(text[:i+len(beginMarker)])
-	fmt.Fprintf(&b, "\n\n_Generated %s on %s by `make report`; simulated devices, time %s._\n\n",
-		rep.Generated.UTC().Format("2006-01-02"), rep.Host, rep.SimMode)
+	how := "by `make report`; simulated devices, time " + rep.SimMode
+	if rep.SimMode == "" { // rows read from -input: no run, no simulator mode known
+		how = "from " + rep.Source
+	}
+	fmt.Fprintf(&b, "\n\n_Generated %s on %s %s._\n\n", rep.Generated.UTC().Format("2006-01-02"), rep.Host, how)
 	var t strings.Builder
 	if err := rep.WriteSummary(&t); err != nil {
 		return err

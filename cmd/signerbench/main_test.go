@@ -72,6 +72,9 @@ func TestReadmeTable(t *testing.T) {
 	if strings.Contains(s, "old table") || !strings.Contains(s, "| yubihsm-ed25519 | 128 |") || !strings.HasSuffix(s, endMarker+"\n\nafter\n") {
 		t.Errorf("README after update:\n%s", s)
 	}
+	if !strings.Contains(s, "from `go test -bench` output") || strings.Contains(s, "make report") {
+		t.Errorf("a table from -input is described as another run's:\n%s", s)
+	}
 	os.WriteFile(readme, []byte("no markers\n"), 0o644)
 	if err := run(context.Background(), args, &stdout, &stderr); err == nil {
 		t.Error("a README without markers was accepted")
