@@ -52,11 +52,8 @@ func checkLabel(label string) error {
 // can only sign, under a new object id the device picks, and returns it.
 // A label already in use fails with an error wrapping signer.ErrKeyExists.
 func (c *Client) GenerateKey(ctx context.Context, alg signer.Algorithm, label string) (signer.KeyInfo, error) {
-	da, capability, err := deviceAlgorithm(alg)
+	da, capability, err := c.newKey(ctx, alg, label)
 	if err != nil {
-		return signer.KeyInfo{}, err
-	}
-	if err := c.labelFree(ctx, label); err != nil {
 		return signer.KeyInfo{}, err
 	}
 	resp, err := c.pool.do(ctx, func() (*commands.CommandMessage, error) {
@@ -116,11 +113,8 @@ func (c *Client) ImportKey(ctx context.Context, priv crypto.PrivateKey, alg sign
 	if err := alg.CheckKey(pub); err != nil {
 		return signer.KeyInfo{}, fmt.Errorf("yubihsm: %w", err)
 	}
-	da, capability, err := deviceAlgorithm(alg)
+	da, capability, err := c.newKey(ctx, alg, label)
 	if err != nil {
-		return signer.KeyInfo{}, err
-	}
-	if err := c.labelFree(ctx, label); err != nil {
 		return signer.KeyInfo{}, err
 	}
 	resp, err := c.pool.do(ctx, func() (*commands.CommandMessage, error) {
@@ -143,18 +137,25 @@ func (c *Client) ImportKey(ctx context.Context, priv crypto.PrivateKey, alg sign
 	return k.info(), nil
 }
 
-func (c *Client) labelFree(ctx context.Context, label string) error {
+// newKey checks what GenerateKey and ImportKey are asked for: an
+// algorithm the device has and a valid label no key holds yet. It returns
+// the device's algorithm and the sign capability of the new key.
+func (c *Client) newKey(ctx context.Context, alg signer.Algorithm, label string) (commands.Algorithm, uint64, error) {
+	da, capability, err := deviceAlgorithm(alg)
+	if err != nil {
+		return 0, 0, err
+	}
 	if err := checkLabel(label); err != nil {
-		return err
+		return 0, 0, err
 	}
 	keys, err := c.find(ctx, signer.KeyRef{Label: label})
 	if err != nil {
-		return err
+		return 0, 0, err
 	}
 	if len(keys) > 0 {
-		return fmt.Errorf("yubihsm: label %q is taken by object %04x: %w", label, keys[0].id, signer.ErrKeyExists)
+		return 0, 0, fmt.Errorf("yubihsm: label %q is taken by object %04x: %w", label, keys[0].id, signer.ErrKeyExists)
 	}
-	return nil
+	return da, capability, nil
 }
 
 // object is an asymmetric key on the device.
@@ -279,13 +280,9 @@ func (c *Client) find(ctx context.Context, ref signer.KeyRef) ([]object, error) 
 // ListKeys lists the Ed25519 and P-256 keys the authentication key can
 // see, sorted by label.
 func (c *Client) ListKeys(ctx context.Context) ([]signer.KeyInfo, error) {
-	keys, err := c.find(ctx, signer.KeyRef{})
+	out, err := c.FindKeys(ctx, signer.KeyRef{})
 	if err != nil {
 		return nil, err
-	}
-	out := make([]signer.KeyInfo, len(keys))
-	for i, k := range keys {
-		out[i] = k.info()
 	}
 	slices.SortFunc(out, func(a, b signer.KeyInfo) int { return strings.Compare(a.Label+"\x00"+a.ID, b.Label+"\x00"+b.ID) })
 	return out, nil
