@@ -7,9 +7,12 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/signerkit/signerkit/signer"
 )
 
 func readFixture(t *testing.T) []Row {
@@ -283,6 +286,16 @@ func TestCancellableContextNote(t *testing.T) {
 		}
 		if got := strings.Contains(b.String(), note); got != tc.want {
 			t.Errorf("rows from %s: the note is there: %v, want %v", tc.source, got, tc.want)
+		}
+	}
+}
+
+// The stages chart draws only the stages it knows: every signer stage must
+// have its place and colour there, or its time would vanish from the bars.
+func TestStagesChartKnowsEveryStage(t *testing.T) {
+	for _, st := range signer.Stages() {
+		if !slices.Contains(stageOrder, st.String()) || stageColours[st.String()] == "" {
+			t.Errorf("stage %s has no place or colour in the stages chart", st)
 		}
 	}
 }
