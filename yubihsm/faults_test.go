@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"slices"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -14,16 +13,6 @@ import (
 	"github.com/signerkit/signerkit/yubihsm"
 	"github.com/signerkit/signerkit/yubihsm/yubihsmsim"
 )
-
-// counted returns a context whose trace counts retries.
-func counted(ctx context.Context) (context.Context, *atomic.Int64) {
-	var retries atomic.Int64
-	return signer.WithTrace(ctx, &signer.Trace{Count: func(c signer.Counter, n int64) {
-		if c == signer.CountRetries {
-			retries.Add(n)
-		}
-	}}), &retries
-}
 
 func signOK(t *testing.T, k *yubihsm.Key, what string) {
 	t.Helper()
@@ -118,7 +107,7 @@ func TestFaults(t *testing.T) {
 	t.Run("SessionExpired", func(t *testing.T) {
 		signOK(t, k, "session up")
 		dev.ExpireSessions()
-		ctx, retries := counted(context.Background())
+		ctx, retries := yubihsm.CountRetries(context.Background())
 		if _, err := k.SignContext(ctx, []byte("after expiry")); err != nil {
 			t.Fatalf("sign after the session expired: %v", err)
 		}
@@ -148,13 +137,7 @@ func TestFaults(t *testing.T) {
 	})
 	// Sessions dropped after a fault were closed, not left to expire: only
 	// the Key's is open (the Client's went with the unplugged device).
-	deadline := time.Now().Add(5 * time.Second)
-	for dev.OpenSessions() > 1 && time.Now().Before(deadline) {
-		time.Sleep(10 * time.Millisecond)
-	}
-	if n := dev.OpenSessions(); n != 1 {
-		t.Errorf("%d sessions open after the faults, want 1 (the Key's; the Client's was lost when the device was unplugged)", n)
-	}
+	yubihsm.WaitOpenSessions(t, dev, 1, "the Key's; the Client's was lost when the device was unplugged")
 }
 
 func TestSessionsFull(t *testing.T) {
@@ -187,7 +170,7 @@ func TestRotation(t *testing.T) {
 	k := openKey(t, url, func(c *yubihsm.Config) { c.MessageLimit = 20 })
 	before := dev.Stats().SessionsCreated
 	for i := range 200 {
-		ctx, retries := counted(context.Background())
+		ctx, retries := yubihsm.CountRetries(context.Background())
 		if _, err := k.SignContext(ctx, []byte{byte(i)}); err != nil {
 			t.Fatalf("sign %d: %v", i, err)
 		}
@@ -200,13 +183,7 @@ func TestRotation(t *testing.T) {
 		t.Errorf("%d sessions made for 200 signs with a limit of 20", made)
 	}
 	k.Close()
-	deadline := time.Now().Add(5 * time.Second)
-	for dev.OpenSessions() > 1 && time.Now().Before(deadline) {
-		time.Sleep(10 * time.Millisecond)
-	}
-	if n := dev.OpenSessions(); n != 1 {
-		t.Errorf("%d sessions left open, want 1 (the Client's): rotated sessions must be closed", n)
-	}
+	yubihsm.WaitOpenSessions(t, dev, 1, "the Client's; rotated sessions must be closed")
 }
 
 func TestKeepAlive(t *testing.T) {
@@ -230,7 +207,7 @@ func TestKeepAlive(t *testing.T) {
 		}
 	}
 	// 60 s of device time have passed; the pings kept the session.
-	ctx, retries := counted(context.Background())
+	ctx, retries := yubihsm.CountRetries(context.Background())
 	if _, err := k.SignContext(ctx, []byte("later")); err != nil {
 		t.Fatal(err)
 	}
@@ -245,7 +222,7 @@ func TestExpiryWithoutKeepAlive(t *testing.T) {
 	k := openKey(t, url, func(c *yubihsm.Config) { c.KeepAlive = -1 })
 	signOK(t, k, "first")
 	clock.Advance(yubihsmsim.IdleTimeout + time.Second)
-	ctx, retries := counted(context.Background())
+	ctx, retries := yubihsm.CountRetries(context.Background())
 	if _, err := k.SignContext(ctx, []byte("after 31 s")); err != nil {
 		t.Fatal(err)
 	}
@@ -272,11 +249,5 @@ func TestCloseDuringPing(t *testing.T) {
 	time.Sleep(50 * time.Millisecond)
 	release()
 	<-closed
-	deadline := time.Now().Add(5 * time.Second)
-	for dev.OpenSessions() > 1 && time.Now().Before(deadline) {
-		time.Sleep(10 * time.Millisecond)
-	}
-	if n := dev.OpenSessions(); n != 1 {
-		t.Errorf("%d sessions open after Close, want 1 (the Client's)", n)
-	}
+	yubihsm.WaitOpenSessions(t, dev, 1, "the Client's, after the Key's Close")
 }

@@ -164,16 +164,11 @@ func TestRetryOnRefusedSession(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, code := range []byte{CodeInvalidSession, CodeAuthFailed} {
-		var retries int64
-		tctx := signer.WithTrace(ctx, &signer.Trace{Count: func(c signer.Counter, n int64) {
-			if c == signer.CountRetries {
-				retries += n
-			}
-		}})
+		tctx, retries := CountRetries(ctx)
 		rt.arm([]byte{0x7f, 0x00, 0x01, code})
 		sig, err := k.SignContext(tctx, msg)
-		if err != nil || retries != 1 {
-			t.Errorf("code 0x%02x: %v after %d retries; want a signature after 1", code, err, retries)
+		if err != nil || retries.Load() != 1 {
+			t.Errorf("code 0x%02x: %v after %d retries; want a signature after 1", code, err, retries.Load())
 		} else if err := signer.Ed25519.Verify(k.Public(), msg, sig); err != nil {
 			t.Errorf("code 0x%02x: %v", code, err)
 		}
@@ -222,14 +217,7 @@ func TestUnansweredCommand(t *testing.T) {
 			if err := sign(context.Background()); err != nil {
 				t.Fatalf("sign after the fault: %v", err)
 			}
-			// Left: the Client's session and the Key's new one.
-			deadline := time.Now().Add(5 * time.Second)
-			for dev.OpenSessions() > 2 && time.Now().Before(deadline) {
-				time.Sleep(10 * time.Millisecond)
-			}
-			if n := dev.OpenSessions(); n != 2 {
-				t.Errorf("%d sessions open, want 2: the dropped session was not closed", n)
-			}
+			WaitOpenSessions(t, dev, 2, "the Client's and the Key's new one")
 		})
 	}
 }

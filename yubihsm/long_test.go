@@ -7,6 +7,7 @@ import (
 	"os"
 	"testing"
 
+	"github.com/signerkit/signerkit/yubihsm"
 	"github.com/signerkit/signerkit/yubihsm/yubihsmsim"
 )
 
@@ -31,7 +32,7 @@ func TestHundredThousandSigns(t *testing.T) {
 	dev, url := sim(t, yubihsmsim.Config{})
 	k := openKey(t, url, nil)
 	before := dev.Stats().SessionsCreated
-	ctx, retries := counted(context.Background())
+	ctx, retries := yubihsm.CountRetries(context.Background())
 	pub := k.Public().(ed25519.PublicKey)
 	msg := make([]byte, 108)
 	for i := range n {
