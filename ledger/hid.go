@@ -141,8 +141,9 @@ type HIDTransport struct {
 	dev     HIDDevice
 	channel uint16
 
-	mu     sync.Mutex // one exchange at a time
+	mu     sync.Mutex // one exchange at a time; guards buf and report
 	buf    []byte
+	report [ReportSize]byte
 	closed chan struct{}
 	once   sync.Once
 	cerr   error
@@ -168,10 +169,10 @@ func (t *HIDTransport) Exchange(ctx context.Context, apdu []byte) ([]byte, error
 	default:
 	}
 	trace := signer.ContextTrace(ctx)
-	var report [ReportSize]byte
+	report := t.report[:]
 	// Drain what is already there: replies to an exchange that timed out.
 	for {
-		n, err := t.dev.ReadReport(polling, report[:])
+		n, err := t.dev.ReadReport(polling, report)
 		if err != nil {
 			if isCtxErr(err) {
 				break
@@ -196,7 +197,7 @@ func (t *HIDTransport) Exchange(ctx context.Context, apdu []byte) ([]byte, error
 	discarded := 0
 	var last error
 	for {
-		n, err := t.dev.ReadReport(ctx, report[:])
+		n, err := t.dev.ReadReport(ctx, report)
 		if err != nil {
 			if ctx.Err() != nil && isCtxErr(err) {
 				return nil, ctxError(ctx, "hid read", discarded, last)
