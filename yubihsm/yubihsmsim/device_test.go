@@ -374,3 +374,40 @@ func FuzzDevice(f *testing.F) {
 		check(handle(t, d, frame))
 	})
 }
+
+// TestServerShutdown takes the connector down with Shutdown and brings it
+// back on the same address with Up.
+func TestServerShutdown(t *testing.T) {
+	s, err := NewServer(New(Config{}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	defer http.DefaultClient.CloseIdleConnections()
+	status := func() error {
+		resp, err := http.Get(s.URL() + "/connector/status")
+		if err == nil {
+			resp.Body.Close()
+		}
+		return err
+	}
+	if err := status(); err != nil {
+		t.Fatal(err)
+	}
+	url := s.URL()
+	if err := s.Shutdown(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if err := status(); err == nil {
+		t.Fatal("the connector answered after Shutdown")
+	}
+	if err := s.Shutdown(context.Background()); err != nil {
+		t.Errorf("second Shutdown: %v", err)
+	}
+	if err := s.Up(); err != nil {
+		t.Fatal(err)
+	}
+	if err := status(); err != nil || s.URL() != url {
+		t.Fatalf("after Up: %v at %s, want an answer at %s", err, s.URL(), url)
+	}
+}

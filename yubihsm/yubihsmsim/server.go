@@ -157,10 +157,7 @@ func (s *Server) Up() error {
 // Down stops the connector: new connections are refused and open ones are
 // cut.
 func (s *Server) Down() error {
-	s.mu.Lock()
-	srv := s.srv
-	s.srv = nil
-	s.mu.Unlock()
+	srv := s.detach()
 	if srv == nil {
 		return nil
 	}
@@ -177,14 +174,21 @@ func (s *Server) Close() error { return s.Down() }
 
 // Shutdown stops the server, letting requests in flight finish within ctx.
 func (s *Server) Shutdown(ctx context.Context) error {
-	s.mu.Lock()
-	srv := s.srv
-	s.srv = nil
-	s.mu.Unlock()
+	srv := s.detach()
 	if srv == nil {
 		return nil
 	}
 	err := srv.Shutdown(ctx)
 	s.wg.Wait()
 	return err
+}
+
+// detach takes the running http.Server, if any, leaving the Server down
+// for Up to bring back.
+func (s *Server) detach() *http.Server {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	srv := s.srv
+	s.srv = nil
+	return srv
 }
