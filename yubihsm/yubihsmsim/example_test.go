@@ -40,9 +40,12 @@ func Example() {
 	_, err = k.SignContext(ctx, []byte("hello"))
 	fmt.Println("unplugged:", errors.Is(err, signer.ErrDisconnected))
 	dev.Clear(yubihsmsim.FaultUnplugged)
-	_, err = k.SignContext(ctx, []byte("hello"))
-	fmt.Println("back:", err == nil)
+	sig, err := k.SignContext(ctx, []byte("hello"))
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println("back, verified:", ki.Algorithm.Verify(k.Public(), []byte("hello"), sig) == nil)
 	// Output:
 	// unplugged: true
-	// back: true
+	// back, verified: true
 }
