@@ -41,10 +41,10 @@ var NanoSPlus = Profile{
 // with the Nano S Plus's timings, since no Nano S figures are published.
 var NanoS = Profile{
 	Name:          "nanos (buffer: protocols.md A.4; timings: nanosplus, latency-profiles.md §1)",
-	Sign:          526 * time.Millisecond,
-	Report:        time.Millisecond,
+	Sign:          NanoSPlus.Sign,
+	Report:        NanoSPlus.Report,
 	BufferSize:    1024,
-	UpstreamStall: 50 * time.Millisecond,
+	UpstreamStall: NanoSPlus.UpstreamStall,
 }
 
 // stallProfile names the source of the modeled ledger-go stall.
