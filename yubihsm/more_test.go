@@ -237,3 +237,23 @@ func TestConcurrentClientClose(t *testing.T) {
 		k.Close()
 	}
 }
+
+// TestOpenSigner opens a key in one step: the Client it connects through
+// closes at once, the Key keeps the connection until its own Close.
+func TestOpenSigner(t *testing.T) {
+	dev, url := sim(t, yubihsmsim.Config{})
+	ki := generate(t, open(t, config(url)), signer.ECDSAP256, "one-step")
+	k, err := yubihsm.OpenSigner(context.Background(), config(url), signer.KeyRef{Label: "one-step"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if k.Algorithm() != signer.ECDSAP256 || !ki.Public.(interface{ Equal(crypto.PublicKey) bool }).Equal(k.Public()) {
+		t.Fatalf("OpenSigner opened %v %v, want the generated key", k.Algorithm(), k.Public())
+	}
+	signOK(t, k, "a Key from OpenSigner")
+	k.Close()
+	if _, err := k.SignContext(context.Background(), []byte("closed")); !errors.Is(err, signer.ErrClosed) {
+		t.Errorf("sign after Close: %v, want ErrClosed", err)
+	}
+	yubihsm.WaitOpenSessions(t, dev, 1, "the first Client's; OpenSigner's Client and the Key's are closed")
+}
