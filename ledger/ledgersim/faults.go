@@ -1,6 +1,10 @@
 package ledgersim
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/signerkit/signerkit/ledger"
+)
 
 // Fault is a failure the device injects into its next exchange; see
 // Device.Inject.
@@ -61,7 +65,7 @@ func (d *Device) Inject(f Fault) {
 	defer d.mu.Unlock()
 	if f == FaultStale {
 		for p := range d.ports {
-			p.queueLocked(d.lastReply, 0)
+			p.queueLocked(d.lastReply, ledger.Channel, 0)
 		}
 		return
 	}

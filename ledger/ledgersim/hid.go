@@ -11,8 +11,6 @@ import (
 	"github.com/signerkit/signerkit/signer"
 )
 
-const reportSize = 64
-
 // HIDPort is the device's HID face: one open handle that moves 64-byte
 // reports, framed as BOLOS does (ledger-secure-sdk ledger_protocol.c,
 // protocols.md A.8): the device reassembles an APDU from reports tagged
@@ -94,7 +92,7 @@ func (p *HIDPort) WriteReport(ctx context.Context, r []byte) error {
 
 	err := d.spend(ctx, p.closed, len(apdu), len(resp), c)
 	d.mu.Lock()
-	p.queueFaultyLocked(resp, channel, f)
+	p.queueLocked(resp, channel, f)
 	d.mu.Unlock()
 	if err != nil && d.mode == simtime.Realtime {
 		return err // the host gave up while the device worked; the reply is now stale
@@ -132,24 +130,17 @@ func (p *HIDPort) reassembleLocked(r []byte) []byte {
 	return append([]byte(nil), p.req...)
 }
 
-// queueLocked frames resp on channel (0 means 0x0101) into the host's
-// queue. The caller holds d.mu.
-func (p *HIDPort) queueLocked(resp []byte, channel uint16) {
-	p.queueFaultyLocked(resp, channel, 0)
-}
-
-func (p *HIDPort) queueFaultyLocked(resp []byte, channel uint16, f Fault) {
+// queueLocked frames resp on channel into the host's queue, its reports
+// corrupted as fault f says (0: not at all). The caller holds d.mu.
+func (p *HIDPort) queueLocked(resp []byte, channel uint16, f Fault) {
 	if resp == nil {
 		return
 	}
-	if channel == 0 || f == FaultWrongChannel {
-		channel = ledger.Channel
-		if f == FaultWrongChannel {
-			channel = 0x0202
-		}
+	if f == FaultWrongChannel {
+		channel = 0x0202
 	}
 	for seq := 0; seq == 0 || len(resp) > 0; seq++ {
-		r := make([]byte, reportSize)
+		r := make([]byte, ledger.ReportSize)
 		binary.BigEndian.PutUint16(r, channel)
 		r[2] = 0x05
 		s := seq
