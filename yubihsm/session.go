@@ -273,9 +273,7 @@ func (p *pool) ready(ctx context.Context, tr *signer.Trace, s *session) (*sessio
 		p.discard(s)
 		return nil, err
 	}
-	if s != nil {
-		p.discard(s)
-	}
+	p.discard(s) // a nil s is nothing to discard
 	return fresh, nil
 }
 
