@@ -52,14 +52,26 @@ func generate(t testing.TB, c *yubihsm.Client, alg signer.Algorithm, label strin
 	return ki
 }
 
+// TestConformance runs the suite on each algorithm, and on keys that keep
+// four sessions each.
 func TestConformance(t *testing.T) {
-	for _, alg := range []signer.Algorithm{signer.Ed25519, signer.ECDSAP256} {
-		t.Run(alg.String(), func(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		alg      signer.Algorithm
+		sessions int
+	}{
+		{"ed25519", signer.Ed25519, 0},
+		{"p256", signer.ECDSAP256, 0},
+		{"ed25519-sessions=4", signer.Ed25519, 4},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
 			dev, url := sim(t, yubihsmsim.Config{})
-			c := open(t, config(url))
-			ki := generate(t, c, alg, "conformance")
+			cfg := config(url)
+			cfg.Sessions = tc.sessions
+			c := open(t, cfg)
+			ki := generate(t, c, tc.alg, "conformance")
 			opts := signertest.Options{Hang: dev.Hang, Timeout: 20 * time.Second}
-			if alg == signer.Ed25519 {
+			if tc.alg == signer.Ed25519 {
 				opts.MaxMessage = yubihsm.MaxEd25519Message
 			}
 			signertest.Run(t, func() (signer.Signer, error) {
@@ -103,18 +115,6 @@ func TestRealDevice(t *testing.T) {
 			signertest.Run(t, func() (signer.Signer, error) { return c.OpenKey(context.Background(), ki.Ref()) }, o)
 		})
 	}
-}
-
-// TestSessionPool runs the suite on keys that keep four sessions each.
-func TestSessionPool(t *testing.T) {
-	dev, url := sim(t, yubihsmsim.Config{})
-	cfg := config(url)
-	cfg.Sessions = 4
-	c := open(t, cfg)
-	ki := generate(t, c, signer.Ed25519, "pool")
-	signertest.Run(t, func() (signer.Signer, error) {
-		return c.OpenKey(context.Background(), ki.Ref())
-	}, signertest.Options{MaxMessage: yubihsm.MaxEd25519Message, Hang: dev.Hang, Timeout: 20 * time.Second})
 }
 
 func TestWrongPassword(t *testing.T) {
