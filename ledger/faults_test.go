@@ -71,11 +71,7 @@ func TestFaults(t *testing.T) {
 						f = x
 					}
 				}
-				s, err := ledger.New(context.Background(), f.dial(dev, t), ledger.Config{ChunkSize: 32})
-				if err != nil {
-					t.Fatal(err)
-				}
-				defer s.Close()
+				s := openSigner(t, f.dial(dev, t), ledger.Config{ChunkSize: 32})
 				heights := tm2.NewHeights("", 1)
 				mustSign(t, s, heights.Next(tm2.KindPrevote))
 
@@ -116,6 +112,17 @@ func TestFaults(t *testing.T) {
 	}
 }
 
+// openSigner opens a Signer through dial; it is closed when the test ends.
+func openSigner(t *testing.T, dial ledger.Dialer, cfg ledger.Config) *ledger.Signer {
+	t.Helper()
+	s, err := ledger.New(context.Background(), dial, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
 func mustSign(t *testing.T, s *ledger.Signer, msg []byte) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -135,16 +142,12 @@ func mustSign(t *testing.T, s *ledger.Signer, msg []byte) {
 func TestStaleReportsDrained(t *testing.T) {
 	for _, chunk := range []int{32, 250} {
 		dev := ledgersim.MustNew(ledgersim.Config{Time: ledgersim.Accounted})
-		s, err := ledger.New(context.Background(), dev.HIDDialer(), ledger.Config{ChunkSize: chunk})
-		if err != nil {
-			t.Fatal(err)
-		}
+		s := openSigner(t, dev.HIDDialer(), ledger.Config{ChunkSize: chunk})
 		heights := tm2.NewHeights("", 1)
 		for range 5 {
 			dev.Inject(ledgersim.FaultStale)
 			mustSign(t, s, heights.Next(tm2.KindProposal))
 		}
-		s.Close()
 	}
 }
 
@@ -160,11 +163,7 @@ func TestStaleReplyNeverReturned(t *testing.T) {
 	}
 	var replay replayer
 	replay.Transport = tr
-	s, err := ledger.New(context.Background(), func(context.Context) (ledger.Transport, error) { return &replay, nil }, ledger.Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := openSigner(t, func(context.Context) (ledger.Transport, error) { return &replay, nil }, ledger.Config{})
 	heights := tm2.NewHeights("", 1)
 	mustSign(t, s, heights.Next(tm2.KindPrevote))
 	replay.replayNext = true
@@ -196,16 +195,12 @@ func (r *replayer) Exchange(ctx context.Context, apdu []byte) ([]byte, error) {
 // the app asks again next time.
 func TestConfirmHonoursContext(t *testing.T) {
 	dev := ledgersim.MustNew(ledgersim.Config{Time: ledgersim.Realtime, ConfirmDelay: time.Hour})
-	s, err := ledger.New(context.Background(), dev.HIDDialer(), ledger.Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := openSigner(t, dev.HIDDialer(), ledger.Config{})
 	heights := tm2.NewHeights("", 1)
 	ctx, cancel := context.WithTimeout(context.Background(), faultDeadline)
 	defer cancel()
 	begin := time.Now()
-	_, err = s.SignContext(ctx, heights.Next(tm2.KindPrevote))
+	_, err := s.SignContext(ctx, heights.Next(tm2.KindPrevote))
 	if !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("sign waiting for confirmation: got %v, want DeadlineExceeded", err)
 	}
@@ -236,10 +231,7 @@ func TestCloseDuringConfirmation(t *testing.T) {
 	for _, f := range faces[:2] { // apdu, hid
 		t.Run(f.name, func(t *testing.T) {
 			dev := ledgersim.MustNew(ledgersim.Config{Time: ledgersim.Realtime, ConfirmDelay: time.Hour})
-			s, err := ledger.New(context.Background(), f.dial(dev, t), ledger.Config{})
-			if err != nil {
-				t.Fatal(err)
-			}
+			s := openSigner(t, f.dial(dev, t), ledger.Config{})
 			done := make(chan error, 1)
 			go func() {
 				_, err := s.SignContext(context.Background(), tm2.NewHeights("", 1).Next(tm2.KindPrevote))
@@ -288,10 +280,7 @@ func TestCloseDuringReconnect(t *testing.T) {
 		late = tr
 		return tr, nil
 	}
-	s, err := ledger.New(context.Background(), dial, ledger.Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := openSigner(t, dial, ledger.Config{})
 	heights := tm2.NewHeights("", 1)
 	mustSign(t, s, heights.Next(tm2.KindPrevote))
 	dev.Inject(ledgersim.FaultUnplug)

@@ -68,14 +68,10 @@ func TestConformanceLedgerGoWrapper(t *testing.T) {
 // Status words survive the trip through ledger-go's error texts.
 func TestLedgerGoWrapperStatusWords(t *testing.T) {
 	dev := ledgersim.MustNew(ledgersim.Config{Time: ledgersim.Accounted})
-	s, err := ledger.New(context.Background(), upstreamDialer(t, dev), ledger.Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := openSigner(t, upstreamDialer(t, dev), ledger.Config{})
 	msg := tm2.NewHeights("", 1).Next(tm2.KindPrevote)
 	mustSign(t, s, msg)
-	_, err = s.SignContext(context.Background(), msg)
+	_, err := s.SignContext(context.Background(), msg)
 	var se *ledger.StatusError
 	if !errors.As(err, &se) || se.SW != 0x6985 || !errors.Is(err, signer.ErrDoubleSign) {
 		t.Errorf("retransmit: %v, want 0x6985", err)

@@ -22,9 +22,10 @@ import (
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
-func open(t *testing.T, d *ledgersim.Device, cfg ledger.Config) *ledger.Signer {
+// open opens a Signer through dial; it is closed when the test ends.
+func open(t *testing.T, dial ledger.Dialer, cfg ledger.Config) *ledger.Signer {
 	t.Helper()
-	s, err := ledger.New(context.Background(), d.Dialer(), cfg)
+	s, err := ledger.New(context.Background(), dial, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -59,7 +60,7 @@ func proposal(h, r int64) []byte {
 // The double-sign rules of protocols.md A.6, through the client.
 func TestDoubleSignStateMachine(t *testing.T) {
 	d := ledgersim.MustNew(ledgersim.Config{Time: ledgersim.Accounted})
-	s := open(t, d, ledger.Config{ChunkSize: 32})
+	s := open(t, d.Dialer(), ledger.Config{ChunkSize: 32})
 	steps := []struct {
 		name string
 		msg  []byte
@@ -108,7 +109,7 @@ func TestDoubleSignStateMachine(t *testing.T) {
 
 func TestFirstSignConfirmation(t *testing.T) {
 	d := ledgersim.MustNew(ledgersim.Config{Time: ledgersim.Accounted, Confirm: ledgersim.Reject, ConfirmDelay: 4 * time.Second})
-	s := open(t, d, ledger.Config{})
+	s := open(t, d.Dialer(), ledger.Config{})
 	var col signer.Collector
 	_, err := s.SignContext(col.WithContext(context.Background()), vote(tm2.Prevote, 1, 0))
 	wantSW(t, "rejected", err, 0x6986, signer.ErrRejected)
@@ -164,13 +165,13 @@ func TestOpenRefusals(t *testing.T) {
 	locked.SetLocked(false)
 	closed.OpenApp()
 	for _, d := range []*ledgersim.Device{locked, closed} {
-		s := open(t, d, ledger.Config{})
+		s := open(t, d.Dialer(), ledger.Config{})
 		if _, err := sign(s, vote(tm2.Prevote, 1, 0)); err != nil {
 			t.Error(err)
 		}
 	}
 	// Locking after open: the sign gets 0x5515.
-	s := open(t, locked, ledger.Config{})
+	s := open(t, locked.Dialer(), ledger.Config{})
 	locked.SetLocked(true)
 	_, err := sign(s, vote(tm2.Prevote, 2, 0))
 	wantSW(t, "locked mid-session", err, 0x5515, signer.ErrDeviceLocked)
@@ -179,7 +180,7 @@ func TestOpenRefusals(t *testing.T) {
 func TestVersionAndKey(t *testing.T) {
 	seed := bytes.Repeat([]byte{7}, 32)
 	d := ledgersim.MustNew(ledgersim.Config{Seed: seed, Version: ledger.Version{Testing: true, Major: 1, Minor: 2, Patch: 3}})
-	s := open(t, d, ledger.Config{})
+	s := open(t, d.Dialer(), ledger.Config{})
 	if got := s.Version(); got != (ledger.Version{Testing: true, Major: 1, Minor: 2, Patch: 3}) {
 		t.Errorf("version %v", got)
 	}
@@ -225,7 +226,7 @@ func TestRawAPDUs(t *testing.T) {
 func TestBufferSizes(t *testing.T) {
 	for _, p := range []ledgersim.Profile{ledgersim.NanoSPlus, ledgersim.NanoS} {
 		d := ledgersim.MustNew(ledgersim.Config{Raw: true, Profile: p})
-		s := open(t, d, ledger.Config{ChunkSize: 128})
+		s := open(t, d.Dialer(), ledger.Config{ChunkSize: 128})
 		msg := make([]byte, p.BufferSize+1)
 		rand.Read(msg)
 		_, err := sign(s, msg)
@@ -244,13 +245,13 @@ func TestBufferSizes(t *testing.T) {
 	// The validator app refuses what its one-byte prefix cannot carry,
 	// unless told otherwise.
 	long := tm2.Message(tm2.KindProposal, 1, "test-chain-with-long-id")
-	strict := open(t, ledgersim.MustNew(ledgersim.Config{}), ledger.Config{})
+	strict := open(t, ledgersim.MustNew(ledgersim.Config{}).Dialer(), ledger.Config{})
 	_, err := sign(strict, long)
 	var se *ledger.StatusError
 	if !errors.As(err, &se) || se.ParseError != ledger.ParseUnexpectedBufferSize {
 		t.Errorf("146-byte proposal: %v, want parse error 7", err)
 	}
-	if _, err := sign(open(t, ledgersim.MustNew(ledgersim.Config{LongPrefix: true}), ledger.Config{}), long); err != nil {
+	if _, err := sign(open(t, ledgersim.MustNew(ledgersim.Config{LongPrefix: true}).Dialer(), ledger.Config{}), long); err != nil {
 		t.Errorf("146-byte proposal with LongPrefix: %v", err)
 	}
 }
@@ -278,10 +279,7 @@ func TestModeledFigures(t *testing.T) {
 		if tc.upstream {
 			dial = d.UpstreamDialer(dial)
 		}
-		s, err := ledger.New(context.Background(), dial, ledger.Config{ChunkSize: tc.chunk})
-		if err != nil {
-			t.Fatal(err)
-		}
+		s := open(t, dial, ledger.Config{ChunkSize: tc.chunk})
 		h := tm2.NewHeights("", 1)
 		if _, err := sign(s, h.Next(tm2.KindPrevote)); err != nil {
 			t.Fatal(err)
@@ -309,7 +307,6 @@ func TestModeledFigures(t *testing.T) {
 			t.Errorf("chunk %d: device %v", tc.chunk, got)
 		}
 		t.Logf("chunk %d upstream %v: modeled %v", tc.chunk, tc.upstream, sum.Modeled())
-		s.Close()
 	}
 }
 
@@ -317,11 +314,7 @@ func TestModeledFigures(t *testing.T) {
 func TestRealtimeSleeps(t *testing.T) {
 	p := ledgersim.Profile{Name: "fast test profile", Sign: 5 * time.Millisecond, Report: time.Millisecond, BufferSize: 16384, UpstreamStall: 2 * time.Millisecond}
 	d := ledgersim.MustNew(ledgersim.Config{Time: ledgersim.Realtime, Profile: p})
-	s, err := ledger.New(context.Background(), d.UpstreamDialer(d.HIDDialer()), ledger.Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := open(t, d.UpstreamDialer(d.HIDDialer()), ledger.Config{})
 	var stages []signer.StageInfo
 	tr := &signer.Trace{StageDone: func(i signer.StageInfo) { stages = append(stages, i) }}
 	msg := vote(tm2.Prevote, 1, 0)
