@@ -153,9 +153,15 @@ func (t *transport) getStatus(ctx context.Context) (Status, error) {
 		return Status{}, fmt.Errorf("yubihsm: connector status: %v: %w", err, signer.ErrDeviceNotFound)
 	}
 	defer resp.Body.Close()
-	body, err := io.ReadAll(io.LimitReader(resp.Body, 4096))
-	if err != nil || resp.StatusCode != http.StatusOK {
+	if resp.StatusCode != http.StatusOK {
 		return Status{}, fmt.Errorf("yubihsm: connector status: HTTP %d: %w", resp.StatusCode, signer.ErrDeviceNotFound)
+	}
+	body, err := io.ReadAll(io.LimitReader(resp.Body, 4096))
+	if err != nil {
+		if ctxErr := ctx.Err(); ctxErr != nil {
+			return Status{}, fmt.Errorf("yubihsm: connector status: %w", ctxErr)
+		}
+		return Status{}, fmt.Errorf("yubihsm: connector status: %v: %w", err, signer.ErrDeviceNotFound)
 	}
 	return parseStatus(body)
 }
