@@ -14,7 +14,6 @@ package tm2
 import (
 	"bytes"
 	"encoding/binary"
-	"fmt"
 	"time"
 )
 
@@ -27,19 +26,6 @@ const (
 	Precommit Type = 0x02
 	Proposal  Type = 0x20
 )
-
-// String returns "prevote", "precommit" or "proposal".
-func (t Type) String() string {
-	switch t {
-	case Prevote:
-		return "prevote"
-	case Precommit:
-		return "precommit"
-	case Proposal:
-		return "proposal"
-	}
-	return fmt.Sprintf("Type(0x%02x)", byte(t))
-}
 
 // BlockID names a block: its hash and its part-set header. The zero
 // BlockID is a nil vote's, and is left out of the encoding.
