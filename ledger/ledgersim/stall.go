@@ -2,6 +2,7 @@ package ledgersim
 
 import (
 	"context"
+	"time"
 
 	"github.com/signerkit/signerkit/internal/simtime"
 	"github.com/signerkit/signerkit/ledger"
@@ -19,7 +20,7 @@ func UpstreamStall(t ledger.Transport, p Profile, mode TimeMode) ledger.Transpor
 	if p == (Profile{}) {
 		p = NanoSPlus
 	}
-	return &stalled{t: t, d: p, mode: mode.simMode()}
+	return &stalled{t: t, stall: p.UpstreamStall, mode: mode.simMode()}
 }
 
 // UpstreamDialer is dial with UpstreamStall applied to each transport it
@@ -35,13 +36,13 @@ func (d *Device) UpstreamDialer(dial ledger.Dialer) ledger.Dialer {
 }
 
 type stalled struct {
-	t    ledger.Transport
-	d    Profile
-	mode simtime.Mode
+	t     ledger.Transport
+	stall time.Duration
+	mode  simtime.Mode
 }
 
 func (s *stalled) Exchange(ctx context.Context, apdu []byte) ([]byte, error) {
-	if err := simtime.Spend(ctx, s.mode, signer.StageStall, s.d.UpstreamStall, stallProfile); err != nil {
+	if err := simtime.Spend(ctx, s.mode, signer.StageStall, s.stall, stallProfile); err != nil {
 		return nil, err
 	}
 	return s.t.Exchange(ctx, apdu)
