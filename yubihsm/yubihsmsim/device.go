@@ -10,7 +10,6 @@ import (
 	"crypto/subtle"
 	"encoding/binary"
 	"errors"
-	"fmt"
 	"io"
 	"sync"
 	"time"
@@ -439,6 +438,3 @@ func (d *Device) sessionMessage(p []byte) ([]byte, time.Duration) {
 	}
 	return okFrame(CmdSessionMessage, body), cost
 }
-
-// String describes the device for messages.
-func (d *Device) String() string { return fmt.Sprintf("yubihsmsim serial %d", d.serial) }
