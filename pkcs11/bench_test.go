@@ -15,6 +15,7 @@ import (
 
 	p11 "github.com/miekg/pkcs11"
 
+	"github.com/signerkit/signerkit/internal/cgoloop"
 	"github.com/signerkit/signerkit/pkcs11"
 	"github.com/signerkit/signerkit/pkcs11/pkcs11test"
 	"github.com/signerkit/signerkit/signer"
@@ -26,7 +27,30 @@ import (
 // Run it with -cpu 1,2 to compare one goroutine with two: with pool=1 the
 // signs take turns on the one session; with pool=4 each goroutine has a
 // session of its own and the throughput scales with the cores.
+//
+// Two yardsticks run beside it: backend=cgo-loop calls a C loop as long as
+// one P-256 sign (timed first, from one goroutine) through cgo, and
+// backend=go-loop runs the same loop in Go (see internal/cgoloop). The
+// first is how far anything that calls C once per sign can scale on the
+// machine at that moment; the second, how far Go code can.
 func BenchmarkSignParallel(b *testing.B) {
+	rounds := loopRounds(b)
+	for _, yard := range []struct {
+		name string
+		run  func(uint64) uint64
+	}{{"cgo-loop", cgoloop.Run}, {"go-loop", cgoloop.RunGo}} {
+		b.Run("backend="+yard.name, func(b *testing.B) {
+			want := cgoloop.RunGo(rounds)
+			b.RunParallel(func(pb *testing.PB) {
+				for pb.Next() {
+					if got := yard.run(rounds); got != want {
+						b.Errorf("loop ended at %#x, want %#x", got, want)
+						return
+					}
+				}
+			})
+		})
+	}
 	b.Run("backend=pkcs11-softhsm-p256", func(b *testing.B) {
 		eachLockingAndPool(b, func(b *testing.B, locking pkcs11.Locking, size int) {
 			_, tok := openToken(b, poolSize(size), lockingMode(locking))
@@ -62,8 +86,11 @@ func BenchmarkSignParallel(b *testing.B) {
 // the same for the bare sessions, which share the module and its mutexes:
 // what the token allows at that moment; and ceiling-throughput-2v1, the
 // same for crypto/ecdsa: what the machine allows CPU-bound work at that
-// moment (on a shared VM whose other tenants hold a core, nothing scales),
-// and of-ceiling, the first over the last.
+// moment (on a shared VM whose other tenants hold a core, nothing scales);
+// cgo-ceiling-throughput-2v1, the same for a C loop as long as one sign
+// called through cgo (internal/cgoloop): what any backend that calls C
+// once per sign can reach; and of-ceiling and of-cgo-ceiling, the Key's
+// ratio over each of these two.
 func BenchmarkSignScaling(b *testing.B) {
 	msg := []byte("a 32-byte message for P-256 ...")
 	digest := sha256.Sum256(msg)
@@ -89,6 +116,8 @@ func BenchmarkSignScaling(b *testing.B) {
 			}
 		}
 	}()
+	rounds := loopRounds(b)
+	loopWant := cgoloop.RunGo(rounds)
 	b.Run("backend=pkcs11-softhsm-p256", func(b *testing.B) {
 		eachLockingAndPool(b, func(b *testing.B, locking pkcs11.Locking, size int) {
 			st, tok := openToken(b, poolSize(size), lockingMode(locking))
@@ -113,13 +142,22 @@ func BenchmarkSignScaling(b *testing.B) {
 					return err
 				},
 				ceiling,
+				func(w int) error {
+					if got := cgoloop.Run(rounds); got != loopWant {
+						return fmt.Errorf("loop ended at %#x, want %#x", got, loopWant)
+					}
+					return nil
+				},
 			})
 			b.ReportMetric(ratios[0], "throughput-2v1")
 			b.ReportMetric(ratios[1], "raw-throughput-2v1")
 			b.ReportMetric(ratios[2], "ceiling-throughput-2v1")
+			b.ReportMetric(ratios[3], "cgo-ceiling-throughput-2v1")
 			// What share of the machine's scaling at that moment
-			// the Key kept (1: all of it).
+			// the Key kept (1: all of it), and of what a cgo call
+			// as long as a sign allows.
 			b.ReportMetric(ratios[0]/ratios[2], "of-ceiling")
+			b.ReportMetric(ratios[0]/ratios[3], "of-cgo-ceiling")
 			for _, sigs := range last { // outside the timed loop
 				for _, sig := range sigs {
 					if err := signertest.VerifyStd(signer.ECDSAP256, k.Public(), msg, sig); err != nil {
@@ -129,6 +167,61 @@ func BenchmarkSignScaling(b *testing.B) {
 			}
 		})
 	})
+}
+
+// loopRounds returns the rounds of internal/cgoloop that take as long as
+// one P-256 sign, worked out once per test binary so that the runs at
+// each -cpu value time the same loop.
+func loopRounds(b *testing.B) uint64 {
+	yardstick.Lock()
+	defer yardstick.Unlock()
+	if yardstick.rounds == 0 {
+		yardstick.rounds = cgoloop.Calibrate(p256SignTime(b))
+	}
+	return yardstick.rounds
+}
+
+var yardstick struct {
+	sync.Mutex
+	rounds uint64
+}
+
+// p256SignTime returns how long one P-256 sign takes on SoftHSM2 from one
+// goroutine: the fastest of 50, after 10 to warm up.
+func p256SignTime(b *testing.B) time.Duration {
+	b.Helper()
+	// Closed before returning, so that the module is finalized and the
+	// next Open initializes it for the sub-benchmark's own token.
+	tok, err := pkcs11.Open(context.Background(), pkcs11test.New(b).Config())
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer tok.Close()
+	ki, err := tok.GenerateKey(context.Background(), signer.ECDSAP256, "yardstick")
+	if err != nil {
+		b.Fatal(err)
+	}
+	k, err := tok.Key(context.Background(), ki.Ref())
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer k.Close()
+	msg := []byte("a 32-byte message for P-256 ...")
+	best := time.Duration(1<<63 - 1)
+	var sig []byte
+	for i := range 60 {
+		start := time.Now()
+		if sig, err = k.SignContext(context.Background(), msg); err != nil {
+			b.Fatal(err)
+		}
+		if e := time.Since(start); i >= 10 && e < best {
+			best = e
+		}
+	}
+	if err := signertest.VerifyStd(signer.ECDSAP256, k.Public(), msg, sig); err != nil {
+		b.Fatal(err)
+	}
+	return best
 }
 
 // poolSize sets Config.PoolSize.

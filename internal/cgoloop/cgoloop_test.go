@@ -1,0 +1,45 @@
+//go:build cgo
+
+package cgoloop
+
+import (
+	"testing"
+	"time"
+)
+
+func TestRunMatchesRunGo(t *testing.T) {
+	for _, n := range []uint64{0, 1, 2, 1000, 123457} {
+		if c, g := Run(n), RunGo(n); c != g {
+			t.Errorf("n=%d: C %#x, Go %#x", n, c, g)
+		}
+	}
+	// The loop is a xorshift generator: its first round from the seed.
+	x := uint64(seed)
+	x ^= x << 13
+	x ^= x >> 7
+	x ^= x << 17
+	if got := Run(1); got != x {
+		t.Errorf("Run(1) = %#x, want %#x", got, x)
+	}
+}
+
+func TestCalibrate(t *testing.T) {
+	if n := Calibrate(0); n != 0 {
+		t.Errorf("Calibrate(0) = %d", n)
+	}
+	const d = 200 * time.Microsecond
+	n := Calibrate(d)
+	best := time.Duration(1<<63 - 1)
+	for range 20 {
+		start := time.Now()
+		Run(n)
+		if e := time.Since(start); e < best {
+			best = e
+		}
+	}
+	// The fastest of 20 runs; a loaded machine only makes runs slower,
+	// so a loop far shorter than asked is a calibration bug.
+	if best < d/4 {
+		t.Errorf("Calibrate(%v) = %d rounds, which ran in %v", d, n, best)
+	}
+}
