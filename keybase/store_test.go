@@ -344,6 +344,11 @@ func TestStoreLockWaitsForContext(t *testing.T) {
 		done <- err
 	}()
 	time.Sleep(20 * time.Millisecond)
+	select {
+	case err := <-done:
+		t.Fatalf("Create finished while another Store held the lock: %v", err)
+	default:
+	}
 	unlock()
 	if err := <-done; err != nil {
 		t.Errorf("Create once the lock is free: %v", err)

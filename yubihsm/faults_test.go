@@ -240,13 +240,26 @@ func TestCloseDuringPing(t *testing.T) {
 	k := openKey(t, url, func(c *yubihsm.Config) { c.KeepAlive = 10 * time.Millisecond })
 	signOK(t, k, "first")
 	release := dev.Hang()
-	time.Sleep(100 * time.Millisecond) // a ping is now waiting on the device
+	defer release()
+	hung := dev.Stats().Hung
+	for deadline := time.Now().Add(5 * time.Second); dev.Stats().Hung == hung; {
+		if time.Now().After(deadline) {
+			t.Fatal("no keep-alive ping reached the hung device in 5 s")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	// A ping is now waiting on the device.
 	closed := make(chan struct{})
 	go func() {
 		k.Close()
 		close(closed)
 	}()
 	time.Sleep(50 * time.Millisecond)
+	select {
+	case <-closed:
+		t.Fatal("Close returned while its ping still waited on the device")
+	default:
+	}
 	release()
 	<-closed
 	yubihsm.WaitOpenSessions(t, dev, 1, "the Client's, after the Key's Close")

@@ -156,6 +156,7 @@ type Stats struct {
 	Echoes          int // Echo commands, plain or in a session
 	Signs           int // Sign EdDSA and Sign ECDSA commands that signed
 	Commands        int // every frame handled
+	Hung            int // frames that arrived while the device hung (Hang)
 }
 
 // New returns a device configured by cfg.

@@ -96,6 +96,9 @@ func (d *Device) waitHang(ctx context.Context) error {
 	if end == nil {
 		return nil
 	}
+	d.mu.Lock()
+	d.stats.Hung++
+	d.mu.Unlock()
 	select {
 	case <-end:
 		return nil
