@@ -29,17 +29,9 @@ func TestCalibrate(t *testing.T) {
 	}
 	const d = 200 * time.Microsecond
 	n := Calibrate(d)
-	best := time.Duration(1<<63 - 1)
-	for range 20 {
-		start := time.Now()
-		Run(n)
-		if e := time.Since(start); e < best {
-			best = e
-		}
-	}
-	// The fastest of 20 runs; a loaded machine only makes runs slower,
-	// so a loop far shorter than asked is a calibration bug.
-	if best < d/4 {
+	// A loaded machine only makes runs slower, so a loop far shorter
+	// than asked is a calibration bug.
+	if best := fastest(Run, n, 20); best < d/4 {
 		t.Errorf("Calibrate(%v) = %d rounds, which ran in %v", d, n, best)
 	}
 }
