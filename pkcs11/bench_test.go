@@ -26,7 +26,8 @@ import (
 // GOMAXPROCS goroutines (b.RunParallel) through a pool of 1 or 4 sessions.
 // Run it with -cpu 1,2 to compare one goroutine with two: with pool=1 the
 // signs take turns on the one session; with pool=4 each goroutine has a
-// session of its own and the throughput scales with the cores.
+// session of its own and the throughput scales as far as the token and Go
+// allow (see the package doc).
 //
 // Two yardsticks run beside it: backend=cgo-loop calls a C loop as long as
 // one P-256 sign (timed first, from one goroutine) through cgo, and

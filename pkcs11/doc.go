@@ -51,26 +51,8 @@
 // locks many times a sign for less time than a futex sleep and wake-up
 // cost: SoftHSM2 2.6.1 registers every buffer it allocates in one map
 // under one mutex, about 50 times per P-256 sign. That, not the pool, is
-// what stops two threads from signing twice as fast. On Debian 12's
-// SoftHSM2 (OpenSSL 3.0) on a 2-core VM, P-256 signs from two C threads,
-// no Go involved (scripts/softhsm-scaling), ran 1.27–1.31× as fast as one
-// thread with the module's own pthread mutexes and 1.44–1.54× with these
-// (five alternating runs each, in a quiet hour), while OpenSSL alone,
-// doing what SoftHSM2 does per sign, reached 1.6–1.9×; on a shared host
-// all of these drop when its other tenants take a core. Through this
-// package, BenchmarkSignScaling gave medians of 1.40× with these mutexes
-// and 1.27× without, beside bare miekg/pkcs11 sessions and crypto/ecdsa
-// (1.63×) in the same iterations. A module that refuses the mutexes is
-// initialized with its own.
-//
-// Go adds a cost of its own when every P is signing: a goroutine in a cgo
-// call longer than one sysmon tick (20 µs) loses its P to another thread
-// when no P is idle, and gets one back through the scheduler when the call
-// returns (golang/go#19574). A SoftHSM2 sign takes 75 µs, so with two
-// goroutines signing back to back on two Ps (b.RunParallel at -cpu 2)
-// nearly every sign pays a thread hand-off, and throughput rose only
-// 1.2–1.3× over one goroutine here; real tokens, whose signs take
-// milliseconds, do not notice.
+// what stops two threads from signing twice as fast. A module that refuses
+// the mutexes is initialized with its own.
 //
 // A sign calls the module's C_SignInit and C_Sign itself, read from its
 // function list, in one call from Go with a buffer of the signature's
@@ -82,12 +64,44 @@
 // even if the token hangs; the session returns to the pool when the token
 // answers. The hand-off costs a few microseconds (6–11 µs a sign on
 // SoftHSM2 on a 2-core VM, +5–8%); a context that cannot end (Done() nil)
-// signs on the caller's goroutine. Open and Token.Key return at their deadline the same way; the
-// key-store calls (GenerateKey, ImportKey, ListKeys, DeleteKey) wait for a
-// session within ctx but finish a module call once it started. Close is
-// idempotent; signs in flight finish, later ones fail
-// with signer.ErrClosed. A Token's sessions close when the Token and every
-// Key opened from it are closed.
+// signs on the caller's goroutine. Open and Token.Key return at their
+// deadline the same way; the key-store calls (GenerateKey, ImportKey,
+// ListKeys, DeleteKey) wait for a session within ctx but finish a module
+// call once it started. Close is idempotent; signs in flight finish, later
+// ones fail with signer.ErrClosed. A Token's sessions close when the Token
+// and every Key opened from it are closed.
+//
+// # How far signing scales
+//
+// Two limits outside this package decide how much faster two goroutines
+// sign than one, and the benchmarks measure both in the same run as the
+// Key (figures: medians of 27 runs over 25 minutes on a shared 2-core VM,
+// Debian 12's SoftHSM2 2.6.1 and OpenSSL 3.0).
+//
+// The token. P-256 signs from two C threads on SoftHSM2, no Go involved
+// (make softhsm-scaling), ran 1.31× as fast as one thread with these
+// mutexes and 1.15× with the module's own, while OpenSSL alone, doing what
+// SoftHSM2 does per sign, reached 1.60×. In the 16 runs where OpenSSL
+// reached 1.5× or more, SoftHSM2 with these mutexes never reached 1.6×
+// (median 1.36×, at most 1.58×).
+//
+// Go. A cgo call longer than a sysmon tick (20 µs) is a system call to the
+// scheduler: when no P is idle, sysmon hands the caller's P to another
+// thread, and the thread wake-ups that follow are paid out of the same two
+// cores (golang/go#19574). Under b.RunParallel at -cpu 1,2, a lock-free C
+// loop as long as one sign (internal/cgoloop) scaled 1.61× through cgo
+// against 2.00× for the same loop in Go. BenchmarkSignParallel runs both
+// loops beside the Key, whose pool of 4 scaled 1.21× (1.15× with the
+// module's mutexes; a pool of 1, whose signs take turns, 0.92×).
+//
+// BenchmarkSignScaling alternates bursts of signs from one goroutine with
+// bursts from two, which spares most of those hand-offs (sysmon backs off
+// while a P is idle): there the Key scaled 1.46×, bare miekg/pkcs11
+// sessions on the same module 1.48×, crypto/ecdsa 1.66× and the cgo loop
+// 1.77×. So the Key keeps what the token allows; what is lost is lost in
+// SoftHSM2 and in the Go scheduler. A hardware token's sign takes
+// milliseconds on the device, next to which Go's hand-off is noise; how it
+// scales is the device's.
 //
 // # Tracing
 //
@@ -142,7 +156,12 @@
 // miekg/pkcs11 C_SignInit + C_Sign. This package adds BenchmarkOverhead
 // (a sign through a Key and a bare one in each iteration, wall and CPU
 // time: what the pool and the tracing cost), BenchmarkSignParallel
-// (b.RunParallel through pools of 1 and 4; run with -cpu 1,2) and
+// (b.RunParallel through pools of 1 and 4, beside a C loop as long as one
+// sign called through cgo and the same loop in Go; run with -cpu 1,2) and
 // BenchmarkSignScaling (throughput of two goroutines over one, beside the
-// same for bare sessions and for crypto/ecdsa, the machine's ceiling).
+// same for bare sessions, for crypto/ecdsa and for the cgo loop). To read
+// them:
+//
+//	go test -run '^$' -bench 'SignParallel/backend=(cgo-loop|go-loop|pkcs11-softhsm-p256)' -cpu 1,2 -count 6 . > par.txt
+//	benchstat par.txt
 package pkcs11
