@@ -9,6 +9,7 @@ import (
 	"crypto/rand"
 	"crypto/sha256"
 	"fmt"
+	"runtime"
 	"sync"
 	"testing"
 	"time"
@@ -29,7 +30,10 @@ import (
 // session of its own and the throughput scales as far as the token and Go
 // allow (see the package doc).
 //
-// Two yardsticks run beside it: backend=cgo-loop calls a C loop as long as
+// Beside it, backend=raw-pkcs11-softhsm-p256 signs through bare
+// miekg/pkcs11 sessions, one per goroutine, on the module loaded with the
+// same mutexes: what the token allows without this package. Two yardsticks
+// run beside both: backend=cgo-loop calls a C loop as long as
 // one P-256 sign (timed first, from one goroutine) through cgo, and
 // backend=go-loop runs the same loop in Go (see internal/cgoloop). The
 // first is how far anything that calls C once per sign can scale on the
@@ -52,6 +56,44 @@ func BenchmarkSignParallel(b *testing.B) {
 			})
 		})
 	}
+	b.Run("backend=raw-pkcs11-softhsm-p256", func(b *testing.B) {
+		for _, locking := range []pkcs11.Locking{pkcs11.LockingSpin, pkcs11.LockingOS} {
+			b.Run(fmt.Sprintf("locking=%v", locking), func(b *testing.B) {
+				// The Key only loads the module with these mutexes;
+				// the signs go through bare sessions, one per
+				// goroutine.
+				st, tok := openToken(b, poolSize(1), lockingMode(locking))
+				k := generateKey(b, tok, signer.ECDSAP256, "parallel")
+				raws := make(chan *pkcs11test.Raw, runtime.GOMAXPROCS(0))
+				for range cap(raws) {
+					r, err := st.OpenRaw("parallel")
+					if err != nil {
+						b.Fatal(err)
+					}
+					defer r.Close()
+					raws <- r
+				}
+				msg := []byte("a 32-byte message for P-256 ...")
+				digest := sha256.Sum256(msg)
+				b.ResetTimer()
+				b.RunParallel(func(pb *testing.PB) {
+					r := <-raws
+					defer func() { raws <- r }()
+					var sig []byte
+					var err error
+					for pb.Next() {
+						if sig, err = r.Sign(p11.CKM_ECDSA, digest[:]); err != nil {
+							b.Error(err)
+							return
+						}
+					}
+					if err := signertest.VerifyStd(signer.ECDSAP256, k.Public(), msg, sig); sig != nil && err != nil {
+						b.Error(err)
+					}
+				})
+			})
+		}
+	})
 	b.Run("backend=pkcs11-softhsm-p256", func(b *testing.B) {
 		eachLockingAndPool(b, func(b *testing.B, locking pkcs11.Locking, size int) {
 			_, tok := openToken(b, poolSize(size), lockingMode(locking))
