@@ -75,29 +75,33 @@
 //
 // Two limits outside this package decide how much faster two goroutines
 // sign than one, and the benchmarks measure both in the same run as the
-// Key (figures: medians of 27 runs over 25 minutes on a shared 2-core VM,
-// Debian 12's SoftHSM2 2.6.1 and OpenSSL 3.0).
+// Key. Figures are medians of 52 runs over an hour on a shared 2-core VM,
+// with Debian 12's SoftHSM2 2.6.1 and OpenSSL 3.0.
 //
 // The token. P-256 signs from two C threads on SoftHSM2, no Go involved
 // (make softhsm-scaling), ran 1.31× as fast as one thread with these
 // mutexes and 1.15× with the module's own, while OpenSSL alone, doing what
-// SoftHSM2 does per sign, reached 1.60×. In the 16 runs where OpenSSL
+// SoftHSM2 does per sign, reached 1.57×. In the 34 runs where OpenSSL
 // reached 1.5× or more, SoftHSM2 with these mutexes never reached 1.6×
-// (median 1.36×, at most 1.58×).
+// (median 1.34×, at most 1.59×).
 //
 // Go. A cgo call longer than a sysmon tick (20 µs) is a system call to the
 // scheduler: when no P is idle, sysmon hands the caller's P to another
 // thread, and the thread wake-ups that follow are paid out of the same two
 // cores (golang/go#19574). Under b.RunParallel at -cpu 1,2, a lock-free C
-// loop as long as one sign (internal/cgoloop) scaled 1.61× through cgo
-// against 2.00× for the same loop in Go. BenchmarkSignParallel runs both
-// loops beside the Key, whose pool of 4 scaled 1.21× (1.15× with the
-// module's mutexes; a pool of 1, whose signs take turns, 0.92×).
+// loop as long as one sign (internal/cgoloop) scaled 1.60× through cgo,
+// against 1.99× for the same loop in Go. BenchmarkSignParallel runs both
+// loops beside the Key, whose pool of 4 scaled 1.20× (1.09× with the
+// module's mutexes; a pool of 1, whose signs take turns, 0.91×), and beside
+// bare miekg/pkcs11 sessions on the same module, which scaled 1.28× from a
+// slower start: two goroutines signed at 73.7 µs a sign through the Key and
+// 71.6 µs through the bare sessions (±10%, 26 runs), one goroutine at 82.8
+// and 89.0 µs.
 //
 // BenchmarkSignScaling alternates bursts of signs from one goroutine with
 // bursts from two, which spares most of those hand-offs (sysmon backs off
-// while a P is idle): there the Key scaled 1.46×, bare miekg/pkcs11
-// sessions on the same module 1.48×, crypto/ecdsa 1.66× and the cgo loop
+// while a P is idle): there the Key scaled 1.44×, bare miekg/pkcs11
+// sessions on the same module 1.49×, crypto/ecdsa 1.66× and the cgo loop
 // 1.77×. So the Key keeps what the token allows; what is lost is lost in
 // SoftHSM2 and in the Go scheduler. A hardware token's sign takes
 // milliseconds on the device, next to which Go's hand-off is noise; how it
