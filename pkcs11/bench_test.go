@@ -33,11 +33,11 @@ import (
 // Beside it, backend=raw-pkcs11-softhsm-p256 signs through bare
 // miekg/pkcs11 sessions, one per goroutine, on the module loaded with the
 // same mutexes: what the token allows without this package. Two yardsticks
-// run beside both: backend=cgo-loop calls a C loop as long as
-// one P-256 sign (timed first, from one goroutine) through cgo, and
-// backend=go-loop runs the same loop in Go (see internal/cgoloop). The
-// first is how far anything that calls C once per sign can scale on the
-// machine at that moment; the second, how far Go code can.
+// run beside both: backend=cgo-loop calls a C loop as long as one P-256
+// sign (timed first, from one goroutine) through cgo, and backend=go-loop
+// runs the same loop in Go (see internal/cgoloop). The first is how far
+// anything that calls C once per sign can scale on the machine at that
+// moment; the second, how far Go code can.
 func BenchmarkSignParallel(b *testing.B) {
 	rounds := loopRounds(b)
 	for _, yard := range []struct {
