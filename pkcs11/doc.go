@@ -75,15 +75,15 @@
 //
 // Two limits outside this package decide how much faster two goroutines
 // sign than one, and the benchmarks measure both in the same run as the
-// Key. Figures are medians of 52 runs over an hour on a shared 2-core VM,
-// with Debian 12's SoftHSM2 2.6.1 and OpenSSL 3.0.
+// Key. Figures are medians of 53 runs, one a minute for 55 minutes, on a
+// shared 2-core VM, with Debian 12's SoftHSM2 2.6.1 and OpenSSL 3.0.
 //
 // The token. P-256 signs from two C threads on SoftHSM2, no Go involved
 // (make softhsm-scaling), ran 1.31× as fast as one thread with these
 // mutexes and 1.15× with the module's own, while OpenSSL alone, doing what
-// SoftHSM2 does per sign, reached 1.57×. In the 34 runs where OpenSSL
-// reached 1.5× or more, SoftHSM2 with these mutexes never reached 1.6×
-// (median 1.34×, at most 1.59×).
+// SoftHSM2 does per sign, reached 1.58×. In the 35 runs where OpenSSL
+// reached 1.5× or more (median 1.62×), SoftHSM2 with these mutexes reached
+// a median 1.34× and at most 1.59×.
 //
 // Go. A cgo call longer than a sysmon tick (20 µs) is a system call to the
 // scheduler: when no P is idle, sysmon hands the caller's P to another
@@ -92,20 +92,25 @@
 // loop as long as one sign (internal/cgoloop) scaled 1.60× through cgo,
 // against 1.99× for the same loop in Go. BenchmarkSignParallel runs both
 // loops beside the Key, whose pool of 4 scaled 1.20× (1.09× with the
-// module's mutexes; a pool of 1, whose signs take turns, 0.91×), and beside
-// bare miekg/pkcs11 sessions on the same module, which scaled 1.28× from a
-// slower start: two goroutines signed at 73.7 µs a sign through the Key and
-// 71.6 µs through the bare sessions (±10%, 26 runs), one goroutine at 82.8
-// and 89.0 µs.
+// module's mutexes; a pool of 1, whose signs take turns, 0.91×). The last
+// 26 runs also signed through bare miekg/pkcs11 sessions on the same
+// module: they scaled 1.28× and the Key 1.14×, but from different starts.
+// One goroutine signed at 82.8 µs a sign through the Key and 89.0 µs
+// through the bare sessions; two goroutines at 73.7 and 71.6 µs, the Key
+// the slower in 16 of the 26 runs.
 //
 // BenchmarkSignScaling alternates bursts of signs from one goroutine with
-// bursts from two, which spares most of those hand-offs (sysmon backs off
-// while a P is idle): there the Key scaled 1.44×, bare miekg/pkcs11
-// sessions on the same module 1.49×, crypto/ecdsa 1.66× and the cgo loop
-// 1.77×. So the Key keeps what the token allows; what is lost is lost in
-// SoftHSM2 and in the Go scheduler. A hardware token's sign takes
-// milliseconds on the device, next to which Go's hand-off is noise; how it
-// scales is the device's.
+// bursts from two, and the cgo loop scales further there (1.77×), as it
+// should if fewer calls pay the hand-off (sysmon backs off while a P is
+// idle). There the Key scaled 1.44×, bare miekg/pkcs11 sessions on the
+// same module 1.49× and crypto/ecdsa 1.66×; in the same iterations the
+// Key's ratio was a median 0.97 of the bare sessions', and below it in 47
+// of the 53 runs. So the Key keeps most, not all, of what the token
+// allows; most of what is lost is lost in SoftHSM2 and in the Go
+// scheduler. A hardware token's sign takes milliseconds on the device,
+// next to which what the hand-off cost the cgo loop here (a median 20 µs
+// a call at two goroutines over the Go loop) is small; how it scales is
+// the device's.
 //
 // # Tracing
 //
