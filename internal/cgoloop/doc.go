@@ -10,8 +10,8 @@
 // gets one back through the scheduler when the call returns
 // (golang/go#19574). Each sign then pays for thread wake-ups that C threads
 // and Go code never see. On a 2-core VM, a 75 µs loop scaled from one
-// goroutine to two 1.47× through cgo against 1.97× in Go and 1.92× in C
-// threads with no Go at all (see the pkcs11 package's BenchmarkSignParallel).
+// goroutine to two a median 1.60× through cgo against 1.99× in Go (53 runs
+// of the pkcs11 package's BenchmarkSignParallel).
 package cgoloop
 
 import "time"
