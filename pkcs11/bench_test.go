@@ -133,8 +133,12 @@ func BenchmarkSignParallel(b *testing.B) {
 // cgo-ceiling-throughput-2v1, the same for a C loop as long as one sign
 // called through cgo (internal/cgoloop): what any backend that calls C
 // once per sign can reach; and of-ceiling and of-cgo-ceiling, the Key's
-// ratio over each of these two.
+// ratio over each of these two. It needs GOMAXPROCS of 2 or more (-cpu 2):
+// with one P, two goroutines take turns and every ratio reads about 1.
 func BenchmarkSignScaling(b *testing.B) {
+	if runtime.GOMAXPROCS(0) < 2 {
+		b.Skip("needs GOMAXPROCS >= 2: with one P the ratios would read as no scaling")
+	}
 	msg := []byte("a 32-byte message for P-256 ...")
 	digest := sha256.Sum256(msg)
 	priv, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
