@@ -133,8 +133,9 @@ func BenchmarkSignParallel(b *testing.B) {
 // cgo-ceiling-throughput-2v1, the same for a C loop as long as one sign
 // called through cgo (internal/cgoloop): what any backend that calls C
 // once per sign can reach; and of-ceiling and of-cgo-ceiling, the Key's
-// ratio over each of these two. It needs two Ps: with one, two goroutines
-// take turns and every ratio reads as no scaling, so it skips. Run it
+// ratio over each of these two. It needs two Ps, and skips with one:
+// crypto/ecdsa's goroutines would take turns on it, so the ceiling and
+// of-ceiling would mean nothing. Run it
 // without -cpu or with -cpu 2 alone: it uses b.Loop, so the first value of
 // a -cpu list runs at the GOMAXPROCS the previous one left
 // (golang/go#49980).
@@ -170,7 +171,7 @@ func BenchmarkSignScaling(b *testing.B) {
 			if runtime.GOMAXPROCS(0) < 2 {
 				// Read here, not in the parent: this is where the
 				// measurement runs.
-				b.Skip("needs GOMAXPROCS >= 2: with one P the ratios would read as no scaling")
+				b.Skip("needs GOMAXPROCS >= 2: with one P, crypto/ecdsa cannot scale and the ceilings mean nothing")
 			}
 			st, tok := openToken(b, poolSize(size), lockingMode(locking))
 			k := generateKey(b, tok, signer.ECDSAP256, "scaling")

@@ -31,15 +31,16 @@ func RunGo(n uint64) uint64 {
 	return x
 }
 
-// calibrate returns the number of rounds of run that take about d on one
-// thread, timing a few runs of growing length.
-func calibrate(run func(uint64) uint64, d time.Duration) uint64 {
+// calibrate returns the number of rounds that take about d on one thread,
+// given measure(n), how long n rounds take: it measures runs of growing
+// length until one lasts d or a millisecond, and scales from there.
+func calibrate(measure func(n uint64) time.Duration, d time.Duration) uint64 {
 	if d <= 0 {
 		return 0
 	}
 	n := uint64(1024)
 	for {
-		best := fastest(run, n, 5)
+		best := measure(n)
 		if best >= time.Millisecond || best >= d {
 			return uint64(float64(n) * float64(d) / float64(best))
 		}
