@@ -14,6 +14,46 @@
 // KeyGenerator, KeyImporter, KeyLister, KeyOpener and KeyDeleter that a
 // backend's store type (a keybase directory, a token, an HSM) offers.
 //
+// # One shape for every backend
+//
+// Every backend package (inprocess, keybase, ledger, yubihsm, pkcs11)
+// follows one convention, so that code written for one reads the same for
+// all:
+//
+//   - Config says where the keys are (a file, a directory, a device, a
+//     connector, a module and token), how to unlock them (Secret, a
+//     signer.Secret, wherever the backend needs a passphrase, password or
+//     PIN), and which key Open opens (Key, a KeyRef). Its zero values are
+//     documented defaults.
+//   - Open(ctx, cfg) opens one key and returns the backend's concrete
+//     signer, always named Signer (*keybase.Signer, *pkcs11.Signer, …). Its
+//     Close releases everything Open acquired.
+//   - OpenStore(ctx, cfg) returns the backend's Store, which manages the
+//     keys it holds with the same method names everywhere: OpenKey,
+//     ListKeys and, where the device allows, GenerateKey, ImportKey and
+//     DeleteKey (the KeyOpener, KeyLister, KeyGenerator, KeyImporter and
+//     KeyDeleter interfaces below), and Close. A Store's OpenKey returns
+//     its backend's *Signer as a Signer.
+//   - ParseURI(uri) returns the Config that a URI of the backend's scheme
+//     describes, and the package registers the scheme (Register) so that
+//     Open in this package opens any key from one string.
+//   - Arguments run context first, then key material, then algorithm, then
+//     label: ImportKey(ctx, priv, alg, label), GenerateKey(ctx, alg, label),
+//     inprocess.FromSeed(seed, alg).
+//   - Errors start with the package's name once ("keybase: …") and wrap
+//     one of this package's sentinels.
+//   - Backends that need cgo (ledger's HID transport, pkcs11) say so on
+//     the first lines of their package doc, and built without cgo they
+//     compile and return errors wrapping ErrUnsupported.
+//
+// # Opening keys by URI
+//
+// Open (and OpenSecret, which takes a Secret to fall back on) opens a key
+// from a URI of a registered scheme. Every scheme has the form RFC 7512
+// gives PKCS#11 URIs (see URI): path attributes say where and which key,
+// query attributes how; secrets are named, not written, through pin-source
+// (env:NAME or a file).
+//
 // # Algorithms and signatures
 //
 // Algorithm names what SignContext produces: Ed25519 over the message;
