@@ -87,6 +87,8 @@ type StatusError struct {
 	ParseError ParseError
 }
 
+// Error names the instruction, the status word and what it means, and
+// the parse error for 0x6984.
 func (e *StatusError) Error() string {
 	what := fmt.Sprintf("ledger: %s: status 0x%04X (%s)", insName(e.INS), e.SW, swText(e.SW))
 	if e.ParseError != 0 {
@@ -160,6 +162,8 @@ type Version struct {
 	Major, Minor, Patch uint8
 }
 
+// String returns the version as x.y.z, marked when the app is a testing
+// build.
 func (v Version) String() string {
 	s := fmt.Sprintf("%d.%d.%d", v.Major, v.Minor, v.Patch)
 	if v.Testing {

@@ -2,6 +2,32 @@
 // Tendermint validator app (CLA 0x56; LedgerHQ/app-tendermint v0.9.1 and
 // gnoverse/tm-ledger-validator), as a signer.Signer.
 //
+// Its USB HID transport (HIDDialer, which Open uses by default) needs
+// cgo: it drives hidapi through github.com/zondax/hid. The Speculos and
+// simulator (ledgersim) transports are pure Go. Built with CGO_ENABLED=0,
+// the package compiles and opening a Ledger over HID returns an error
+// wrapping signer.ErrUnsupported.
+//
+// # Opening the app
+//
+// The package follows signer's one shape for every backend. Open(ctx,
+// cfg) opens the app through the transport Config.Dial makes (by default
+// the HID device at Config.Path, or the first Ledger found) and returns a
+// *Signer; OpenStore returns a *Store, the device as a key store of its one
+// key (ListKeys and OpenKey only: the app cannot generate, import or
+// delete keys). ParseURI reads a ledger: URI, and importing the package
+// registers the scheme, so signer.Open opens one:
+//
+//	ledger:                                   the first Ledger over USB HID
+//	ledger:hid=/dev/hidraw3?chunk-size=32     the Ledger at this HID path
+//	ledger:speculos=127.0.0.1:9999            Speculos's APDU server
+//
+// with chunk-size (1–250) and min-version (x.y.z) as options; ParseURI
+// lists them. The device needs no secret: its owner unlocks it with the
+// PIN on the device.
+//
+// # The validator app
+//
 // A Signer speaks the app's three instructions (protocols.md A.3):
 // GET_VERSION, checked against Config.MinVersion at open; PUBLIC_KEY_ED25519,
 // read at open so Public never does I/O; and SIGN_ED25519, with the message
@@ -18,18 +44,21 @@
 // The client talks through one seam, Transport (Exchange(ctx, apdu) and
 // Close), opened by a Dialer:
 //
-//   - HIDDialer / Open: our HID transport, HIDTransport, which frames APDUs
-//     into 64-byte reports (channel 0x0101, tag 0x05, sequence, length;
-//     protocols.md A.8) over github.com/zondax/hid, opened by path or as
-//     the first device with Ledger's vendor id 0x2c97. It never sleeps:
-//     before each exchange it drains reports left from an earlier one
-//     without waiting, it discards reports whose channel, tag or sequence
-//     do not fit, and its reads end when the context does. It needs cgo; a
-//     pure-Go build's HIDDialer returns signer.ErrUnsupported.
-//   - LedgerGoDialer: zondax/ledger-go's own LedgerDeviceHID, for users who
-//     want the upstream transport and to measure its stall.
+//   - HIDDialer, the default: our HID transport, HIDTransport, which
+//     frames APDUs into 64-byte reports (channel 0x0101, tag 0x05,
+//     sequence, length; protocols.md A.8) over github.com/zondax/hid,
+//     opened by path or as the first device with Ledger's vendor id
+//     0x2c97. It never sleeps: before each exchange it drains reports left
+//     from an earlier one without waiting, it discards reports whose
+//     channel, tag or sequence do not fit, and its reads end when the
+//     context does. It needs cgo; a pure-Go build's HIDDialer returns an
+//     error wrapping signer.ErrUnsupported.
 //   - SpeculosDialer: Speculos's raw APDU TCP server (protocols.md A.10).
 //   - any HIDDevice through NewHIDTransport, and ledgersim's faces.
+//   - package ledgergo: zondax/ledger-go's own LedgerDeviceHID, for users
+//     who want the upstream transport and to measure its stall. It lives
+//     in its own package so that this one does not link ledger-go and the
+//     gRPC, protobuf and zap packages it imports.
 //
 // After a transport fails — the device unplugged, a reply that did not
 // come before the deadline, a garbled frame — the Signer closes it and
@@ -46,7 +75,9 @@
 // (0x6E00: the dashboard or another app), ErrDeviceLocked (0x5515) and
 // ErrUnsupported (0x6D00). Transport failures wrap ErrDeviceNotFound (at
 // open), ErrDisconnected, ErrProtocol (*FrameError when reports were
-// discarded until the deadline), ErrClosed, or the context's error.
+// discarded until the deadline), ErrClosed, or the context's error. Every
+// error the Signer returns starts with "ledger: " once, followed by the
+// instruction or step that failed and the transport's own words.
 //
 // # Concurrency
 //
@@ -66,10 +97,8 @@
 //
 //   - zondax/ledger-go v1.0.1 sleeps 50 ms before every APDU (drainRead) and
 //     busy-loops its reader after Close; its Exchange takes no context. We
-//     do not use it for HIDTransport. LedgerGoDialer runs its Exchange in a
-//     goroutine so ctx is honoured, never closes an upstream device (it
-//     keeps one per index for the process), and maps its status-word texts
-//     back to status words (see LedgerGoDialer).
+//     do not use it for HIDTransport; package ledgergo wraps it for those
+//     who want it, and says how it copes.
 //   - zondax/hid v0.9.2's Read blocks with no timeout and no way to set
 //     one. A goroutine per open device reads reports into a queue; Close
 //     closes the device, which wakes that read, and waits for the

@@ -115,7 +115,8 @@ func TestFaults(t *testing.T) {
 // openSigner opens a Signer through dial; it is closed when the test ends.
 func openSigner(t *testing.T, dial ledger.Dialer, cfg ledger.Config) *ledger.Signer {
 	t.Helper()
-	s, err := ledger.New(context.Background(), dial, cfg)
+	cfg.Dial = dial
+	s, err := ledger.Open(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

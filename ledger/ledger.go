@@ -7,14 +7,28 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 	"sync"
 
 	"github.com/signerkit/signerkit/signer"
 )
 
-// Config tunes a Signer. The zero value talks to the first Ledger found,
-// in chunks of 250 bytes, and requires app version 0.5.0 or later.
+// Config says how to reach the Ledger and tunes the Signer. The zero value
+// talks to the first Ledger found over USB HID, in chunks of 250 bytes,
+// and requires app version 0.5.0 or later. The validator app holds one
+// Ed25519 key and the user unlocks the device on the device itself, so
+// there is no key to choose and no secret to give.
 type Config struct {
+	// Dial opens the transport to the device, at open and again after a
+	// transport failed: HIDDialer, SpeculosDialer, a ledgersim face, or
+	// ledgergo.Dialer for zondax/ledger-go's own. Nil means
+	// HIDDialer(Path).
+	Dial Dialer
+	// Path is the HID device path (a hidraw node on Linux) of the Ledger
+	// that the default HID dialer opens; empty means the first Ledger
+	// (vendor id 0x2c97) found. It applies only when Dial is nil: setting
+	// both is an error.
+	Path string
 	// ChunkSize is the number of sign-bytes bytes per SIGN_ED25519 APDU,
 	// 1–250; zero means 250. gnokms uses 32 (a macOS HID workaround) at the
 	// cost of one more exchange per 32 bytes.
@@ -22,9 +36,6 @@ type Config struct {
 	// MinVersion is the oldest app version accepted; zero means 0.5.0,
 	// what gnokms requires.
 	MinVersion Version
-	// Path is the HID device path for Open; empty means the first Ledger
-	// (vendor id 0x2c97) found.
-	Path string
 }
 
 var defaultMinVersion = Version{Minor: 5}
@@ -34,6 +45,20 @@ func (c Config) chunkSize() int {
 		return MaxChunkSize
 	}
 	return c.ChunkSize
+}
+
+// check validates c and returns the dialer it names.
+func (c Config) check() (Dialer, error) {
+	if c.ChunkSize < 0 || c.ChunkSize > MaxChunkSize {
+		return nil, fmt.Errorf("ledger: Config.ChunkSize %d is outside 1–%d: %w", c.ChunkSize, MaxChunkSize, signer.ErrInvalidArgument)
+	}
+	if c.Dial == nil {
+		return HIDDialer(c.Path), nil
+	}
+	if c.Path != "" {
+		return nil, fmt.Errorf("ledger: Config.Path is set with Config.Dial: Path is for the HID dialer that a nil Dial means: %w", signer.ErrInvalidArgument)
+	}
+	return c.Dial, nil
 }
 
 // Signer is the validator app's Ed25519 key as a signer.Signer. The
@@ -53,26 +78,25 @@ type Signer struct {
 	closed bool
 }
 
-var _ signer.Signer = (*Signer)(nil)
+var _ signer.AlgorithmSigner = (*Signer)(nil)
 
-// Open opens the validator app on the HID device at cfg.Path, or on the
-// first Ledger found. It needs cgo; a pure-Go build returns an error
-// wrapping signer.ErrUnsupported.
-func Open(ctx context.Context, cfg Config) (*Signer, error) {
-	return New(ctx, HIDDialer(cfg.Path), cfg)
-}
-
-// New opens the validator app through the transports dial makes: it checks
-// the app's version and reads the public key, so Public never does I/O.
-// Errors wrap signer.ErrDeviceNotFound, ErrAppNotOpen, ErrDeviceLocked,
-// ErrUnsupported (an app older than cfg.MinVersion) or
+// Open opens the validator app through the transport cfg.Dial makes — by
+// default the HID device at cfg.Path, or the first Ledger found — checks
+// the app's version and reads its public key, so Public never does I/O.
+// The transport stays open until Close, and is dialled again after it
+// fails.
+//
+// Errors wrap signer.ErrDeviceNotFound (no device, or none at Path),
+// ErrAppNotOpen, ErrDeviceLocked, ErrUnsupported (an app older than
+// cfg.MinVersion, or the HID transport in a build without cgo) or
 // ErrInvalidArgument (a bad Config).
-func New(ctx context.Context, dial Dialer, cfg Config) (*Signer, error) {
-	if cfg.ChunkSize < 0 || cfg.ChunkSize > MaxChunkSize {
-		return nil, fmt.Errorf("ledger: ChunkSize %d is outside 1–%d: %w", cfg.ChunkSize, MaxChunkSize, signer.ErrInvalidArgument)
+func Open(ctx context.Context, cfg Config) (*Signer, error) {
+	dial, err := cfg.check()
+	if err != nil {
+		return nil, err
 	}
-	if dial == nil {
-		return nil, fmt.Errorf("ledger: nil Dialer: %w", signer.ErrInvalidArgument)
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("ledger: %w", err)
 	}
 	minV := cfg.MinVersion
 	if minV == (Version{}) {
@@ -80,7 +104,7 @@ func New(ctx context.Context, dial Dialer, cfg Config) (*Signer, error) {
 	}
 	tr, err := dial(ctx)
 	if err != nil {
-		return nil, err
+		return nil, wrap("", err)
 	}
 	s := &Signer{dial: dial, chunk: cfg.chunkSize(), sem: make(chan struct{}, 1), tr: tr}
 	if err := s.handshake(ctx, tr, minV); err != nil {
@@ -127,13 +151,16 @@ func (s *Signer) exchange(ctx context.Context, tr Transport, ins byte, apdu []by
 	resp, err := tr.Exchange(ctx, apdu)
 	trace.Measured(signer.StageTransport, start)
 	if err != nil {
-		return nil, err
+		return nil, wrap(insName(ins), err)
 	}
 	return splitResponse(ins, resp)
 }
 
 // Public returns the app's Ed25519 public key, read at open.
 func (s *Signer) Public() crypto.PublicKey { return s.pub }
+
+// Algorithm returns signer.Ed25519, the validator app's one algorithm.
+func (s *Signer) Algorithm() signer.Algorithm { return signer.Ed25519 }
 
 // Version returns the app version read at open.
 func (s *Signer) Version() Version { return s.version }
@@ -222,7 +249,7 @@ func (s *Signer) transport(ctx context.Context) (Transport, error) {
 	s.mu.Unlock()
 	tr, err := s.dial(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("ledger: reconnecting: %w", err)
+		return nil, wrap("reconnecting", err)
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -251,7 +278,7 @@ func (s *Signer) failed(tr Transport, err error) error {
 	s.mu.Unlock()
 	tr.Close()
 	if closed {
-		return fmt.Errorf("ledger: %w (during the sign: %v)", signer.ErrClosed, err)
+		return fmt.Errorf("ledger: %w (during the sign: %s)", signer.ErrClosed, strings.TrimPrefix(err.Error(), prefix))
 	}
 	return err
 }
@@ -273,3 +300,29 @@ func (s *Signer) Close() error {
 	}
 	return nil
 }
+
+// prefix starts every error of this package, once.
+const prefix = "ledger: "
+
+// wrap returns err, from a transport or a dialer, as an error of this
+// package: its text is "ledger: what: " and err's own text without a
+// leading "ledger: ", so the prefix appears once, and it unwraps to err.
+func wrap(what string, err error) error {
+	msg := err.Error()
+	rest, had := strings.CutPrefix(msg, prefix)
+	if had && what == "" {
+		return err
+	}
+	if what != "" {
+		rest = what + ": " + rest
+	}
+	return &prefixedError{msg: prefix + rest, err: err}
+}
+
+type prefixedError struct {
+	msg string
+	err error
+}
+
+func (e *prefixedError) Error() string { return e.msg }
+func (e *prefixedError) Unwrap() error { return e.err }

@@ -53,6 +53,8 @@ type FrameError struct {
 	Last      error // why the last one was
 }
 
+// Error says what the context ended with and why the last report was
+// discarded.
 func (e *FrameError) Error() string {
 	return fmt.Sprintf("ledger: no valid reply (%v) after discarding %d report(s), the last because %v", e.Err, e.Discarded, e.Last)
 }

@@ -14,8 +14,6 @@ import (
 	"testing"
 	"time"
 
-	p11 "github.com/miekg/pkcs11"
-
 	"github.com/signerkit/signerkit/internal/cgoloop"
 	"github.com/signerkit/signerkit/pkcs11"
 	"github.com/signerkit/signerkit/pkcs11/pkcs11test"
@@ -59,7 +57,7 @@ func BenchmarkSignParallel(b *testing.B) {
 	b.Run("backend=raw-pkcs11-softhsm-p256", func(b *testing.B) {
 		for _, locking := range []pkcs11.Locking{pkcs11.LockingSpin, pkcs11.LockingOS} {
 			b.Run(fmt.Sprintf("locking=%v", locking), func(b *testing.B) {
-				// The Key only loads the module with these mutexes;
+				// The Signer only loads the module with these mutexes;
 				// the signs go through bare sessions, one per
 				// goroutine.
 				st, tok := openToken(b, poolSize(1), lockingMode(locking))
@@ -82,7 +80,7 @@ func BenchmarkSignParallel(b *testing.B) {
 					var sig []byte
 					var err error
 					for pb.Next() {
-						if sig, err = r.Sign(p11.CKM_ECDSA, digest[:]); err != nil {
+						if sig, err = r.Sign(digest[:]); err != nil {
 							b.Error(err)
 							return
 						}
@@ -119,7 +117,7 @@ func BenchmarkSignParallel(b *testing.B) {
 }
 
 // BenchmarkSignScaling measures how P-256 throughput grows from one
-// goroutine to two, through a Key with pools of 1 and 4 sessions, on a
+// goroutine to two, through a Signer with pools of 1 and 4 sessions, on a
 // module initialized with each kind of mutex (Config.Locking). Each
 // iteration alternates a burst of signs from one goroutine with a burst
 // from each of two goroutines, so both see the same load, and does the
@@ -132,7 +130,7 @@ func BenchmarkSignParallel(b *testing.B) {
 // moment (on a shared VM whose other tenants hold a core, nothing scales);
 // cgo-ceiling-throughput-2v1, the same for a C loop as long as one sign
 // called through cgo (internal/cgoloop): what any backend that calls C
-// once per sign can reach; and of-ceiling and of-cgo-ceiling, the Key's
+// once per sign can reach; and of-ceiling and of-cgo-ceiling, the Signer's
 // ratio over each of these two. It needs two Ps, and skips with one:
 // crypto/ecdsa's goroutines would take turns on it, so the ceiling and
 // of-ceiling would mean nothing. Run it
@@ -191,7 +189,7 @@ func BenchmarkSignScaling(b *testing.B) {
 					return err
 				},
 				func(w int) (err error) {
-					last[1][w], err = raws[w].Sign(p11.CKM_ECDSA, digest[:])
+					last[1][w], err = raws[w].Sign(digest[:])
 					return err
 				},
 				ceiling,
@@ -207,7 +205,7 @@ func BenchmarkSignScaling(b *testing.B) {
 			b.ReportMetric(ratios[2], "ceiling-throughput-2v1")
 			b.ReportMetric(ratios[3], "cgo-ceiling-throughput-2v1")
 			// What share of the machine's scaling at that moment
-			// the Key kept (1: all of it), and of what a cgo call
+			// the Signer kept (1: all of it), and of what a cgo call
 			// as long as a sign allows.
 			b.ReportMetric(ratios[0]/ratios[2], "of-ceiling")
 			b.ReportMetric(ratios[0]/ratios[3], "of-cgo-ceiling")
@@ -245,7 +243,7 @@ func p256SignTime(b *testing.B) time.Duration {
 	b.Helper()
 	// Closed before returning, so that the module is finalized and the
 	// next Open initializes it for the sub-benchmark's own token.
-	tok, err := pkcs11.Open(context.Background(), pkcs11test.New(b).Config())
+	tok, err := pkcs11.OpenStore(context.Background(), pkcs11test.New(b).Config())
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -254,7 +252,7 @@ func p256SignTime(b *testing.B) time.Duration {
 	if err != nil {
 		b.Fatal(err)
 	}
-	k, err := tok.Key(context.Background(), ki.Ref())
+	k, err := openKey(context.Background(), tok, ki.Ref())
 	if err != nil {
 		b.Fatal(err)
 	}

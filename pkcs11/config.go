@@ -6,51 +6,51 @@ import (
 	"github.com/signerkit/signerkit/signer"
 )
 
-// PINFunc returns the token's user PIN. It is called each time the pool
-// must log in (when the token is opened, and again after the token forgot
-// the login, e.g. when every session was closed), so the PIN need not stay
-// in memory in between; the returned slice is wiped after use.
-type PINFunc func() ([]byte, error)
-
-// DefaultPoolSize is the number of sessions a token's pool keeps open at
+// DefaultPoolSize is the number of sessions a Store's pool keeps open at
 // most when Config.PoolSize is 0.
 const DefaultPoolSize = 4
 
-// Config selects a module, a token in it and, for OpenKey, a key on it.
-// A URI describes the same through (*URI).Config.
+// Config says which module, token and key to open, and how. ParseURI gives
+// the Config a pkcs11: URI describes. Open uses every field; OpenStore all
+// but Key.
 type Config struct {
-	// Module is the path of the PKCS#11 module (a shared library such as
-	// /usr/lib/softhsm/libsofthsm2.so). Required.
+	// Module is the path of the PKCS#11 module, a shared library such as
+	// /usr/lib/softhsm/libsofthsm2.so; a bare file name is searched for
+	// by the dynamic loader. It is required.
 	Module string
 
-	// The token is the one whose fields match all the non-empty selectors
-	// below (token label, serial number, manufacturer, model) in the slot
-	// SlotID, if set. With no selector the module must show exactly one
-	// token.
+	// TokenLabel, TokenSerial, TokenManufacturer and TokenModel select the
+	// token whose fields equal every one of them that is not empty, and
+	// SlotID, when not nil, the slot it must be in. With no selector at
+	// all the module must show exactly one initialized token.
 	TokenLabel, TokenSerial, TokenManufacturer, TokenModel string
 	SlotID                                                 *uint
 
-	// KeyLabel (CKA_LABEL) and KeyID (CKA_ID) name the private key for
-	// OpenKey; at least one is required, and both must match when both
-	// are set.
-	KeyLabel string
-	KeyID    []byte
-	// Algorithm is the algorithm the key signs with; 0 means the one its
-	// type implies (RSA keys: signer.RSAPKCS1v15). Set signer.RSAPSS to
-	// sign with PSS.
-	Algorithm signer.Algorithm
+	// Key names the private key that Open opens: by Label (CKA_LABEL), by
+	// ID (CKA_ID, in lower-case hex as KeyInfo.ID gives it) or by both,
+	// which must then both match. Key.Algorithm, when set, is the
+	// algorithm the Signer uses and must fit the key: it is how an RSA key
+	// signs with signer.RSAPSS; zero means the one the key's type implies
+	// (signer.RSAPKCS1v15 for RSA keys, unless the key was made for PSS).
+	// Open needs a label or an ID; OpenStore ignores Key.
+	Key signer.KeyRef
 
-	// PIN returns the user PIN; nil means no login, for tokens whose keys
-	// are usable in a public session.
-	PIN PINFunc
+	// Secret returns the token's user PIN. It is called each time the
+	// pool must log in (when the token is opened, and again after the
+	// token forgot the login, e.g. when every session was closed), so the
+	// PIN need not stay in memory in between; the slice it returns is
+	// wiped after use. Nil means no login, for tokens whose keys are
+	// usable in a public session.
+	Secret signer.Secret
 
 	// PoolSize is the most sessions the token's pool opens at once; 0 (or
-	// less) means DefaultPoolSize. Signs beyond it wait for a session.
+	// less) means DefaultPoolSize. Signs beyond it wait for a session,
+	// within their context.
 	PoolSize int
 
-	// Locking chooses the mutexes the module guards its own state with.
-	// It applies when this Open loads the module: a module already loaded
-	// for the path is shared as it is.
+	// Locking chooses the mutexes the module guards its own state with;
+	// the zero value is LockingSpin. It applies when this open loads the
+	// module: a module already loaded for the path is shared as it is.
 	Locking Locking
 }
 
@@ -94,14 +94,14 @@ func (c Config) poolSize() int {
 	return DefaultPoolSize
 }
 
-func (c Config) keyRef() signer.KeyRef {
-	return signer.KeyRef{Label: c.KeyLabel, ID: hexID(c.KeyID), Algorithm: c.Algorithm}
-}
-
-// KeySpec says what key Generate makes.
+// KeySpec says what key Store.Generate makes.
 type KeySpec struct {
+	// Algorithm is the key's algorithm: signer.Ed25519,
+	// signer.ECDSAP256, signer.ECDSAP384, signer.RSAPKCS1v15 or
+	// signer.RSAPSS.
 	Algorithm signer.Algorithm
-	// Label is the keys' CKA_LABEL; required, and not used by another key.
+	// Label is the keys' CKA_LABEL; it is required and must not be used by
+	// another key on the token.
 	Label string
 	// ID is the keys' CKA_ID; nil means 8 random bytes.
 	ID []byte

@@ -114,7 +114,7 @@ func TestDirectSign(t *testing.T) {
 					trips.Add(d)
 				}
 			}})
-			sig, err := ed.SignRaw(tctx, pkcs11.CKM_EDDSA, msg, n)
+			sig, err := ed.SignRaw(tctx, pkcs11.CKMEdDSA, msg, n)
 			if err != nil {
 				t.Fatalf("buffer %d: %v", n, err)
 			}
@@ -215,12 +215,13 @@ func TestConformanceViaMiekg(t *testing.T) {
 				t.Fatal(err)
 			}
 			signertest.Run(t, func() (signer.Signer, error) {
-				k, err := tok.Key(context.Background(), ki.Ref())
+				k, err := openKey(context.Background(), tok, ki.Ref())
 				if err != nil {
 					return nil, err
 				}
 				k.SignViaMiekg()
 				if k.DirectSign() {
+					k.Close()
 					return nil, errors.New("key still signs directly")
 				}
 				return k, nil
@@ -233,14 +234,14 @@ func TestLockingRefused(t *testing.T) {
 	st := pkcs11test.New(t)
 	cfg := st.Config()
 	cfg.Locking = pkcs11.Locking(7)
-	if tok, err := pkcs11.Open(context.Background(), cfg); !errors.Is(err, signer.ErrInvalidArgument) {
+	if tok, err := pkcs11.OpenStore(context.Background(), cfg); !errors.Is(err, signer.ErrInvalidArgument) {
 		if tok != nil {
 			tok.Close()
 		}
-		t.Fatalf("Open with Locking(7): %v, want ErrInvalidArgument", err)
+		t.Fatalf("OpenStore with Locking(7): %v, want ErrInvalidArgument", err)
 	}
 	if loaded := pkcs11.LoadedModules(); len(loaded) != 0 {
-		t.Errorf("modules loaded after a refused Open: %v", loaded)
+		t.Errorf("modules loaded after a refused OpenStore: %v", loaded)
 	}
 }
 
@@ -268,7 +269,7 @@ func TestOperationLeftActive(t *testing.T) {
 		if err != nil || len(hs) != 1 {
 			return fmt.Errorf("key: %d found, %v", len(hs), err)
 		}
-		return other.SignInit(s, []*p11.Mechanism{p11.NewMechanism(pkcs11.CKM_EDDSA, nil)}, hs[0])
+		return other.SignInit(s, []*p11.Mechanism{p11.NewMechanism(pkcs11.CKMEdDSA, nil)}, hs[0])
 	})
 	if err != nil {
 		t.Fatal(err)

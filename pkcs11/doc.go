@@ -1,29 +1,61 @@
-// Package pkcs11 makes keys on any PKCS#11 token signers: HSMs, the
-// YubiHSM 2 (yubihsm_pkcs11.so), YubiKeys (libykcs11.so), OpenPGP and PIV
-// cards through OpenSC (opensc-pkcs11.so), and SoftHSM2 for tests. It is
-// built on github.com/miekg/pkcs11 and needs cgo; a build without cgo
-// compiles a twin whose every call returns an error wrapping
-// signer.ErrUnsupported.
+// Package pkcs11 needs cgo: it loads a PKCS#11 module, a C shared library,
+// through github.com/miekg/pkcs11. Built without cgo it compiles, and every
+// open (Open, OpenStore, signer.Open of a pkcs11: URI) returns an error
+// wrapping signer.ErrUnsupported.
 //
-// A Key signs Ed25519 (CKM_EDDSA, pure, RFC 8032), ECDSA on P-256 and P-384
-// (CKM_ECDSA over a digest hashed in Go; r‖s from SignContext, ASN.1 DER
-// from Sign, as crypto.Signer requires) and RSA of 2048 to 4096 bits with
-// PKCS #1 v1.5 (CKM_RSA_PKCS over a DigestInfo made in Go) or PSS
-// (CKM_RSA_PKCS_PSS, MGF1 with the same hash). Keys are named by an RFC 7512
-// URI (OpenURI, ParseURI) or a Config; the PIN comes from a callback, a
-// pin-source file or a pin-value. Keys made by other tools are found by
-// label (CKA_LABEL) or id (CKA_ID): softhsm2-util --import, pkcs11-tool
-// --keypairgen, yubihsm-shell. A Token implements signer.KeyGenerator,
-// KeyImporter, KeyLister, KeyOpener and KeyDeleter.
+// It makes keys on any PKCS#11 token signers: HSMs, the YubiHSM 2
+// (yubihsm_pkcs11.so), YubiKeys (libykcs11.so), OpenPGP and PIV cards
+// through OpenSC (opensc-pkcs11.so), and SoftHSM2 for tests.
 //
-//	k, err := pkcs11.OpenURI(ctx, "pkcs11:token=validator;object=consensus?module-path=/usr/lib/softhsm/libsofthsm2.so&pin-source=/run/secrets/pin", nil)
+// A Signer signs Ed25519 (CKM_EDDSA, pure, RFC 8032), ECDSA on P-256 and
+// P-384 (CKM_ECDSA over a digest hashed in Go; r‖s from SignContext, ASN.1
+// DER from Sign, as crypto.Signer requires) and RSA of 2048 to 4096 bits
+// with PKCS #1 v1.5 (CKM_RSA_PKCS over a DigestInfo made in Go) or PSS
+// (CKM_RSA_PKCS_PSS, MGF1 with the same hash). Keys made by other tools are
+// found by label (CKA_LABEL) or id (CKA_ID): softhsm2-util --import,
+// pkcs11-tool --keypairgen, yubihsm-shell.
+//
+// # Opening keys
+//
+// The package has the shape every signerkit backend has (see package
+// signer). A Config names the module, the token (by label, serial,
+// manufacturer, model or slot), the key (Config.Key, a signer.KeyRef) and
+// the user PIN (Config.Secret, a signer.Secret). Open opens one key and
+// returns its *Signer, whose Close releases the token's sessions and module
+// again. OpenStore opens the token alone as a *Store, which implements
+// signer.KeyOpener (OpenKey), KeyLister (ListKeys), KeyGenerator
+// (GenerateKey, and Generate for other RSA sizes or a chosen CKA_ID),
+// KeyImporter (ImportKey) and KeyDeleter (DeleteKey).
+//
+// ParseURI returns the Config an RFC 7512 pkcs11: URI describes, and the
+// package registers the pkcs11 scheme, so that once it is imported
+// signer.Open opens a key from one string:
+//
+//	import _ "github.com/signerkit/signerkit/pkcs11"
+//
+//	s, err := signer.Open(ctx, "pkcs11:token=validator;object=consensus"+
+//		"?module-path=/usr/lib/softhsm/libsofthsm2.so&pin-source=env:TOKEN_PIN")
+//
+// The path attributes token, serial, manufacturer, model and slot-id select
+// the token, object (CKA_LABEL) and id (CKA_ID) the key; the query
+// attributes module-path or module-name the module, and pin-source
+// (env:NAME, file:/path or /path) or pin-value the PIN. ParseURI lists
+// them all. URI and DecodeURI read and write a URI attribute by attribute.
+//
+// # Errors
+//
+// Errors wrap one of package signer's sentinels. A PKCS#11 return value is
+// an *Error, which carries the CKR_ code and unwraps to the sentinel that
+// fits it (signer.ErrProtocol for a code without one); a PIN the token
+// refuses is a *PINError (signer.ErrWrongPassphrase); a URI that cannot be
+// used is a *signer.URIError, which names the attribute at fault.
 //
 // # Sessions and concurrency
 //
-// Token and Key are safe for concurrent use. A module is loaded once per
-// path and shared by every Token opened through it; the last one closed
+// Store and Signer are safe for concurrent use. A module is loaded once per
+// path and shared by every token opened through it; the last one closed
 // finalizes and unloads it (a module initialized by someone else in the
-// process is left initialized). Each opened Token has a pool of at most
+// process is left initialized). Each opened token has a pool of at most
 // Config.PoolSize sessions (default 4), logged in; a sign checks one out,
 // calls C_SignInit and C_Sign, and returns it, so up to PoolSize signs run
 // on the token at once and the rest wait, within their context.
@@ -64,18 +96,18 @@
 // even if the token hangs; the session returns to the pool when the token
 // answers. The hand-off costs a few microseconds (6–11 µs a sign on
 // SoftHSM2 on a 2-core VM, +5–8%); a context that cannot end (Done() nil)
-// signs on the caller's goroutine. Open and Token.Key return at their
-// deadline the same way; the key-store calls (GenerateKey, ImportKey,
-// ListKeys, DeleteKey) wait for a session within ctx but finish a module
-// call once it started. Close is idempotent; signs in flight finish, later
-// ones fail with signer.ErrClosed. A Token's sessions close when the Token
-// and every Key opened from it are closed.
+// signs on the caller's goroutine. Open, OpenStore and Store.OpenKey return
+// at their deadline the same way; the key-store calls (GenerateKey,
+// ImportKey, ListKeys, DeleteKey) wait for a session within ctx but finish
+// a module call once it started. Close is idempotent; signs in flight
+// finish, later ones fail with signer.ErrClosed. A Store's sessions close
+// when the Store and every Signer opened from it are closed.
 //
 // # How far signing scales
 //
 // Two limits outside this package decide how much faster two goroutines
 // sign than one, and the benchmarks measure both in the same run as the
-// Key. Figures are medians of 53 runs, one a minute for 55 minutes, on a
+// Signer. Figures are medians of 53 runs, one a minute for 55 minutes, on a
 // shared 2-core VM, with Debian 12's SoftHSM2 2.6.1 and OpenSSL 3.0.
 //
 // The token. P-256 signs from two C threads on SoftHSM2, no Go involved
@@ -91,21 +123,21 @@
 // cores (golang/go#19574). Under b.RunParallel at -cpu 1,2, a lock-free C
 // loop as long as one sign (internal/cgoloop) scaled 1.60× through cgo,
 // against 1.99× for the same loop in Go. BenchmarkSignParallel runs both
-// loops beside the Key, whose pool of 4 scaled 1.20× (1.09× with the
+// loops beside the Signer, whose pool of 4 scaled 1.20× (1.09× with the
 // module's mutexes; a pool of 1, whose signs take turns, 0.91×). The last
 // 26 runs also signed through bare miekg/pkcs11 sessions on the same
-// module: they scaled 1.28× and the Key 1.14×, but from different starts.
-// One goroutine signed at 82.8 µs a sign through the Key and 89.0 µs
-// through the bare sessions; two goroutines at 73.7 and 71.6 µs, the Key
-// the slower in 16 of the 26 runs.
+// module: they scaled 1.28× and the Signer 1.14×, but from different
+// starts. One goroutine signed at 82.8 µs a sign through the Signer and
+// 89.0 µs through the bare sessions; two goroutines at 73.7 and 71.6 µs,
+// the Signer the slower in 16 of the 26 runs.
 //
 // BenchmarkSignScaling alternates bursts of signs from one goroutine with
 // bursts from two, and the cgo loop scales further there (1.77×), as it
 // should if fewer calls pay the hand-off (sysmon backs off while a P is
-// idle). There the Key scaled 1.44×, bare miekg/pkcs11 sessions on the
+// idle). There the Signer scaled 1.44×, bare miekg/pkcs11 sessions on the
 // same module 1.49× and crypto/ecdsa 1.66×; in the same iterations the
-// Key's ratio was a median 0.97 of the bare sessions', and below it in 47
-// of the 53 runs. So the Key keeps most, not all, of what the token
+// Signer's ratio was a median 0.97 of the bare sessions', and below it in
+// 47 of the 53 runs. So the Signer keeps most, not all, of what the token
 // allows; most of what is lost is lost in SoftHSM2 and in the Go
 // scheduler. A hardware token's sign takes milliseconds on the device,
 // next to which what the hand-off cost the cgo loop here (a median 20 µs
@@ -127,7 +159,7 @@
 // # Upstream defects worked around
 //
 // github.com/miekg/pkcs11 v1.1.1 stops at PKCS#11 2.40: CKK_EC_EDWARDS,
-// CKM_EC_EDWARDS_KEY_PAIR_GEN and CKM_EDDSA are defined here. Its New
+// CKM_EC_EDWARDS_KEY_PAIR_GEN and CKM_EDDSA are defined here (unexported). Its New
 // returns nil whatever dlopen said, so the module path is checked first for
 // a useful error. Its GetAttributeValue fails a whole request when one
 // attribute is missing, so optional attributes are read one at a time. Its
@@ -137,13 +169,13 @@
 // (CKR_ARGUMENTS_BAD), and then keeps the sign operation active, against
 // PKCS#11 (v2.40 §5.11): an empty message is passed as a valid pointer, and
 // a session whose C_Sign failed is closed rather than reused.
-// miekg/pkcs11's Login takes the PIN as a string, which cannot be wiped: the PIN callback's
-// slice is wiped after the call, but that copy lives until the garbage
-// collector reuses its memory. Tokens differ in how they write Ed25519
+// miekg/pkcs11's Login takes the PIN as a string, which cannot be wiped:
+// the slice Config.Secret returns is wiped after the call, but that copy
+// lives until the garbage collector reuses its memory. Tokens differ in how they write Ed25519
 // keys: CKA_EC_PARAMS as the OID 1.3.101.112 (SoftHSM2) or the
 // PrintableString "edwards25519" (OpenSC's pkcs11-tool) are both accepted,
 // and CKA_EC_POINT with or without its DER OCTET STRING wrapper. SoftHSM2
-// forgets the handles of private objects on logout, so a Key looks its
+// forgets the handles of private objects on logout, so a Signer looks its
 // handle up again after the pool logs in. EC private keys carry no public
 // point, so it is read from the public key object with the same CKA_ID (or
 // label). The scheme of an RSA key made for PSS is kept as
@@ -163,7 +195,7 @@
 // The module's BenchmarkSign rows are pkcs11-softhsm-ed25519, -p256,
 // -rsa2048 and -rsa4096, beside raw-pkcs11-softhsm-ed25519, a bare
 // miekg/pkcs11 C_SignInit + C_Sign. This package adds BenchmarkOverhead
-// (a sign through a Key and a bare one in each iteration, wall and CPU
+// (a sign through a Signer and a bare one in each iteration, wall and CPU
 // time: what the pool and the tracing cost), BenchmarkSignParallel
 // (b.RunParallel through pools of 1 and 4, beside a C loop as long as one
 // sign called through cgo and the same loop in Go; run with -cpu 1,2) and

@@ -18,13 +18,15 @@ import (
 // (its constants stop at v2.40). Values from the PKCS#11 3.0 header
 // pkcs11t.h.
 const (
-	// CKK_EC_EDWARDS is the key type of Ed25519 and Ed448 keys.
-	CKK_EC_EDWARDS = 0x00000040
-	// CKM_EC_EDWARDS_KEY_PAIR_GEN generates an Edwards-curve key pair.
-	CKM_EC_EDWARDS_KEY_PAIR_GEN = 0x00001055
-	// CKM_EDDSA signs with an Edwards-curve key; with no parameters it is
-	// pure Ed25519 (RFC 8032).
-	CKM_EDDSA = 0x00001057
+	// ckkECEdwards is CKK_EC_EDWARDS, the key type of Ed25519 and Ed448
+	// keys.
+	ckkECEdwards = 0x00000040
+	// ckmECEdwardsKeyPairGen is CKM_EC_EDWARDS_KEY_PAIR_GEN, which
+	// generates an Edwards-curve key pair.
+	ckmECEdwardsKeyPairGen = 0x00001055
+	// ckmEdDSA is CKM_EDDSA, which signs with an Edwards-curve key; with
+	// no parameters it is pure Ed25519 (RFC 8032).
+	ckmEdDSA = 0x00001057
 )
 
 // The curve OIDs of CKA_EC_PARAMS.

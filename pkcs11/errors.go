@@ -2,6 +2,7 @@ package pkcs11
 
 import (
 	"fmt"
+	"strings"
 
 	p11 "github.com/miekg/pkcs11"
 
@@ -19,12 +20,13 @@ type Error struct {
 	Code uint
 }
 
+// Error returns "pkcs11: " followed by the function and the code's name,
+// e.g. "pkcs11: C_Sign: CKR_DEVICE_REMOVED" (a code without a name in hex).
 func (e *Error) Error() string {
 	return fmt.Sprintf("pkcs11: %s: %s", e.Op, codeName(e.Code))
 }
 
-// Unwrap returns the signer sentinel for e.Code, or nil for codes that
-// have none (CKR_GENERAL_ERROR, CKR_FUNCTION_FAILED, vendor codes):
+// Unwrap returns the signer sentinel for e.Code:
 //
 //	CKR_SESSION_HANDLE_INVALID, CKR_SESSION_CLOSED        ErrSessionExpired
 //	CKR_DEVICE_REMOVED, CKR_TOKEN_NOT_PRESENT             ErrDisconnected
@@ -40,6 +42,10 @@ func (e *Error) Error() string {
 //	CKR_SLOT_ID_INVALID                                   ErrDeviceNotFound
 //	CKR_TEMPLATE_INCONSISTENT, CKR_ATTRIBUTE_VALUE_INVALID ErrInvalidArgument
 //	CKR_CRYPTOKI_NOT_INITIALIZED                          ErrClosed
+//	any other (CKR_GENERAL_ERROR, CKR_FUNCTION_FAILED,
+//	CKR_ARGUMENTS_BAD, vendor codes …)                    ErrProtocol
+//
+// so every *Error wraps a sentinel, as other backends' device errors do.
 func (e *Error) Unwrap() error {
 	switch e.Code {
 	case p11.CKR_SESSION_HANDLE_INVALID, p11.CKR_SESSION_CLOSED:
@@ -73,8 +79,13 @@ func (e *Error) Unwrap() error {
 	case p11.CKR_CRYPTOKI_NOT_INITIALIZED:
 		return signer.ErrClosed
 	}
-	return nil
+	return signer.ErrProtocol
 }
+
+// unprefixed returns err's message without this package's prefix, for an
+// error of this package quoted inside another, which has the prefix
+// already.
+func unprefixed(err error) string { return strings.TrimPrefix(err.Error(), "pkcs11: ") }
 
 // sessionDead reports whether code means the session can no longer be
 // used: the pool drops it (and every idle session with it) and the sign is
@@ -100,6 +111,7 @@ type PINError struct {
 	Token string
 }
 
+// Error names the token and the code, never the PIN.
 func (e *PINError) Error() string {
 	return fmt.Sprintf("pkcs11: token %q refused the PIN (%s)", e.Token, codeName(e.Code))
 }

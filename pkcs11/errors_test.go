@@ -2,6 +2,7 @@ package pkcs11_test
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -32,16 +33,43 @@ func TestErrorUnwrap(t *testing.T) {
 		if !errors.Is(err, want) {
 			t.Errorf("%v does not wrap %v", err, want)
 		}
+		if errors.Is(err, signer.ErrProtocol) {
+			t.Errorf("%v wraps ErrProtocol, a code with a sentinel of its own", err)
+		}
 		if !strings.HasPrefix(err.Error(), "pkcs11: C_Sign: CKR_") {
 			t.Errorf("Error() = %q", err)
 		}
 	}
-	if err := (&pkcs11.Error{Op: "C_Sign", Code: 0x80000001}); err.Unwrap() != nil || !strings.Contains(err.Error(), "0x80000001") {
-		t.Errorf("a vendor code: %q unwraps to %v", err, err.Unwrap())
-	}
 	pe := &pkcs11.PINError{Code: p11.CKR_PIN_INCORRECT, Token: "t"}
 	if !errors.Is(pe, signer.ErrWrongPassphrase) {
 		t.Errorf("%v does not wrap ErrWrongPassphrase", pe)
+	}
+}
+
+// TestErrorUnwrapUnknown: a code with no sentinel of its own unwraps to
+// signer.ErrProtocol, as other backends' unexpected device answers do, so
+// that every *Error wraps a sentinel.
+func TestErrorUnwrapUnknown(t *testing.T) {
+	for _, code := range []uint{p11.CKR_GENERAL_ERROR, p11.CKR_FUNCTION_FAILED, p11.CKR_ARGUMENTS_BAD, p11.CKR_DEVICE_ERROR, 0x80000001} {
+		perr := &pkcs11.Error{Op: "C_Sign", Code: code}
+		if got := perr.Unwrap(); got != signer.ErrProtocol {
+			t.Errorf("%v unwraps to %v, want ErrProtocol", perr, got)
+		}
+		// Wrapped further, as callers see it.
+		err := fmt.Errorf("signing vote: %w", perr)
+		if !errors.Is(err, signer.ErrProtocol) {
+			t.Errorf("%v does not wrap ErrProtocol", err)
+		}
+		var back *pkcs11.Error
+		if !errors.As(err, &back) || back.Code != code {
+			t.Errorf("%v: errors.As gives %v, want the *Error with code %#x", err, back, code)
+		}
+		if strings.Count(err.Error(), "pkcs11:") != 1 {
+			t.Errorf("%q repeats the package prefix", err)
+		}
+	}
+	if err := (&pkcs11.Error{Op: "C_Sign", Code: 0x80000001}); !strings.Contains(err.Error(), "0x80000001") {
+		t.Errorf("a vendor code prints as %q, without its value", err)
 	}
 }
 

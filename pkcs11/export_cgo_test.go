@@ -21,7 +21,7 @@ func LoadedModules() map[string]int {
 
 // Hang makes every operation on t block before it reaches the token, as on
 // a token that stopped answering, until release is called.
-func (t *Token) Hang() (release func()) {
+func (t *Store) Hang() (release func()) {
 	ch := make(chan struct{})
 	t.pool.hang.Store(&ch)
 	return func() {
@@ -31,7 +31,7 @@ func (t *Token) Hang() (release func()) {
 }
 
 // IdleSessions returns the handles of the pool's idle sessions.
-func (t *Token) IdleSessions() []uint {
+func (t *Store) IdleSessions() []uint {
 	t.pool.mu.Lock()
 	defer t.pool.mu.Unlock()
 	out := make([]uint, len(t.pool.idle))
@@ -42,7 +42,7 @@ func (t *Token) IdleSessions() []uint {
 }
 
 // BusySessions returns the number of sessions checked out of the pool.
-func (t *Token) BusySessions() int {
+func (t *Store) BusySessions() int {
 	t.pool.mu.Lock()
 	defer t.pool.mu.Unlock()
 	return t.pool.busy
@@ -50,19 +50,19 @@ func (t *Token) BusySessions() int {
 
 // SignViaMiekg makes k sign through miekg/pkcs11's SignInit and Sign
 // rather than its own direct calls, for tests of that path.
-func (k *Key) SignViaMiekg() { k.viaMiekg = true }
+func (k *Signer) SignViaMiekg() { k.viaMiekg = true }
 
 // DirectSign reports whether k's module signs through direct calls.
-func (k *Key) DirectSign() bool { return k.tok.pool.mod.funcs != nil && !k.viaMiekg }
+func (k *Signer) DirectSign() bool { return k.tok.pool.mod.funcs != nil && !k.viaMiekg }
 
 // SignRaw runs C_SignInit(mech) and C_Sign(data) through the pool as a
 // sign does, giving the direct path a buffer of sigLen bytes.
-func (k *Key) SignRaw(ctx context.Context, mech uint, data []byte, sigLen int) ([]byte, error) {
+func (k *Signer) SignRaw(ctx context.Context, mech uint, data []byte, sigLen int) ([]byte, error) {
 	return k.run(ctx, request{mech: mech, data: data, sigLen: sigLen})
 }
 
 // ModuleLocking returns the mutexes t's module was initialized with.
-func (t *Token) ModuleLocking() Locking { return t.pool.mod.locking }
+func (t *Store) ModuleLocking() Locking { return t.pool.mod.locking }
 
 // SpinMutexSelfTest runs the module mutexes from threads C threads, each
 // adding 1 to a shared counter iters times under one mutex.
@@ -79,6 +79,6 @@ func SpinMutexCounts() (created, destroyed int64) { return spinMutexCounts() }
 
 // Do runs op on a session of t's pool with the recovery a sign gets
 // (a retry on a new session, a login), passing it the session handle.
-func (t *Token) Do(ctx context.Context, op func(sh uint) error) error {
+func (t *Store) Do(ctx context.Context, op func(sh uint) error) error {
 	return t.pool.do(ctx, &opStats{}, func(sh p11.SessionHandle) error { return op(uint(sh)) })
 }

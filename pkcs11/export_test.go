@@ -11,3 +11,6 @@ var (
 
 // SessionDead reports whether the pool drops a session on code.
 var SessionDead = sessionDead
+
+// CKMEdDSA is CKM_EDDSA, for tests that call C_SignInit themselves.
+const CKMEdDSA = ckmEdDSA

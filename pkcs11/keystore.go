@@ -22,12 +22,12 @@ import (
 // GenerateKey makes a key pair on the token (the private key is sensitive
 // and not extractable) under label, with a random 8-byte CKA_ID. RSA keys
 // have 2048 bits; use Generate for others.
-func (t *Token) GenerateKey(ctx context.Context, alg signer.Algorithm, label string) (signer.KeyInfo, error) {
+func (t *Store) GenerateKey(ctx context.Context, alg signer.Algorithm, label string) (signer.KeyInfo, error) {
 	return t.Generate(ctx, KeySpec{Algorithm: alg, Label: label})
 }
 
 // Generate makes the key pair spec describes on the token.
-func (t *Token) Generate(ctx context.Context, spec KeySpec) (signer.KeyInfo, error) {
+func (t *Store) Generate(ctx context.Context, spec KeySpec) (signer.KeyInfo, error) {
 	if err := t.checkOpen(); err != nil {
 		return signer.KeyInfo{}, err
 	}
@@ -45,7 +45,7 @@ func (t *Token) Generate(ctx context.Context, spec KeySpec) (signer.KeyInfo, err
 	var mech uint
 	switch {
 	case spec.Algorithm == signer.Ed25519:
-		mech = CKM_EC_EDWARDS_KEY_PAIR_GEN
+		mech = ckmECEdwardsKeyPairGen
 	case spec.Algorithm.IsECDSA():
 		mech = p11.CKM_EC_KEY_PAIR_GEN
 	default:
@@ -65,7 +65,7 @@ func (t *Token) Generate(ctx context.Context, spec KeySpec) (signer.KeyInfo, err
 // sensitive, non-extractable private key and its public key, under label
 // with a random 8-byte CKA_ID. alg says which scheme an RSA key signs with
 // when opened without one.
-func (t *Token) ImportKey(ctx context.Context, priv crypto.PrivateKey, alg signer.Algorithm, label string) (signer.KeyInfo, error) {
+func (t *Store) ImportKey(ctx context.Context, priv crypto.PrivateKey, alg signer.Algorithm, label string) (signer.KeyInfo, error) {
 	if err := t.checkOpen(); err != nil {
 		return signer.KeyInfo{}, err
 	}
@@ -141,7 +141,7 @@ func (t *Token) ImportKey(ctx context.Context, priv crypto.PrivateKey, alg signe
 }
 
 // templates returns the attributes common to a new key pair of alg.
-func (t *Token) templates(alg signer.Algorithm, label string, id []byte) (pub, priv []*p11.Attribute, err error) {
+func (t *Store) templates(alg signer.Algorithm, label string, id []byte) (pub, priv []*p11.Attribute, err error) {
 	if label == "" {
 		return nil, nil, fmt.Errorf("pkcs11: a new key needs a label: %w", signer.ErrInvalidArgument)
 	}
@@ -153,7 +153,7 @@ func (t *Token) templates(alg signer.Algorithm, label string, id []byte) (pub, p
 	var params []byte
 	switch {
 	case alg == signer.Ed25519:
-		keyType = CKK_EC_EDWARDS
+		keyType = ckkECEdwards
 	case alg == signer.ECDSAP256, alg == signer.ECDSAP384:
 		keyType = p11.CKK_EC
 	case alg.IsRSA():
@@ -209,7 +209,7 @@ func ulongs(vs ...uint) []byte {
 
 // store runs create, which makes a key pair under label and returns its
 // private key, after checking that label is free, and reads the key back.
-func (t *Token) store(ctx context.Context, label string, create func(p11.SessionHandle) (p11.ObjectHandle, error), alg signer.Algorithm) (signer.KeyInfo, error) {
+func (t *Store) store(ctx context.Context, label string, create func(p11.SessionHandle) (p11.ObjectHandle, error), alg signer.Algorithm) (signer.KeyInfo, error) {
 	var ko *keyObject
 	err := t.pool.do(ctx, &opStats{}, func(sh p11.SessionHandle) error {
 		taken, err := findObjects(t.pool.mod.ctx, sh, []*p11.Attribute{p11.NewAttribute(p11.CKA_LABEL, label)})
@@ -239,7 +239,7 @@ func (t *Token) store(ctx context.Context, label string, create func(p11.Session
 // DeleteKey destroys the private key ref names and its public key
 // objects (those with its key type and CKA_ID, or its label when it has no
 // ID).
-func (t *Token) DeleteKey(ctx context.Context, ref signer.KeyRef) error {
+func (t *Store) DeleteKey(ctx context.Context, ref signer.KeyRef) error {
 	if err := t.checkOpen(); err != nil {
 		return err
 	}

@@ -23,7 +23,7 @@ func TestModuleShared(t *testing.T) {
 	if n := len(pkcs11.LoadedModules()); n != 0 {
 		t.Fatalf("%d modules loaded before the test", n)
 	}
-	a, err := pkcs11.Open(ctx, st.Config())
+	a, err := pkcs11.OpenStore(ctx, st.Config())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -31,14 +31,14 @@ func TestModuleShared(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := pkcs11.Open(ctx, st.Config())
+	b, err := pkcs11.OpenStore(ctx, st.Config())
 	if err != nil {
 		t.Fatal(err)
 	}
 	if mods := pkcs11.LoadedModules(); len(mods) != 1 || mods[st.Module] != 2 {
 		t.Errorf("two tokens on one module: loaded %v, want one module with two users", mods)
 	}
-	k, err := b.Key(ctx, ki.Ref())
+	k, err := openKey(ctx, b, ki.Ref())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -48,22 +48,24 @@ func TestModuleShared(t *testing.T) {
 		t.Errorf("after closing both tokens with a key open: %v, want the module kept for the key", mods)
 	}
 	signAndVerify(t, k)
-	if _, err := b.Key(ctx, ki.Ref()); !errors.Is(err, signer.ErrClosed) {
-		t.Errorf("Key on a closed token: %v, want ErrClosed", err)
+	if _, err := openKey(ctx, b, ki.Ref()); !errors.Is(err, signer.ErrClosed) {
+		t.Errorf("OpenKey on a closed Store: %v, want ErrClosed", err)
 	}
 	k.Close()
 	if mods := pkcs11.LoadedModules(); len(mods) != 0 {
 		t.Errorf("after the last user closed: %v loaded, want none", mods)
 	}
 	// Loaded and initialized again from scratch.
-	k, err = pkcs11.OpenKey(ctx, func() pkcs11.Config { c := st.Config(); c.KeyLabel = "shared"; return c }())
+	cfg := st.Config()
+	cfg.Key.Label = "shared"
+	k, err = pkcs11.Open(ctx, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
 	signAndVerify(t, k)
 	k.Close()
 	if mods := pkcs11.LoadedModules(); len(mods) != 0 {
-		t.Errorf("OpenKey's token outlived its key: %v", mods)
+		t.Errorf("Open's token outlived its Signer: %v", mods)
 	}
 }
 
@@ -82,7 +84,7 @@ func TestHungToken(t *testing.T) {
 		t.Error(err)
 	}
 
-	k, err := tok.Key(ctx, ki.Ref())
+	k, err := openKey(ctx, tok, ki.Ref())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -115,7 +117,7 @@ func TestHungToken(t *testing.T) {
 }
 
 // TestOpenKeyDeadline: opening a key on a hung token returns at its
-// deadline, and the Key opened once the token answers is closed.
+// deadline, and the Signer opened once the token answers is closed.
 func TestOpenKeyDeadline(t *testing.T) {
 	_, tok := openToken(t)
 	ctx := context.Background()
@@ -125,13 +127,13 @@ func TestOpenKeyDeadline(t *testing.T) {
 	}
 	release := tok.Hang()
 	dctx, cancel := context.WithTimeout(ctx, 50*time.Millisecond)
-	k, err := tok.Key(dctx, ki.Ref())
+	s, err := tok.OpenKey(dctx, ki.Ref())
 	cancel()
-	if !errors.Is(err, context.DeadlineExceeded) {
-		t.Errorf("Key on a hung token: %v, %v; want DeadlineExceeded", k, err)
+	if !errors.Is(err, context.DeadlineExceeded) || s != nil {
+		t.Errorf("OpenKey on a hung token: %v, %v; want a nil Signer and DeadlineExceeded", s, err)
 	}
 	release()
-	k, err = tok.Key(ctx, ki.Ref())
+	k, err := openKey(ctx, tok, ki.Ref())
 	if err != nil {
 		t.Fatal(err)
 	}

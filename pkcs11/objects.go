@@ -17,7 +17,7 @@ import (
 	"github.com/signerkit/signerkit/signer"
 )
 
-// keyObject is a private key found on the token, with what a Key needs.
+// keyObject is a private key found on the token, with what a Signer needs.
 type keyObject struct {
 	handle  p11.ObjectHandle
 	keyType uint
@@ -122,7 +122,7 @@ func loadKey(ctx *p11.Ctx, sh p11.SessionHandle, h p11.ObjectHandle) (*keyObject
 		if pssHint(ctx, sh, k) {
 			k.alg = signer.RSAPSS
 		}
-	case p11.CKK_EC, CKK_EC_EDWARDS:
+	case p11.CKK_EC, ckkECEdwards:
 		params, err := attr(ctx, sh, h, p11.CKA_EC_PARAMS)
 		if err != nil {
 			return nil, err
@@ -130,7 +130,7 @@ func loadKey(ctx *p11.Ctx, sh p11.SessionHandle, h p11.ObjectHandle) (*keyObject
 		if k.alg, err = parseECParams(params); err != nil {
 			return nil, err
 		}
-		if (k.alg == signer.Ed25519) != (keyType == CKK_EC_EDWARDS) {
+		if (k.alg == signer.Ed25519) != (keyType == ckkECEdwards) {
 			return nil, fmt.Errorf("pkcs11: key type %#x with %v parameters: %w", keyType, k.alg, signer.ErrInvalidKey)
 		}
 		point, err := publicObjectAttr(ctx, sh, k, p11.CKA_EC_POINT)
@@ -221,7 +221,7 @@ func refTemplate(ref signer.KeyRef) ([]*p11.Attribute, error) {
 }
 
 // findKey finds the one private key ref names.
-func (t *Token) findKey(ctx context.Context, ref signer.KeyRef, st *opStats) (*keyObject, error) {
+func (t *Store) findKey(ctx context.Context, ref signer.KeyRef, st *opStats) (*keyObject, error) {
 	tmpl, err := refTemplate(ref)
 	if err != nil {
 		return nil, err
@@ -259,7 +259,7 @@ func (t *Token) findKey(ctx context.Context, ref signer.KeyRef, st *opStats) (*k
 // ListKeys lists the private keys on the token that this package can sign
 // with, sorted by label (then id). Keys of other types or curves are left
 // out.
-func (t *Token) ListKeys(ctx context.Context) ([]signer.KeyInfo, error) {
+func (t *Store) ListKeys(ctx context.Context) ([]signer.KeyInfo, error) {
 	if err := t.checkOpen(); err != nil {
 		return nil, err
 	}

@@ -20,7 +20,7 @@ import (
 
 // BenchmarkOverhead measures what this package adds to a PKCS#11 sign: each
 // iteration signs the same 256 bytes with the same SoftHSM2 Ed25519 key
-// once through a Key and once through a bare miekg/pkcs11 session
+// once through a Signer and once through a bare miekg/pkcs11 session
 // (C_SignInit + C_Sign), in alternating order, so both see the same load
 // on a shared machine. It reports, per sign of each, the wall time
 // (ours-ns/op, raw-ns/op) and the CPU time of the signing thread
@@ -33,8 +33,8 @@ func BenchmarkOverhead(b *testing.B) {
 		b.Fatal(err)
 	}
 	cfg := st.Config()
-	cfg.KeyLabel = "overhead"
-	k, err := pkcs11.OpenKey(context.Background(), cfg)
+	cfg.Key.Label = "overhead"
+	k, err := pkcs11.Open(context.Background(), cfg)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -46,7 +46,7 @@ func BenchmarkOverhead(b *testing.B) {
 	defer raw.Close()
 	msg := make([]byte, 256)
 	ours := func() ([]byte, error) { return k.SignContext(context.Background(), msg) }
-	bare := func() ([]byte, error) { return raw.Sign(pkcs11.CKM_EDDSA, msg) }
+	bare := func() ([]byte, error) { return raw.Sign(msg) }
 	for _, f := range []func() ([]byte, error){ours, bare} {
 		if _, err := f(); err != nil {
 			b.Fatal(err)

@@ -29,15 +29,15 @@ import (
 type pool struct {
 	mod   *module
 	slot  uint
-	token string // the token's label, for errors
-	pin   PINFunc
+	token string        // the token's label, for errors
+	pin   signer.Secret // the user PIN; nil means no login
 	slots chan struct{} // a token is taken from it per checked-out session
 
 	loginMu sync.Mutex // one C_Login at a time
 	pinErr  error      // set once the token refused the PIN; guarded by loginMu
 	// logins counts the pool's logins. A login means the token had
 	// forgotten the last one, and modules may forget the handles of
-	// private objects with it (SoftHSM2 does), so Keys look their handle
+	// private objects with it (SoftHSM2 does), so Signers look their handle
 	// up again when it moved.
 	logins atomic.Uint64
 
@@ -54,7 +54,7 @@ type pool struct {
 	closed bool // no more checkouts; the last session back releases mod
 }
 
-func newPool(mod *module, slot uint, token string, pin PINFunc, size int) *pool {
+func newPool(mod *module, slot uint, token string, pin signer.Secret, size int) *pool {
 	return &pool{mod: mod, slot: slot, token: token, pin: pin, slots: make(chan struct{}, size)}
 }
 

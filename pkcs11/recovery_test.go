@@ -39,7 +39,7 @@ func otherHandle(t *testing.T, st *pkcs11test.Token) *p11.Ctx {
 // fillPool makes the pool hold DefaultPoolSize idle sessions: it signs from
 // that many goroutines while the token hangs, so that each takes a session
 // of its own, then lets them finish.
-func fillPool(t *testing.T, tok *pkcs11.Token, k signer.Signer) {
+func fillPool(t *testing.T, tok *pkcs11.Store, k signer.Signer) {
 	t.Helper()
 	release := tok.Hang()
 	var wg sync.WaitGroup
@@ -63,11 +63,11 @@ func fillPool(t *testing.T, tok *pkcs11.Token, k signer.Signer) {
 	}
 }
 
-// countPIN makes the Config's PIN callback count its calls.
+// countPIN makes the Config's Secret count its calls.
 func countPIN(calls *atomic.Int32) func(*pkcs11.Config) {
 	return func(c *pkcs11.Config) {
-		pin := c.PIN
-		c.PIN = func() ([]byte, error) {
+		pin := c.Secret
+		c.Secret = func() ([]byte, error) {
 			calls.Add(1)
 			return pin()
 		}
@@ -169,11 +169,11 @@ func TestWrongPIN(t *testing.T) {
 	st := pkcs11test.New(t)
 	var calls atomic.Int32
 	cfg := st.Config()
-	cfg.PIN = func() ([]byte, error) { calls.Add(1); return []byte("0000"), nil }
-	tok, err := pkcs11.Open(context.Background(), cfg)
+	cfg.Secret = func() ([]byte, error) { calls.Add(1); return []byte("0000"), nil }
+	tok, err := pkcs11.OpenStore(context.Background(), cfg)
 	var pe *pkcs11.PINError
 	if !errors.As(err, &pe) || !errors.Is(err, signer.ErrWrongPassphrase) || pe.Code != p11.CKR_PIN_INCORRECT {
-		t.Fatalf("Open with a wrong PIN: %v, %v; want a *PINError wrapping ErrWrongPassphrase", tok, err)
+		t.Fatalf("OpenStore with a wrong PIN: %v, %v; want a *PINError wrapping ErrWrongPassphrase", tok, err)
 	}
 	if calls.Load() != 1 {
 		t.Errorf("PIN asked %d times, want once (never retried)", calls.Load())
@@ -187,14 +187,14 @@ func TestWrongPIN(t *testing.T) {
 	// the token again.
 	calls.Store(0)
 	var wrong atomic.Bool
-	cfg.PIN = func() ([]byte, error) {
+	cfg.Secret = func() ([]byte, error) {
 		calls.Add(1)
 		if wrong.Load() {
 			return []byte("0000"), nil
 		}
 		return []byte(st.PIN), nil
 	}
-	tok, err = pkcs11.Open(context.Background(), cfg)
+	tok, err = pkcs11.OpenStore(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

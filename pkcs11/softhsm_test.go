@@ -10,8 +10,12 @@ import (
 	"crypto/elliptic"
 	"crypto/rand"
 	"crypto/rsa"
+	"crypto/x509"
+	_ "embed"
 	"encoding/hex"
+	"encoding/pem"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -26,32 +30,50 @@ import (
 
 // openToken makes a throwaway SoftHSM2 token and opens it; both go away
 // when the test ends.
-func openToken(t testing.TB, mutate ...func(*pkcs11.Config)) (*pkcs11test.Token, *pkcs11.Token) {
+func openToken(t testing.TB, mutate ...func(*pkcs11.Config)) (*pkcs11test.Token, *pkcs11.Store) {
 	t.Helper()
 	st := pkcs11test.New(t)
 	cfg := st.Config()
 	for _, m := range mutate {
 		m(&cfg)
 	}
-	tok, err := pkcs11.Open(context.Background(), cfg)
+	tok, err := pkcs11.OpenStore(context.Background(), cfg)
 	if err != nil {
-		t.Fatalf("Open: %v", err)
+		t.Fatalf("OpenStore: %v", err)
 	}
 	t.Cleanup(func() { tok.Close() })
 	return st, tok
 }
 
-// generateKey makes an alg key labelled label on tok and opens it; the Key
-// closes when the test ends.
-func generateKey(t testing.TB, tok *pkcs11.Token, alg signer.Algorithm, label string) *pkcs11.Key {
+// openKey opens the key ref names through tok.OpenKey, whose Signer must
+// be a *pkcs11.Signer, and a nil interface with every error.
+func openKey(ctx context.Context, tok *pkcs11.Store, ref signer.KeyRef) (*pkcs11.Signer, error) {
+	s, err := tok.OpenKey(ctx, ref)
+	if err != nil {
+		if s != nil {
+			return nil, fmt.Errorf("OpenKey(%v) returned a non-nil %T with its error %w", ref, s, err)
+		}
+		return nil, err
+	}
+	k, ok := s.(*pkcs11.Signer)
+	if !ok {
+		s.Close()
+		return nil, fmt.Errorf("OpenKey(%v) returned a %T, want a *pkcs11.Signer", ref, s)
+	}
+	return k, nil
+}
+
+// generateKey makes an alg key labelled label on tok and opens it; the
+// Signer closes when the test ends.
+func generateKey(t testing.TB, tok *pkcs11.Store, alg signer.Algorithm, label string) *pkcs11.Signer {
 	t.Helper()
 	ki, err := tok.GenerateKey(context.Background(), alg, label)
 	if err != nil {
 		t.Fatalf("GenerateKey: %v", err)
 	}
-	k, err := tok.Key(context.Background(), ki.Ref())
+	k, err := openKey(context.Background(), tok, ki.Ref())
 	if err != nil {
-		t.Fatalf("Key: %v", err)
+		t.Fatalf("OpenKey: %v", err)
 	}
 	t.Cleanup(func() { k.Close() })
 	return k
@@ -120,17 +142,17 @@ func TestKeyStoreRefusals(t *testing.T) {
 		t.Errorf("OpenKey of a label two keys have: %v, %v; want ErrInvalidArgument", k, err)
 	}
 	for _, id := range []string{"01", "02"} {
-		k, err := tok.Key(ctx, signer.KeyRef{Label: "twin", ID: id})
+		k, err := openKey(ctx, tok, signer.KeyRef{Label: "twin", ID: id})
 		if err != nil {
-			t.Fatalf("Key(twin, %s): %v", id, err)
+			t.Fatalf("OpenKey(twin, %s): %v", id, err)
 		}
 		if (id == "02") != other.PublicKey.Equal(k.Public()) {
-			t.Errorf("Key(twin, %s) opened the other key", id)
+			t.Errorf("OpenKey(twin, %s) opened the other key", id)
 		}
 		signAndVerify(t, k)
 		k.Close()
 	}
-	if k, err := tok.Key(ctx, signer.KeyRef{ID: a.ID, Algorithm: signer.Ed25519}); !errors.Is(err, signer.ErrUnsupported) {
+	if k, err := openKey(ctx, tok, signer.KeyRef{ID: a.ID, Algorithm: signer.Ed25519}); !errors.Is(err, signer.ErrUnsupported) {
 		t.Errorf("opening a P-256 key as Ed25519: %v, %v; want ErrUnsupported", k, err)
 	}
 }
@@ -162,13 +184,13 @@ func TestForeignKeys(t *testing.T) {
 			t.Fatalf("softhsm2-util --import %s: %v", im.label, err)
 		}
 		for _, ref := range []signer.KeyRef{{Label: im.label}, {ID: hex.EncodeToString(im.id)}} {
-			k, err := tok.Key(ctx, ref)
+			k, err := openKey(ctx, tok, ref)
 			if err != nil {
-				t.Errorf("Key(%v): %v", ref, err)
+				t.Errorf("OpenKey(%v): %v", ref, err)
 				continue
 			}
 			if k.Algorithm() != im.alg || !im.priv.Public().(interface{ Equal(crypto.PublicKey) bool }).Equal(k.Public()) {
-				t.Errorf("Key(%v): %v key %T, want the imported %v key", ref, k.Algorithm(), k.Public(), im.alg)
+				t.Errorf("OpenKey(%v): %v key %T, want the imported %v key", ref, k.Algorithm(), k.Public(), im.alg)
 			}
 			signAndVerify(t, k)
 			k.Close()
@@ -191,13 +213,13 @@ func TestForeignKeys(t *testing.T) {
 		if out, err := st.Tool("--keypairgen", "--key-type", tk.keyType, "--label", tk.label, "--id", tk.id); err != nil {
 			t.Fatalf("pkcs11-tool --keypairgen %s: %v\n%s", tk.keyType, err, out)
 		}
-		k, err := tok.Key(ctx, signer.KeyRef{Label: tk.label, ID: tk.id})
+		k, err := openKey(ctx, tok, signer.KeyRef{Label: tk.label, ID: tk.id})
 		if err != nil {
-			t.Errorf("Key(%s): %v", tk.label, err)
+			t.Errorf("OpenKey(%s): %v", tk.label, err)
 			continue
 		}
 		if k.Algorithm() != tk.alg {
-			t.Errorf("Key(%s): %v, want %v", tk.label, k.Algorithm(), tk.alg)
+			t.Errorf("OpenKey(%s): %v, want %v", tk.label, k.Algorithm(), tk.alg)
 		}
 		signAndVerify(t, k)
 		k.Close()
@@ -206,7 +228,7 @@ func TestForeignKeys(t *testing.T) {
 	if out, err := st.Tool("--keypairgen", "--key-type", "EC:secp256k1", "--label", "tool-k1", "--id", "e4"); err != nil {
 		t.Fatalf("pkcs11-tool --keypairgen EC:secp256k1: %v\n%s", err, out)
 	}
-	if k, err := tok.Key(ctx, signer.KeyRef{Label: "tool-k1"}); !errors.Is(err, signer.ErrUnsupported) {
+	if k, err := openKey(ctx, tok, signer.KeyRef{Label: "tool-k1"}); !errors.Is(err, signer.ErrUnsupported) {
 		t.Errorf("a secp256k1 key: %v, %v; want ErrUnsupported", k, err)
 	}
 	keys, err := tok.ListKeys(ctx)
@@ -217,7 +239,7 @@ func TestForeignKeys(t *testing.T) {
 
 // signAndVerify signs a message through SignContext and crypto.Signer and
 // checks both signatures with the standard library.
-func signAndVerify(t *testing.T, k *pkcs11.Key) {
+func signAndVerify(t *testing.T, k *pkcs11.Signer) {
 	t.Helper()
 	msg := []byte("signerkit pkcs11 test message")
 	sig, err := k.SignContext(context.Background(), msg)
@@ -248,12 +270,26 @@ func signAndVerify(t *testing.T, k *pkcs11.Key) {
 	}
 }
 
-// TestRSA4096 imports a 4096-bit key (pkcs11test.RSA4096: generating one
-// takes seconds, at random) and signs with both schemes.
+// rsa4096PEM is a fixed 4096-bit RSA key in PKCS #8: generating one takes
+// seconds, a random number of them. It is public: never use it for
+// anything but tests.
+//
+//go:embed testdata/rsa4096.pem
+var rsa4096PEM []byte
+
+// TestRSA4096 imports a 4096-bit key and signs with both schemes.
 func TestRSA4096(t *testing.T) {
-	priv, err := pkcs11test.RSA4096()
+	block, _ := pem.Decode(rsa4096PEM)
+	if block == nil {
+		t.Fatal("testdata/rsa4096.pem is not PEM")
+	}
+	parsed, err := x509.ParsePKCS8PrivateKey(block.Bytes)
 	if err != nil {
 		t.Fatal(err)
+	}
+	priv, ok := parsed.(*rsa.PrivateKey)
+	if !ok {
+		t.Fatalf("testdata/rsa4096.pem holds a %T", parsed)
 	}
 	_, tok := openToken(t)
 	ctx := context.Background()
@@ -261,15 +297,18 @@ func TestRSA4096(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if n := ki.Public.(*rsa.PublicKey).N.BitLen(); n != 4096 || ki.Algorithm != signer.RSAPSS {
-		t.Fatalf("a %d-bit %v key", n, ki.Algorithm)
+	if n := ki.Public.(*rsa.PublicKey).N.BitLen(); n != 4096 || ki.Algorithm != signer.RSAPSS || !priv.PublicKey.Equal(ki.Public) {
+		t.Fatalf("imported a %d-bit %v key %v, want the 4096-bit RSA-PSS key", n, ki.Algorithm, ki.Public)
 	}
 	for _, alg := range []signer.Algorithm{signer.RSAPSS, signer.RSAPKCS1v15} {
 		ref := ki.Ref()
 		ref.Algorithm = alg
-		k, err := tok.Key(ctx, ref)
+		k, err := openKey(ctx, tok, ref)
 		if err != nil {
 			t.Fatal(err)
+		}
+		if k.Algorithm() != alg {
+			t.Errorf("opened as %v: signs %v", alg, k.Algorithm())
 		}
 		signAndVerify(t, k)
 		k.Close()
@@ -287,13 +326,13 @@ func TestNoPIN(t *testing.T) {
 	}
 	tok.Close()
 	cfg := st.Config()
-	cfg.PIN = nil
-	public, err := pkcs11.Open(ctx, cfg)
+	cfg.Secret = nil
+	public, err := pkcs11.OpenStore(ctx, cfg)
 	if err != nil {
-		t.Fatalf("Open without a PIN: %v", err)
+		t.Fatalf("OpenStore without a PIN: %v", err)
 	}
 	defer public.Close()
-	_, err = public.Key(ctx, ki.Ref())
+	_, err = openKey(ctx, public, ki.Ref())
 	if !errors.Is(err, signer.ErrKeyNotFound) || !strings.Contains(err.Error(), "no PIN") {
 		t.Errorf("a private key without a login: %v, want ErrKeyNotFound saying no PIN was given", err)
 	}
@@ -302,9 +341,69 @@ func TestNoPIN(t *testing.T) {
 	}
 }
 
-// TestOpenURI opens keys by RFC 7512 URIs: with pin-value, with pin-source,
-// by id and slot-id, and with the PIN from a callback instead.
-func TestOpenURI(t *testing.T) {
+// TestOpen opens a key with pkcs11.Open: the Signer holds the token and
+// module it opened, and its Close releases them.
+func TestOpen(t *testing.T) {
+	st, tok := openToken(t)
+	ctx := context.Background()
+	ki, err := tok.GenerateKey(ctx, signer.Ed25519, "open")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tok.Close()
+	if mods := pkcs11.LoadedModules(); len(mods) != 0 {
+		t.Fatalf("modules loaded after the Store closed: %v", mods)
+	}
+	cfg := st.Config()
+	for _, ref := range []signer.KeyRef{{Label: "open"}, {ID: ki.ID}, {Label: "open", ID: ki.ID, Algorithm: signer.Ed25519}} {
+		cfg.Key = ref
+		k, err := pkcs11.Open(ctx, cfg)
+		if err != nil {
+			t.Fatalf("Open(%v): %v", ref, err)
+		}
+		if !ki.Public.(ed25519.PublicKey).Equal(k.Public()) || k.Info().ID != ki.ID || k.Info().Label != "open" {
+			t.Errorf("Open(%v) opened %+v, want %+v", ref, k.Info(), ki)
+		}
+		signAndVerify(t, k)
+		if mods := pkcs11.LoadedModules(); mods[st.Module] != 1 {
+			t.Errorf("with the Signer open: %v loaded, want the module once", mods)
+		}
+		k.Close()
+		if mods := pkcs11.LoadedModules(); len(mods) != 0 {
+			t.Errorf("after the Signer closed: %v loaded, want none", mods)
+		}
+		if _, err := k.SignContext(ctx, []byte("closed")); !errors.Is(err, signer.ErrClosed) {
+			t.Errorf("sign after Close: %v, want ErrClosed", err)
+		}
+	}
+	for _, c := range []struct {
+		ref  signer.KeyRef
+		want error
+	}{
+		{signer.KeyRef{}, signer.ErrInvalidArgument},
+		{signer.KeyRef{ID: "not hex"}, signer.ErrInvalidArgument},
+		{signer.KeyRef{Label: "absent"}, signer.ErrKeyNotFound},
+		{signer.KeyRef{Label: "open", Algorithm: signer.ECDSAP256}, signer.ErrUnsupported},
+	} {
+		cfg.Key = c.ref
+		k, err := pkcs11.Open(ctx, cfg)
+		if !errors.Is(err, c.want) || k != nil {
+			t.Errorf("Open(%v): %v, %v; want nil and %v", c.ref, k, err, c.want)
+		}
+		if err != nil && strings.Count(err.Error(), "pkcs11:") != 1 {
+			t.Errorf("Open(%v): %q, want the pkcs11: prefix once", c.ref, err)
+		}
+	}
+	if mods := pkcs11.LoadedModules(); len(mods) != 0 {
+		t.Errorf("after the refused opens: %v loaded, want none", mods)
+	}
+}
+
+// TestSignerOpen opens keys through signer.Open and signer.OpenSecret
+// with pkcs11: URIs: the PIN from pin-value, from a pin-source file, from
+// pin-source=env:NAME and from the caller's Secret; the key by label, by id
+// and by slot-id.
+func TestSignerOpen(t *testing.T) {
 	st, tok := openToken(t)
 	ctx := context.Background()
 	ki, err := tok.GenerateKey(ctx, signer.ECDSAP384, "by uri; with a ?")
@@ -315,37 +414,112 @@ func TestOpenURI(t *testing.T) {
 	if err := os.WriteFile(pinFile, []byte(st.PIN+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
+	const pinEnv = "SIGNERKIT_TEST_PKCS11_PIN"
+	t.Setenv(pinEnv, st.PIN)
 	id, _ := hex.DecodeString(ki.ID)
+	slot := tok.SlotID()
 	byID := pkcs11.URI{Token: st.Label, ID: id, ModulePath: st.Module, PINSource: "file:" + pinFile}
-	bySlot := pkcs11.URI{SlotID: func() *uint { s := tok.SlotID(); return &s }(), Object: ki.Label, Type: "private", ModulePath: st.Module}
+	byEnv := pkcs11.URI{Token: st.Label, Object: ki.Label, ModulePath: st.Module, PINSource: "env:" + pinEnv}
+	bySlot := pkcs11.URI{SlotID: &slot, Object: ki.Label, Type: "private", ModulePath: st.Module}
 	for _, c := range []struct {
-		uri string
-		pin pkcs11.PINFunc
+		uri    string
+		secret signer.Secret
 	}{
 		{st.URI(ki.Label), nil},
 		{byID.String(), nil},
-		{bySlot.String(), st.Config().PIN},
+		{byEnv.String(), nil},
+		{bySlot.String(), signer.SecretBytes([]byte(st.PIN))},
+		// The URI's pin-source wins over the caller's (wrong) PIN.
+		{byEnv.String(), signer.SecretBytes([]byte("0000"))},
 	} {
-		k, err := pkcs11.OpenURI(ctx, c.uri, c.pin)
+		s, err := signer.OpenSecret(ctx, c.uri, c.secret)
 		if err != nil {
-			t.Errorf("OpenURI(%s): %v", c.uri, err)
+			t.Errorf("signer.OpenSecret(%s): %v", c.uri, err)
+			continue
+		}
+		k, ok := s.(*pkcs11.Signer)
+		if !ok {
+			t.Errorf("signer.OpenSecret(%s) returned a %T, want a *pkcs11.Signer", c.uri, s)
+			s.Close()
 			continue
 		}
 		if !ki.Public.(*ecdsa.PublicKey).Equal(k.Public()) {
-			t.Errorf("OpenURI(%s) opened another key", c.uri)
+			t.Errorf("signer.OpenSecret(%s) opened another key", c.uri)
 		}
 		signAndVerify(t, k)
-		k.Close()
+		s.Close()
 	}
+	tok.Close()
+	if mods := pkcs11.LoadedModules(); len(mods) != 0 {
+		t.Errorf("after closing what signer.Open opened: %v loaded, want none", mods)
+	}
+
 	for uri, want := range map[string]error{
 		"pkcs11:token=absent;object=x?module-path=" + st.Module + "&pin-value=" + st.PIN:  signer.ErrDeviceNotFound,
 		"pkcs11:object=x?module-path=/nonexistent/libpkcs11.so":                           signer.ErrDeviceNotFound,
-		"pkcs11:object=x?module-path=" + pinFile:                                          signer.ErrDeviceNotFound, // not a library
+		"pkcs11:object=x?module-path=" + pinFile:                                          signer.ErrDeviceNotFound,  // not a library
+		"pkcs11:object=x":                                                                 signer.ErrInvalidArgument, // no module
 		st.URI("absent"):                                                                  signer.ErrKeyNotFound,
 		"pkcs11:token=" + st.Label + "?module-path=" + st.Module + "&pin-value=" + st.PIN: signer.ErrInvalidArgument, // no key named
+		"pkcs11:object=x;slot-id=one?module-path=" + st.Module:                            signer.ErrInvalidArgument,
+		byEnv.String() + "&pin-value=" + st.PIN:                                           signer.ErrInvalidArgument, // two PINs
+		"pkcs11:object=x;vendor-x=1?module-path=" + st.Module:                             signer.ErrUnsupported,
 	} {
-		if k, err := pkcs11.OpenURI(ctx, uri, nil); !errors.Is(err, want) {
-			t.Errorf("OpenURI(%s): %v, %v; want %v", uri, k, err, want)
+		if s, err := signer.Open(ctx, uri); !errors.Is(err, want) || s != nil {
+			t.Errorf("signer.Open(%s): %v, %v; want a nil Signer and %v", uri, s, err, want)
 		}
+	}
+	if mods := pkcs11.LoadedModules(); len(mods) != 0 {
+		t.Errorf("after the refused opens: %v loaded, want none", mods)
+	}
+}
+
+// TestSignerOpenEnvPIN opens a key through signer.Open with the PIN in an
+// environment variable that pin-source=env:NAME names, and checks its
+// signature with crypto/ed25519; an unset variable and a wrong PIN in it
+// are refused.
+func TestSignerOpenEnvPIN(t *testing.T) {
+	st, tok := openToken(t)
+	ctx := context.Background()
+	ki, err := tok.GenerateKey(ctx, signer.Ed25519, "validator")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tok.Close()
+	const pinEnv = "SIGNERKIT_TEST_TOKEN_PIN"
+	uri := "pkcs11:token=" + st.Label + ";object=validator?module-path=" + st.Module + "&pin-source=env:" + pinEnv
+
+	t.Setenv(pinEnv, st.PIN)
+	s, err := signer.Open(ctx, uri)
+	if err != nil {
+		t.Fatalf("signer.Open(%s): %v", uri, err)
+	}
+	msg := []byte("a vote at height 7")
+	sig, err := s.SignContext(ctx, msg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !ed25519.Verify(ki.Public.(ed25519.PublicKey), msg, sig) {
+		t.Error("the signature does not verify with the generated key")
+	}
+	if !ki.Public.(ed25519.PublicKey).Equal(s.Public()) {
+		t.Error("signer.Open opened another key")
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	t.Setenv(pinEnv, "0000")
+	if s, err := signer.Open(ctx, uri); !errors.Is(err, signer.ErrWrongPassphrase) || s != nil {
+		t.Errorf("a wrong PIN in $%s: %v, %v; want ErrWrongPassphrase", pinEnv, s, err)
+	} else if strings.Contains(err.Error(), "0000") {
+		t.Errorf("the error shows the PIN: %q", err)
+	}
+	os.Unsetenv(pinEnv) // t.Setenv restores it when the test ends
+	if s, err := signer.Open(ctx, uri); !errors.Is(err, signer.ErrInvalidArgument) || s != nil || !strings.Contains(err.Error(), pinEnv) {
+		t.Errorf("$%s unset: %v, %v; want ErrInvalidArgument naming the variable", pinEnv, s, err)
+	}
+	if mods := pkcs11.LoadedModules(); len(mods) != 0 {
+		t.Errorf("after the opens: %v loaded, want none", mods)
 	}
 }

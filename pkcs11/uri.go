@@ -1,12 +1,11 @@
 package pkcs11
 
 import (
-	"bytes"
+	"context"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"maps"
-	"net/url"
-	"os"
 	"runtime"
 	"slices"
 	"strconv"
@@ -15,47 +14,123 @@ import (
 	"github.com/signerkit/signerkit/signer"
 )
 
-// URI is a parsed RFC 7512 PKCS#11 URI, such as
+func init() {
+	signer.Register("pkcs11", openURI)
+}
+
+// openURI is the signer.OpenFunc of the pkcs11 scheme: the URI's
+// pin-source or pin-value, else the caller's secret, is the PIN.
+func openURI(ctx context.Context, uri string, secret signer.Secret) (signer.Signer, error) {
+	cfg, err := ParseURI(uri)
+	if err != nil {
+		return nil, err
+	}
+	if cfg.Secret == nil {
+		cfg.Secret = secret
+	}
+	s, err := Open(ctx, cfg)
+	if err != nil {
+		return nil, err // not s: a nil *Signer in the interface is not nil
+	}
+	return s, nil
+}
+
+// ParseURI returns the Config that an RFC 7512 pkcs11: URI describes.
+// signer.Open and signer.OpenSecret open such a URI once this package is
+// imported; Open opens the Config, OpenStore its token alone. For example
+//
+//	pkcs11:token=validator;object=consensus?module-path=/usr/lib/softhsm/libsofthsm2.so&pin-source=env:TOKEN_PIN
+//
+// The path attributes say which token and key:
+//
+//	token=<label>             Config.TokenLabel
+//	serial=<serial number>    Config.TokenSerial
+//	manufacturer=<id>         Config.TokenManufacturer
+//	model=<model>             Config.TokenModel
+//	slot-id=<decimal>         Config.SlotID
+//	object=<label>            Config.Key.Label, the key's CKA_LABEL
+//	id=<bytes>                Config.Key.ID, the key's CKA_ID as raw
+//	                          percent-encoded bytes: id=%01%a0 is "01a0"
+//	type=private              the only object type a signer opens
+//	library-manufacturer, library-description, library-version
+//	                          accepted; they describe the module, which
+//	                          module-path or module-name chooses
+//
+// and the query attributes how to reach it and where the PIN is:
+//
+//	module-path=<file>        Config.Module
+//	module-name=<name>        Config.Module, as libname.so (.dylib on
+//	                          macOS, name.dll on Windows) found by the
+//	                          dynamic loader; module-path wins
+//	pin-source=<source>       Config.Secret, read at each login from
+//	                          env:NAME, file:/path or /path
+//	                          (signer.SecretSource)
+//	pin-value=<PIN>           Config.Secret, the PIN written in the URI
+//
+// With neither pin-source nor pin-value, Config.Secret is nil: no login,
+// unless the caller sets one (signer.OpenSecret does). Values are
+// percent-decoded; escape ';', '?', '&' and '%' in them. slot-description,
+// slot-manufacturer and vendor path attributes (names RFC 7512 leaves to
+// vendors), which would narrow the match in ways this package does not
+// check, are refused with an error wrapping signer.ErrUnsupported; vendor
+// query attributes are ignored. Errors are *signer.URIError values, which
+// name the attribute at fault and wrap signer.ErrInvalidArgument (or
+// ErrUnsupported); they never quote pin-value.
+func ParseURI(uri string) (Config, error) {
+	u, err := DecodeURI(uri)
+	if err != nil {
+		return Config{}, err
+	}
+	return u.Config()
+}
+
+// URI is an RFC 7512 pkcs11: URI attribute by attribute, for reading
+// attributes that Config has no field for and for writing URIs (String):
 //
 //	pkcs11:token=validator;object=consensus;type=private?module-path=/usr/lib/softhsm/libsofthsm2.so&pin-source=/run/secrets/pin
 //
-// Path attributes select the token (token, manufacturer, serial, model,
-// slot-id, slot-description, slot-manufacturer) and the key (object, id,
-// type); query attributes say how to reach it (module-path, module-name)
-// and where the PIN is (pin-source, pin-value). library-* attributes are
-// parsed and kept but select nothing, and vendor attributes are kept in
-// Vendor and VendorQuery. Values are percent-decoded; id is raw bytes.
+// DecodeURI fills it from a URI's text and Config turns it into a Config,
+// as ParseURI does in one step. Values are held percent-decoded; ID holds
+// raw bytes.
 type URI struct {
+	// Token, Manufacturer, Serial and Model are the token's attributes
+	// token, manufacturer, serial and model.
 	Token, Manufacturer, Serial, Model string
-	SlotDescription, SlotManufacturer  string
+	// SlotDescription and SlotManufacturer are the attributes
+	// slot-description and slot-manufacturer, which Config refuses.
+	SlotDescription, SlotManufacturer string
 	// SlotID is the slot-id attribute, or nil.
 	SlotID *uint
 
+	// LibraryManufacturer, LibraryDescription and LibraryVersion are the
+	// module's attributes library-manufacturer, library-description and
+	// library-version, which select nothing.
 	LibraryManufacturer, LibraryDescription, LibraryVersion string
 
-	// Object is the key's CKA_LABEL, ID its CKA_ID, Type the object class
-	// (public, private, cert, secret-key, data).
+	// Object is the key's CKA_LABEL (object), ID its CKA_ID (id) and Type
+	// the object class (type: public, private, cert, secret-key or data).
 	Object string
 	ID     []byte
 	Type   string
 
-	// ModulePath is the module's file; ModuleName its name without the
-	// lib prefix and file suffix, found through the loader's search path.
+	// ModulePath is the module's file (module-path); ModuleName its name
+	// without the lib prefix and file suffix (module-name), found through
+	// the loader's search path.
 	ModulePath, ModuleName string
-	// PINSource is a file (a path or a file: URI) whose first line is the
-	// PIN; PINValue is the PIN itself. String leaves PINValue out.
+	// PINSource names where the PIN is (pin-source: env:NAME, file:/path
+	// or /path; see signer.SecretSource); PINValue is the PIN itself
+	// (pin-value), which String leaves out.
 	PINSource, PINValue string
 
 	// Vendor holds the path attributes RFC 7512 leaves to vendors (any
 	// other name of letters, digits, '-' and '_'), VendorQuery those of
-	// the query. Config refuses a URI with vendor path attributes, which
-	// would narrow the match in ways this package cannot check; vendor
-	// query attributes are ignored.
+	// the query. Config refuses a URI with vendor path attributes and
+	// ignores vendor query attributes.
 	Vendor, VendorQuery map[string]string
 }
 
 // pathAttrs and queryAttrs are the attributes RFC 7512 defines, by where
-// they may appear.
+// they may appear, in the order String writes them.
 var pathAttrs = []string{
 	"token", "manufacturer", "serial", "model",
 	"library-manufacturer", "library-description", "library-version",
@@ -101,113 +176,85 @@ func (u *URI) field(name string) *string {
 	return nil
 }
 
-// ParseURI parses an RFC 7512 pkcs11: URI. It returns an error wrapping
-// signer.ErrInvalidArgument for anything else: another scheme, a standard
-// attribute in the wrong part, an attribute name with characters RFC 7512
-// does not allow, an attribute given twice, a bad
-// percent-escape, a slot-id that is not a decimal number or an unknown
-// type. The error never quotes pin-value.
-func ParseURI(s string) (*URI, error) {
-	rest, ok := cutPrefixFold(s, "pkcs11:")
-	if !ok {
-		return nil, uriErr("does not start with pkcs11:")
-	}
-	path, query, hasQuery := strings.Cut(rest, "?")
-	u := &URI{}
-	seen := map[string]bool{}
-	if err := u.parseAttrs(path, ";", pathAttrs, queryAttrs, seen); err != nil {
+// DecodeURI parses the text of an RFC 7512 pkcs11: URI into its
+// attributes, checking its form only (Config checks what the attributes
+// say). It refuses, with a *signer.URIError that wraps
+// signer.ErrInvalidArgument and names the attribute when one is at fault:
+// another scheme, an attribute that is
+// not name=value or whose name has characters RFC 7512 does not allow, an
+// attribute given twice, a standard attribute in the wrong part of the
+// URI, a bad percent-escape, a slot-id that is not a decimal number, an
+// unknown type, an empty pin-source, pin-source with pin-value, and a
+// vendor attribute after pin-value (most likely the tail of a PIN whose
+// '&' was not escaped). The error never quotes pin-value.
+func DecodeURI(s string) (*URI, error) {
+	su, err := signer.ParseURI(s)
+	if err != nil {
 		return nil, err
 	}
-	if hasQuery {
-		if err := u.parseAttrs(query, "&", queryAttrs, pathAttrs, seen); err != nil {
-			return nil, err
-		}
+	if su.Scheme != "pkcs11" {
+		return nil, &signer.URIError{Scheme: su.Scheme, Problem: "not a pkcs11: URI"}
+	}
+	u := &URI{}
+	if err := u.set(su, su.Path, "path", pathAttrs, queryAttrs, &u.Vendor); err != nil {
+		return nil, err
+	}
+	if err := u.set(su, su.Query, "query", queryAttrs, pathAttrs, &u.VendorQuery); err != nil {
+		return nil, err
 	}
 	if u.PINSource != "" && u.PINValue != "" {
-		return nil, uriErr("both pin-source and pin-value")
+		return nil, su.Errorf(signer.AttrPINValue, "given with pin-source: use one")
 	}
 	return u, nil
 }
 
-func cutPrefixFold(s, prefix string) (string, bool) {
-	if len(s) < len(prefix) || !strings.EqualFold(s[:len(prefix)], prefix) {
-		return s, false
-	}
-	return s[len(prefix):], true
-}
-
-func uriErr(format string, args ...any) error {
-	return fmt.Errorf("pkcs11: URI %s: %w", fmt.Sprintf(format, args...), signer.ErrInvalidArgument)
-}
-
-func (u *URI) parseAttrs(s, sep string, allowed, elsewhere []string, seen map[string]bool) error {
-	if s == "" {
-		return nil
-	}
-	for _, part := range strings.Split(s, sep) {
-		name, raw, ok := strings.Cut(part, "=")
-		if !ok || name == "" {
-			return uriErr("attribute %q has no name=value form", truncate(name))
-		}
-		if seen[name] {
-			return uriErr("attribute %s given twice", truncate(name))
-		}
-		seen[name] = true
-		value, err := url.PathUnescape(raw)
-		if err != nil {
-			return uriErr("attribute %s has a bad percent-escape", truncate(name))
-		}
-		if slices.Contains(elsewhere, name) {
-			return uriErr("attribute %s in the wrong part of the URI", name)
-		}
-		if !slices.Contains(allowed, name) {
-			if !vendorName(name) {
-				return uriErr("attribute name %q has characters RFC 7512 does not allow", truncate(name))
+// set stores the attributes of one part of the URI (where: "path" or
+// "query"): those of here by name, vendor attributes in *vendor. Those of
+// there belong in the other part.
+func (u *URI) set(su *signer.URI, attrs []signer.URIAttr, where string, here, there []string, vendor *map[string]string) error {
+	pinSeen := false
+	for _, a := range attrs {
+		name, value := a.Name, a.Value
+		switch {
+		case slices.Contains(there, name):
+			other := "query"
+			if where == "query" {
+				other = "path"
 			}
-			m := &u.Vendor
-			if sep == "&" {
-				m = &u.VendorQuery
+			return su.Errorf(name, "belongs in the %s of the URI", other)
+		case !slices.Contains(here, name) && pinSeen:
+			// Most likely the tail of a PIN with an unescaped '&': do not
+			// log in with its head, nor quote any of it.
+			return su.Errorf(signer.AttrPINValue, "followed by a vendor attribute (escape '&' and ';' in a PIN as %%26 and %%3B, or put vendor attributes first)")
+		case name == signer.AttrPINSource && value == "":
+			return su.Errorf(name, "is empty")
+		case !slices.Contains(here, name):
+			if *vendor == nil {
+				*vendor = map[string]string{}
 			}
-			if *m == nil {
-				*m = map[string]string{}
-			}
-			(*m)[name] = value
-			continue
-		}
-		switch name {
-		case "id":
+			(*vendor)[name] = value
+		case name == "id":
 			u.ID = []byte(value)
-		case "slot-id":
+		case name == "slot-id":
 			n, err := strconv.ParseUint(value, 10, 0)
 			if err != nil || value == "" || value[0] == '+' {
-				return uriErr("slot-id is not a decimal number")
+				return su.Errorf(name, "%q is not a decimal number that fits a CK_SLOT_ID", truncate(value))
 			}
 			id := uint(n)
 			u.SlotID = &id
-		case "type":
+		case name == "type":
 			switch value {
 			case "public", "private", "cert", "secret-key", "data":
 			default:
-				return uriErr("unknown type %q", truncate(value))
+				return su.Errorf(name, "%q is not public, private, cert, secret-key or data", truncate(value))
 			}
 			u.Type = value
 		default:
 			*u.field(name) = value
 		}
+		pinSeen = pinSeen || name == signer.AttrPINValue
 	}
 	return nil
-}
-
-// vendorName reports whether name is a valid vendor attribute name
-// (RFC 7512 pk11-v-attr-nm: letters, digits, '-' and '_').
-func vendorName(name string) bool {
-	for i := 0; i < len(name); i++ {
-		c := name[i]
-		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '-' || c == '_') {
-			return false
-		}
-	}
-	return name != ""
 }
 
 // truncate keeps bad input short in error messages.
@@ -286,9 +333,14 @@ func escape(v, avail string) string {
 	return b.String()
 }
 
-// Config returns the Config that u describes. The PIN comes from pin-value
-// or, read at each login, from the file pin-source names; neither means no
-// PIN (Config.PIN nil), which a caller may set afterwards. module-name
+// uriError is a *signer.URIError of the pkcs11 scheme about attr.
+func uriError(attr, format string, args ...any) *signer.URIError {
+	return &signer.URIError{Scheme: "pkcs11", Attr: attr, Problem: fmt.Sprintf(format, args...)}
+}
+
+// Config returns the Config that u describes (see ParseURI). The PIN comes
+// from pin-value or, at each login, from what pin-source names; neither
+// means Config.Secret nil, which a caller may set afterwards. module-name
 // becomes a library file name the dynamic loader searches for.
 func (u *URI) Config() (Config, error) {
 	cfg := Config{
@@ -297,8 +349,7 @@ func (u *URI) Config() (Config, error) {
 		TokenSerial:       u.Serial,
 		TokenManufacturer: u.Manufacturer,
 		TokenModel:        u.Model,
-		KeyLabel:          u.Object,
-		KeyID:             u.ID,
+		Key:               signer.KeyRef{Label: u.Object, ID: hexID(u.ID)},
 	}
 	if u.SlotID != nil {
 		id := *u.SlotID
@@ -306,7 +357,7 @@ func (u *URI) Config() (Config, error) {
 	}
 	if cfg.Module == "" && u.ModuleName != "" {
 		if strings.ContainsAny(u.ModuleName, `/\`) {
-			return Config{}, uriErr("module-name %q is a path: use module-path", truncate(u.ModuleName))
+			return Config{}, uriError("module-name", "%q is a path: use module-path", truncate(u.ModuleName))
 		}
 		switch runtime.GOOS {
 		case "darwin":
@@ -317,56 +368,37 @@ func (u *URI) Config() (Config, error) {
 			cfg.Module = "lib" + u.ModuleName + ".so"
 		}
 	}
+	for _, a := range []struct{ name, value string }{{"slot-description", u.SlotDescription}, {"slot-manufacturer", u.SlotManufacturer}} {
+		if a.value != "" {
+			e := uriError(a.name, "is not supported: select the slot by slot-id")
+			e.Unsupported = true
+			return Config{}, e
+		}
+	}
 	if len(u.Vendor) > 0 {
 		name := slices.Sorted(maps.Keys(u.Vendor))[0]
-		return Config{}, fmt.Errorf("pkcs11: URI vendor attribute %s: %w", truncate(name), signer.ErrUnsupported)
+		e := uriError(name, "is a vendor attribute, which would narrow the match in a way this package does not check")
+		e.Unsupported = true
+		return Config{}, e
 	}
 	if u.Type != "" && u.Type != "private" {
-		return Config{}, uriErr("type=%s: a signer needs a private key", u.Type)
+		return Config{}, uriError("type", "%s: a signer needs a private key (type=private)", u.Type)
 	}
 	switch {
+	case u.PINSource != "" && u.PINValue != "":
+		return Config{}, uriError(signer.AttrPINValue, "given with pin-source: use one")
 	case u.PINValue != "":
-		pin := u.PINValue
-		cfg.PIN = func() ([]byte, error) { return []byte(pin), nil }
+		cfg.Secret = signer.SecretBytes([]byte(u.PINValue))
 	case u.PINSource != "":
-		src, err := pinSourcePath(u.PINSource)
+		s, err := signer.SecretSource(u.PINSource)
 		if err != nil {
-			return Config{}, err
+			e := uriError(signer.AttrPINSource, "%s", strings.TrimPrefix(err.Error(), "signer: "))
+			e.Unsupported = errors.Is(err, signer.ErrUnsupported)
+			return Config{}, e
 		}
-		cfg.PIN = func() ([]byte, error) { return readPINFile(src) }
+		cfg.Secret = s
 	}
 	return cfg, nil
-}
-
-// pinSourcePath returns the file a pin-source names: a plain path or a
-// file: URI. Other forms (RFC 7512 leaves them open) are refused.
-func pinSourcePath(src string) (string, error) {
-	if rest, ok := cutPrefixFold(src, "file:"); ok {
-		p, err := url.Parse("file:" + rest)
-		if err != nil || (p.Host != "" && p.Host != "localhost") || p.Path == "" {
-			return "", uriErr("pin-source is not a local file: URI")
-		}
-		return p.Path, nil
-	}
-	if strings.Contains(src, ":") && !strings.HasPrefix(src, "/") {
-		return "", fmt.Errorf("pkcs11: URI pin-source %q: only files are supported: %w", truncate(src), signer.ErrUnsupported)
-	}
-	return src, nil
-}
-
-// readPINFile returns the first line of the file at path.
-func readPINFile(path string) ([]byte, error) {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return nil, fmt.Errorf("pkcs11: reading the PIN from pin-source: %w", err)
-	}
-	line := b
-	if i := bytes.IndexAny(b, "\r\n"); i >= 0 { // no string copy of the PIN
-		line = b[:i]
-	}
-	pin := append([]byte(nil), line...)
-	clear(b)
-	return pin, nil
 }
 
 // hexID returns the lower-case hex form of a CKA_ID, as KeyInfo.ID holds.

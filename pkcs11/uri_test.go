@@ -1,7 +1,6 @@
 package pkcs11_test
 
 import (
-	"bytes"
 	"errors"
 	"os"
 	"path/filepath"
@@ -45,21 +44,22 @@ var uriExamples = []struct {
 		pkcs11.URI{Token: "my-token", Object: "my-certificate", Type: "cert", PINSource: "file:/etc/token_pin",
 			Vendor: map[string]string{"vendor-aaa": "value-a"}, VendorQuery: map[string]string{"vendor-bbb": "value-b"}}},
 	{"PKCS11:slot-id=3;object=k", pkcs11.URI{SlotID: slot(3), Object: "k"}},
+	{"pkcs11:object=k?pin-source=env:TOKEN_PIN", pkcs11.URI{Object: "k", PINSource: "env:TOKEN_PIN"}},
 }
 
-func TestParseURI(t *testing.T) {
+func TestDecodeURI(t *testing.T) {
 	for _, ex := range uriExamples {
-		got, err := pkcs11.ParseURI(ex.in)
+		got, err := pkcs11.DecodeURI(ex.in)
 		if err != nil {
-			t.Errorf("ParseURI(%q): %v", ex.in, err)
+			t.Errorf("DecodeURI(%q): %v", ex.in, err)
 			continue
 		}
 		if !reflect.DeepEqual(*got, ex.want) {
-			t.Errorf("ParseURI(%q) =\n%+v, want\n%+v", ex.in, *got, ex.want)
+			t.Errorf("DecodeURI(%q) =\n%+v, want\n%+v", ex.in, *got, ex.want)
 		}
-		again, err := pkcs11.ParseURI(got.String())
+		again, err := pkcs11.DecodeURI(got.String())
 		if err != nil {
-			t.Errorf("ParseURI(%q.String() = %q): %v", ex.in, got.String(), err)
+			t.Errorf("DecodeURI(%q.String() = %q): %v", ex.in, got.String(), err)
 			continue
 		}
 		want := *got
@@ -70,91 +70,176 @@ func TestParseURI(t *testing.T) {
 	}
 }
 
-func TestParseURIRefusals(t *testing.T) {
-	for _, in := range []string{
-		"",
-		"pkcs12:token=a",
-		"token=a",
-		"pkcs11:token",
-		"pkcs11:=a",
-		"pkcs11:token=a;token=b",
-		"pkcs11:token=a?token=b",                 // a path attribute in the query
-		"pkcs11:pin-value=1234",                  // a query attribute in the path
-		"pkcs11:token=%zz",                       // a bad escape
-		"pkcs11:token=%2",                        // a cut escape
-		"pkcs11:slot-id=x",                       // not a number
-		"pkcs11:slot-id=-1",                      // not a number
-		"pkcs11:slot-id=+1",                      // not a decimal number as RFC 7512 writes them
-		"pkcs11:slot-id=99999999999999999999999", // too large
-		"pkcs11:type=secret",                     // not a type
-		"pkcs11:to.ken=a",                        // not an attribute name
-		"pkcs11:object=k?pin-value=1&pin-source=/f",
+// uriErrorIs reports what is wrong with err, which should be a
+// *signer.URIError of the pkcs11 scheme about attr that wraps want.
+func uriErrorIs(err error, attr string, want error) string {
+	var ue *signer.URIError
+	switch {
+	case !errors.As(err, &ue):
+		return "not a *signer.URIError"
+	case !errors.Is(err, want):
+		return "does not wrap " + want.Error()
+	case ue.Attr != attr:
+		return "names attribute " + ue.Attr + ", want " + attr
+	case attr != "" && !strings.Contains(err.Error(), "attribute "+attr+":"):
+		return "does not say attribute " + attr
+	case attr != "" && ue.Scheme != "pkcs11":
+		return "names scheme " + ue.Scheme
+	}
+	return ""
+}
+
+func TestDecodeURIRefusals(t *testing.T) {
+	for _, c := range []struct{ in, attr string }{
+		{"", ""},
+		{"pkcs12:token=a", ""},
+		{"token=a", ""},
+		{"pkcs11:token", ""},
+		{"pkcs11:=a", ""},
+		{"pkcs11:to.ken=a", ""},                            // not an attribute name
+		{"pkcs11:token=a;token=b", "token"},                // twice
+		{"pkcs11:token=a?token=b", "token"},                // twice, once in the query
+		{"pkcs11:object=k?object=k", "object"},             // twice, once in the query
+		{"pkcs11:module-path=/m.so", "module-path"},        // a query attribute in the path
+		{"pkcs11:pin-value=1234", "pin-value"},             // a query attribute in the path
+		{"pkcs11:object=k?slot-id=1", "slot-id"},           // a path attribute in the query
+		{"pkcs11:token=%zz", "token"},                      // a bad escape
+		{"pkcs11:token=%2", "token"},                       // a cut escape
+		{"pkcs11:slot-id=x", "slot-id"},                    // not a number
+		{"pkcs11:slot-id=", "slot-id"},                     // no number
+		{"pkcs11:slot-id=-1", "slot-id"},                   // not a number
+		{"pkcs11:slot-id=+1", "slot-id"},                   // not a decimal number as RFC 7512 writes them
+		{"pkcs11:slot-id=0x1", "slot-id"},                  // not a decimal number
+		{"pkcs11:slot-id=99999999999999999999", "slot-id"}, // too large
+		{"pkcs11:type=secret", "type"},                     // not a type
+		{"pkcs11:object=k?pin-value=1&pin-source=/f", "pin-value"},
+		{"pkcs11:object=k?pin-source=/f&pin-value=1", "pin-value"},
+		{"pkcs11:object=k?pin-value=12&34=5", "pin-value"}, // an unescaped '&' in the PIN
+		{"pkcs11:object=k?pin-value=12&x", "pin-value"},    // an unescaped '&' in the PIN
+		{"pkcs11:object=k?pin-source=", "pin-source"},
 	} {
-		u, err := pkcs11.ParseURI(in)
-		if !errors.Is(err, signer.ErrInvalidArgument) {
-			t.Errorf("ParseURI(%q) = %+v, %v; want ErrInvalidArgument", in, u, err)
+		u, err := pkcs11.DecodeURI(c.in)
+		if why := uriErrorIs(err, c.attr, signer.ErrInvalidArgument); why != "" {
+			t.Errorf("DecodeURI(%q) = %+v, %v: %s", c.in, u, err, why)
+		}
+		if u != nil {
+			t.Errorf("DecodeURI(%q) returned %+v with its error", c.in, u)
+		}
+		if _, perr := pkcs11.ParseURI(c.in); perr == nil || err == nil || perr.Error() != err.Error() {
+			t.Errorf("ParseURI(%q): %v, want DecodeURI's error %v", c.in, perr, err)
 		}
 	}
-	_, err := pkcs11.ParseURI("pkcs11:token=a;token=b?pin-value=secret-pin-9876")
-	if err == nil || strings.Contains(err.Error(), "secret-pin-9876") {
-		t.Errorf("error %v shows the PIN", err)
+	for _, in := range []string{
+		"pkcs11:token=a;token=b?pin-value=secret-pin-9876",
+		"pkcs11:type=x?pin-value=secret-pin-9876",
+		"pkcs11:object=k?pin-value=secret-pin-9876&pin-source=/f",
+		"pkcs11:object=k?pin-value=secret-pin-9876&98=7", // an unescaped '&' in the PIN
+		"pkcs11:object=k?pin-value=secret-pin-9876&x",
+	} {
+		_, err := pkcs11.ParseURI(in)
+		if err == nil || strings.Contains(err.Error(), "9876") {
+			t.Errorf("ParseURI(%q): error %v shows the PIN", in, err)
+		}
 	}
 }
 
-func TestURIConfig(t *testing.T) {
+func TestParseURI(t *testing.T) {
 	dir := t.TempDir()
 	pinFile := filepath.Join(dir, "pin")
 	if err := os.WriteFile(pinFile, []byte("4321\nsecond line\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	for _, src := range []string{pinFile, "file:" + pinFile, "file://" + pinFile, "file://localhost" + pinFile} {
-		u, err := pkcs11.ParseURI("pkcs11:token=t;slot-id=7;object=k;id=%01%02;type=private?module-path=/m.so&pin-source=" + src)
+	t.Setenv("SIGNERKIT_TEST_URI_PIN", "8765")
+	for src, want := range map[string]string{
+		pinFile:                        "4321",
+		"file:" + pinFile:              "4321",
+		"file://" + pinFile:            "4321",
+		"file://localhost" + pinFile:   "4321",
+		"env:SIGNERKIT_TEST_URI_PIN":   "8765",
+		"ENV:SIGNERKIT_TEST_URI_PIN":   "8765",
+		"env%3ASIGNERKIT_TEST_URI_PIN": "8765", // ':' escaped
+		"file%3A" + pinFile:            "4321",
+	} {
+		cfg, err := pkcs11.ParseURI("pkcs11:token=t;serial=s;manufacturer=m;model=mo;slot-id=7;object=k;id=%01%A2;type=private?module-path=/m.so&pin-source=" + src)
 		if err != nil {
-			t.Fatal(err)
+			t.Fatalf("ParseURI with pin-source %s: %v", src, err)
 		}
-		cfg, err := u.Config()
-		if err != nil {
-			t.Fatalf("Config with pin-source %s: %v", src, err)
+		if cfg.Module != "/m.so" || cfg.TokenLabel != "t" || cfg.TokenSerial != "s" || cfg.TokenManufacturer != "m" || cfg.TokenModel != "mo" ||
+			cfg.SlotID == nil || *cfg.SlotID != 7 || cfg.Key != (signer.KeyRef{Label: "k", ID: "01a2"}) || cfg.PoolSize != 0 || cfg.Locking != pkcs11.LockingSpin {
+			t.Errorf("ParseURI gave %+v", cfg)
 		}
-		if cfg.Module != "/m.so" || cfg.TokenLabel != "t" || cfg.SlotID == nil || *cfg.SlotID != 7 ||
-			cfg.KeyLabel != "k" || !bytes.Equal(cfg.KeyID, []byte{1, 2}) {
-			t.Errorf("Config() = %+v", cfg)
+		if cfg.Secret == nil {
+			t.Fatalf("pin-source %s gave no Secret", src)
 		}
-		pin, err := cfg.PIN()
-		if err != nil || string(pin) != "4321" {
-			t.Errorf("PIN from pin-source %s = %q, %v; want the first line", src, pin, err)
+		pin, err := cfg.Secret()
+		if err != nil || string(pin) != want {
+			t.Errorf("PIN from pin-source %s = %q, %v; want %q", src, pin, err, want)
 		}
 	}
-	u, _ := pkcs11.ParseURI("pkcs11:object=k?pin-value=1%2034&module-name=softhsm2")
-	cfg, err := u.Config()
+	cfg, err := pkcs11.ParseURI("pkcs11:object=k?pin-value=1%2034&module-name=softhsm2")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if pin, _ := cfg.PIN(); string(pin) != "1 34" {
+	if pin, _ := cfg.Secret(); string(pin) != "1 34" {
 		t.Errorf("PIN from pin-value = %q", pin)
 	}
 	if !strings.Contains(cfg.Module, "softhsm2") || strings.Contains(cfg.Module, "/") {
 		t.Errorf("module-name gave Module %q", cfg.Module)
 	}
-	for in, want := range map[string]error{
-		"pkcs11:object=k;type=public":              signer.ErrInvalidArgument,
-		"pkcs11:object=k?module-name=../evil":      signer.ErrInvalidArgument,
-		"pkcs11:object=k?pin-source=https://x/pin": signer.ErrUnsupported,
-		"pkcs11:object=k?pin-source=file://host/p": signer.ErrInvalidArgument,
-		"pkcs11:object=k;vendor-attr=1":            signer.ErrUnsupported,
-	} {
-		u, err := pkcs11.ParseURI(in)
-		if err != nil {
-			t.Fatalf("ParseURI(%q): %v", in, err)
-		}
-		if _, err := u.Config(); !errors.Is(err, want) {
-			t.Errorf("%s: Config() error %v, want %v", in, err, want)
-		}
+	cfg, err = pkcs11.ParseURI("pkcs11:token=t;library-version=1.0?module-path=/m.so&module-name=other&vendor-q=1")
+	if err != nil {
+		t.Fatal(err)
 	}
-	u, _ = pkcs11.ParseURI("pkcs11:object=k?pin-source=" + filepath.Join(dir, "absent"))
-	cfg, _ = u.Config()
-	if _, err := cfg.PIN(); err == nil {
+	if cfg.Secret != nil || cfg.Module != "/m.so" || cfg.Key != (signer.KeyRef{}) || cfg.SlotID != nil {
+		t.Errorf("a token URI without a PIN: %+v", cfg)
+	}
+
+	// A pin-source is read at each login: a file that goes away is an
+	// error then, not at parse time.
+	cfg, err = pkcs11.ParseURI("pkcs11:object=k?pin-source=" + filepath.Join(dir, "absent"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cfg.Secret(); err == nil {
 		t.Error("a missing pin-source file gave no error")
+	}
+	cfg, err = pkcs11.ParseURI("pkcs11:object=k?pin-source=env:SIGNERKIT_TEST_URI_UNSET")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cfg.Secret(); !errors.Is(err, signer.ErrInvalidArgument) || !strings.Contains(err.Error(), "SIGNERKIT_TEST_URI_UNSET") {
+		t.Errorf("an unset pin-source variable: %v, want ErrInvalidArgument naming it", err)
+	}
+}
+
+// TestParseURIRefusals: attributes that parse but that Config cannot take.
+func TestParseURIRefusals(t *testing.T) {
+	for _, c := range []struct {
+		in, attr string
+		want     error
+	}{
+		{"pkcs11:object=k;type=public", "type", signer.ErrInvalidArgument},
+		{"pkcs11:object=k;type=cert", "type", signer.ErrInvalidArgument},
+		{"pkcs11:object=k?module-name=../evil", "module-name", signer.ErrInvalidArgument},
+		{"pkcs11:object=k?pin-source=https://x/pin", "pin-source", signer.ErrUnsupported},
+		{"pkcs11:object=k?pin-source=file://host/p", "pin-source", signer.ErrInvalidArgument},
+		{"pkcs11:object=k?pin-source=env:", "pin-source", signer.ErrInvalidArgument},
+		{"pkcs11:object=k;vendor-attr=1", "vendor-attr", signer.ErrUnsupported},
+		{"pkcs11:object=k;slot-description=Sun%20Metaslot", "slot-description", signer.ErrUnsupported},
+		{"pkcs11:object=k;slot-manufacturer=Sun", "slot-manufacturer", signer.ErrUnsupported},
+	} {
+		u, err := pkcs11.DecodeURI(c.in)
+		if err != nil {
+			t.Fatalf("DecodeURI(%q): %v", c.in, err)
+		}
+		_, err = u.Config()
+		if why := uriErrorIs(err, c.attr, c.want); why != "" {
+			t.Errorf("%s: Config(): %v: %s", c.in, err, why)
+		}
+		_, perr := pkcs11.ParseURI(c.in)
+		if perr == nil || err == nil || perr.Error() != err.Error() {
+			t.Errorf("ParseURI(%q): %v, want Config's error %v", c.in, perr, err)
+		}
 	}
 }
 
@@ -163,18 +248,22 @@ func FuzzParseURI(f *testing.F) {
 		f.Add(ex.in)
 	}
 	f.Add("pkcs11:id=%00%ff;x-a=b?x-q=%41")
+	f.Add("pkcs11:object=k?pin-source=env:A&module-name=m")
+	f.Add("pkcs11:slot-id=18446744073709551615;type=private")
+	const marker = "Zq7-pin-Zq7"
 	f.Fuzz(func(t *testing.T, in string) {
-		u, err := pkcs11.ParseURI(in)
+		u, err := pkcs11.DecodeURI(in)
 		if err != nil {
-			if !errors.Is(err, signer.ErrInvalidArgument) {
-				t.Fatalf("ParseURI(%q): %v does not wrap ErrInvalidArgument", in, err)
+			var ue *signer.URIError
+			if !errors.As(err, &ue) || !errors.Is(err, signer.ErrInvalidArgument) {
+				t.Fatalf("DecodeURI(%q): %v is not a *signer.URIError wrapping ErrInvalidArgument", in, err)
 			}
 			return
 		}
 		s := u.String()
-		again, err := pkcs11.ParseURI(s)
+		again, err := pkcs11.DecodeURI(s)
 		if err != nil {
-			t.Fatalf("ParseURI(%q) ok, but its String %q does not parse: %v", in, s, err)
+			t.Fatalf("DecodeURI(%q) ok, but its String %q does not decode: %v", in, s, err)
 		}
 		if again.String() != s {
 			t.Fatalf("String is not stable: %q then %q", s, again.String())
@@ -185,8 +274,31 @@ func FuzzParseURI(f *testing.F) {
 			want.ID = []byte{}
 		}
 		if !reflect.DeepEqual(*again, want) {
-			t.Fatalf("%q → %q parses to %+v, want %+v", in, s, *again, want)
+			t.Fatalf("%q → %q decodes to %+v, want %+v", in, s, *again, want)
 		}
-		u.Config() // must not panic
+		cfg, err := u.Config()
+		if err != nil {
+			var ue *signer.URIError
+			if !errors.As(err, &ue) || ue.Attr == "" || !(errors.Is(err, signer.ErrInvalidArgument) || errors.Is(err, signer.ErrUnsupported)) {
+				t.Fatalf("Config of %q: %v is not a *signer.URIError naming an attribute", in, err)
+			}
+		} else if cfg.Key.ID != strings.ToLower(cfg.Key.ID) || len(cfg.Key.ID) != 2*len(u.ID) {
+			t.Fatalf("Config of %q: Key.ID %q is not the lower-case hex of %x", in, cfg.Key.ID, u.ID)
+		}
+
+		// A PIN added to the URI shows in no error and not in String.
+		if strings.Contains(in, marker) {
+			return
+		}
+		withPIN := in + "?pin-value=" + marker
+		if strings.Contains(in, "?") {
+			withPIN = in + "&pin-value=" + marker
+		}
+		if _, err := pkcs11.ParseURI(withPIN); err != nil && strings.Contains(err.Error(), marker) {
+			t.Fatalf("ParseURI(%q): error %q quotes pin-value", withPIN, err)
+		}
+		if u, err := pkcs11.DecodeURI(withPIN); err == nil && strings.Contains(u.String(), marker) {
+			t.Fatalf("String of %q quotes pin-value: %q", withPIN, u.String())
+		}
 	})
 }

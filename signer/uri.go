@@ -53,11 +53,12 @@ type URIError struct {
 }
 
 func (e *URIError) Error() string {
-	s := "signer: "
+	// A URI of a backend's scheme is that backend's error, and starts
+	// with its name as the backend's other errors do.
+	s := "signer: URI: "
 	if e.Scheme != "" {
-		s += e.Scheme + " "
+		s = e.Scheme + ": URI: "
 	}
-	s += "URI: "
 	if e.Attr != "" {
 		s += "attribute " + e.Attr + ": "
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/signerkit/signerkit/internal/tm2"
 	"github.com/signerkit/signerkit/ledger"
+	"github.com/signerkit/signerkit/ledger/ledgergo"
 	"github.com/signerkit/signerkit/ledger/ledgersim"
 	"github.com/signerkit/signerkit/signer"
 )
@@ -22,7 +23,7 @@ import (
 //     LedgerDeviceHID needs a USB device, so on the simulator this row is
 //     our framing with ledger-go's 50 ms per-APDU stall modeled
 //     (ledgersim.UpstreamStall); with SIGNERKIT_LEDGER set it is the real
-//     LedgerDeviceHID;
+//     LedgerDeviceHID (ledgergo.Dialer);
 //   - ledger-hid-raw, ledger-ledgergo-raw: the same over the 32–1024 B
 //     table, against the simulator's raw mode, which signs any bytes — NOT
 //     the validator app, which signs only votes of at most 128 B. Always
@@ -66,7 +67,7 @@ func init() {
 			return ""
 		},
 		Open: func(ctx context.Context, p Params) (*Instance, error) {
-			return openLedgerSigner(ctx, ledger.SpeculosDialer(os.Getenv(SpeculosEnv)), p)
+			return openLedgerSigner(ctx, ledger.Config{Dial: ledger.SpeculosDialer(os.Getenv(SpeculosEnv))}, p)
 		}})
 }
 
@@ -85,9 +86,9 @@ func openLedger(upstream, raw bool) func(context.Context, Params) (*Instance, er
 		env := os.Getenv(LedgerEnv)
 		switch {
 		case env != "" && !raw && upstream:
-			return openLedgerSigner(ctx, ledger.LedgerGoDialer(0), p)
+			return openLedgerSigner(ctx, ledger.Config{Dial: ledgergo.Dialer(0)}, p)
 		case env != "" && !raw:
-			return openLedgerSigner(ctx, ledger.HIDDialer(ledgerPath(env)), p)
+			return openLedgerSigner(ctx, ledger.Config{Path: ledgerPath(env)}, p)
 		}
 		dev, err := ledgersim.New(ledgersim.Config{Raw: raw})
 		if err != nil {
@@ -97,12 +98,15 @@ func openLedger(upstream, raw bool) func(context.Context, Params) (*Instance, er
 		if upstream {
 			dial = dev.UpstreamDialer(dial)
 		}
-		return openLedgerSigner(ctx, dial, p)
+		return openLedgerSigner(ctx, ledger.Config{Dial: dial}, p)
 	}
 }
 
-func openLedgerSigner(ctx context.Context, dial ledger.Dialer, p Params) (*Instance, error) {
-	s, err := ledger.New(ctx, dial, ledger.Config{ChunkSize: p.Chunk})
+// openLedgerSigner opens the validator app as cfg says, at the row's
+// chunk size.
+func openLedgerSigner(ctx context.Context, cfg ledger.Config, p Params) (*Instance, error) {
+	cfg.ChunkSize = p.Chunk
+	s, err := ledger.Open(ctx, cfg)
 	if err != nil {
 		return nil, err
 	}

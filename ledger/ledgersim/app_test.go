@@ -25,7 +25,8 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 // open opens a Signer through dial; it is closed when the test ends.
 func open(t *testing.T, dial ledger.Dialer, cfg ledger.Config) *ledger.Signer {
 	t.Helper()
-	s, err := ledger.New(context.Background(), dial, cfg)
+	cfg.Dial = dial
+	s, err := ledger.Open(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -149,7 +150,7 @@ func TestOpenRefusals(t *testing.T) {
 		{"unplugged", unplugged, signer.ErrDeviceNotFound},
 	} {
 		for _, dial := range []ledger.Dialer{tc.d.Dialer(), tc.d.HIDDialer()} {
-			s, err := ledger.New(context.Background(), dial, ledger.Config{})
+			s, err := ledger.Open(context.Background(), ledger.Config{Dial: dial})
 			if !errors.Is(err, tc.want) {
 				t.Errorf("%s: got %v, want %v", tc.name, err, tc.want)
 			}
@@ -158,7 +159,7 @@ func TestOpenRefusals(t *testing.T) {
 			}
 		}
 	}
-	if _, err := ledger.New(context.Background(), locked.Dialer(), ledger.Config{ChunkSize: 251}); !errors.Is(err, signer.ErrInvalidArgument) {
+	if _, err := ledger.Open(context.Background(), ledger.Config{Dial: locked.Dialer(), ChunkSize: 251}); !errors.Is(err, signer.ErrInvalidArgument) {
 		t.Errorf("ChunkSize 251: %v", err)
 	}
 	// Unlocking and reopening the app make it usable.

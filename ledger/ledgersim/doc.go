@@ -26,9 +26,10 @@
 // Transport is the APDU-level face (a ledger.Transport). OpenHID is the
 // 64-byte HID report face, framed as BOLOS does, that ledger.HIDTransport
 // runs against; HIDDialer wraps it. ServeSpeculos is a Speculos-compatible
-// TCP server on loopback for ledger.SpeculosDialer and other Speculos
-// clients. UpstreamStall (UpstreamDialer) adds zondax/ledger-go's 50 ms
-// host-side stall before every APDU, to model the upstream transport.
+// TCP server on loopback for ledger.SpeculosDialer, ledger:speculos= URIs
+// (signer.Open) and other Speculos clients. UpstreamStall
+// (UpstreamDialer) adds zondax/ledger-go's 50 ms host-side stall before
+// every APDU, to model the upstream transport without linking ledger-go.
 //
 // # Latency profile
 //

@@ -2,6 +2,7 @@ package ledgersim_test
 
 import (
 	"context"
+	"crypto/ed25519"
 	"errors"
 	"fmt"
 	"log"
@@ -17,7 +18,7 @@ import (
 // signer recovers once it is back.
 func ExampleDevice_Inject() {
 	dev := ledgersim.MustNew(ledgersim.Config{})
-	s, err := ledger.New(context.Background(), dev.HIDDialer(), ledger.Config{})
+	s, err := ledger.Open(context.Background(), ledger.Config{Dial: dev.HIDDialer()})
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -33,7 +34,7 @@ func ExampleDevice_Inject() {
 	dev.Replug() // the app restarts: the next sign is confirmed again
 	msg := heights.Next(tm2.KindPrevote)
 	sig, err := s.SignContext(ctx, msg)
-	fmt.Println("after replug:", err == nil && signer.Ed25519.Verify(s.Public(), msg, sig) == nil)
+	fmt.Println("after replug:", err == nil && ed25519.Verify(dev.PublicKey(), msg, sig))
 	// Output:
 	// unplugged: true
 	// after replug: true
@@ -42,7 +43,7 @@ func ExampleDevice_Inject() {
 // Raw mode signs any bytes; it is not the validator app.
 func ExampleConfig_raw() {
 	dev := ledgersim.MustNew(ledgersim.Config{Raw: true})
-	s, err := ledger.New(context.Background(), dev.Dialer(), ledger.Config{ChunkSize: 64})
+	s, err := ledger.Open(context.Background(), ledger.Config{Dial: dev.Dialer(), ChunkSize: 64})
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -50,6 +51,27 @@ func ExampleConfig_raw() {
 	col := signer.NewCollector()
 	msg := make([]byte, 1024)
 	sig, err := s.SignContext(col.WithContext(context.Background()), msg)
-	fmt.Println(err == nil && signer.Ed25519.Verify(s.Public(), msg, sig) == nil, col.Summary().Count(signer.CountAPDUs), "APDUs")
+	fmt.Println(err == nil && ed25519.Verify(dev.PublicKey(), msg, sig), col.Summary().Count(signer.CountAPDUs), "APDUs")
 	// Output: true 16 APDUs
+}
+
+// Any Speculos client reaches the simulator through its Speculos face;
+// signer.Open does with a ledger: URI.
+func ExampleDevice_ServeSpeculos() {
+	dev := ledgersim.MustNew(ledgersim.Config{})
+	srv, err := dev.ServeSpeculos()
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer srv.Close()
+
+	s, err := signer.Open(context.Background(), "ledger:speculos="+srv.Addr())
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer s.Close()
+	msg := tm2.NewHeights("test11", 1).Next(tm2.KindProposal)
+	sig, err := s.SignContext(context.Background(), msg)
+	fmt.Println(err == nil && ed25519.Verify(dev.PublicKey(), msg, sig))
+	// Output: true
 }

@@ -32,6 +32,7 @@ const (
 	FaultStale
 )
 
+// String names the fault as tests and logs show it (unplug, hang, …).
 func (f Fault) String() string {
 	switch f {
 	case FaultUnplug:

@@ -5,6 +5,7 @@ import (
 	"os"
 
 	"github.com/signerkit/signerkit/pkcs11"
+	"github.com/signerkit/signerkit/signer"
 )
 
 // Environment variables that name a real token's key for the opt-in
@@ -19,19 +20,15 @@ const (
 )
 
 // RealToken returns the Config of the key that SIGNERKIT_PKCS11_URI names,
-// with the module from the URI's module-path or SIGNERKIT_PKCS11_MODULE and
-// the PIN from the URI or SIGNERKIT_PKCS11_PIN. ok is false when the
-// variable is unset.
+// for pkcs11.Open, with the module from the URI's module-path or
+// SIGNERKIT_PKCS11_MODULE and the PIN from the URI or SIGNERKIT_PKCS11_PIN.
+// ok is false when the variable is unset.
 func RealToken() (cfg pkcs11.Config, ok bool, err error) {
 	uri := os.Getenv(EnvURI)
 	if uri == "" {
 		return pkcs11.Config{}, false, nil
 	}
-	u, err := pkcs11.ParseURI(uri)
-	if err != nil {
-		return pkcs11.Config{}, true, err
-	}
-	if cfg, err = u.Config(); err != nil {
+	if cfg, err = pkcs11.ParseURI(uri); err != nil {
 		return pkcs11.Config{}, true, err
 	}
 	if cfg.Module == "" {
@@ -40,10 +37,10 @@ func RealToken() (cfg pkcs11.Config, ok bool, err error) {
 	if cfg.Module == "" {
 		return pkcs11.Config{}, true, fmt.Errorf("pkcs11test: %s has no module-path and %s is unset", EnvURI, EnvModule)
 	}
-	if pin := os.Getenv(EnvPIN); cfg.PIN == nil && pin != "" {
-		cfg.PIN = func() ([]byte, error) { return []byte(pin), nil }
+	if pin := os.Getenv(EnvPIN); cfg.Secret == nil && pin != "" {
+		cfg.Secret = signer.SecretBytes([]byte(pin))
 	}
-	if cfg.KeyLabel == "" && cfg.KeyID == nil {
+	if cfg.Key.Label == "" && cfg.Key.ID == "" {
 		return pkcs11.Config{}, true, fmt.Errorf("pkcs11test: %s names no key: add object= or id=", EnvURI)
 	}
 	return cfg, true, nil

@@ -21,7 +21,7 @@ func (tok *Token) OpenRaw(string) (*Raw, error) {
 }
 
 // Sign returns an error wrapping signer.ErrUnsupported.
-func (r *Raw) Sign(uint, []byte) ([]byte, error) {
+func (r *Raw) Sign([]byte) ([]byte, error) {
 	return nil, fmt.Errorf("pkcs11test: built without cgo: %w", signer.ErrUnsupported)
 }
 

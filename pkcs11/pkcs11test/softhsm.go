@@ -5,9 +5,12 @@
 //
 // SoftHSM2 reads SOFTHSM2_CONF when the module is initialized, which
 // package pkcs11 does once per process while any token of the module is
-// open. So tests that use New must close every Token and Key they open
-// before the test ends, and cannot run in parallel (New sets the variable
-// with t.Setenv, which forbids t.Parallel).
+// open. So tests that use New must close every pkcs11.Store and
+// pkcs11.Signer they open before the test ends, and cannot run in parallel
+// (New sets the variable with t.Setenv, which forbids t.Parallel).
+//
+// Like package pkcs11, it needs cgo to open tokens: without cgo, Available
+// says so and New skips the test.
 package pkcs11test
 
 import (
@@ -23,6 +26,7 @@ import (
 	"testing"
 
 	"github.com/signerkit/signerkit/pkcs11"
+	"github.com/signerkit/signerkit/signer"
 )
 
 // Environment variables that steer the tests.
@@ -82,12 +86,18 @@ func Available() string {
 
 // Token is a SoftHSM2 token in a directory of its own.
 type Token struct {
-	Module string // the SoftHSM2 module
-	Dir    string // holds the configuration and the token store
-	Conf   string // the SOFTHSM2_CONF file
-	Label  string // the token's label
-	PIN    string // the user PIN
-	SOPIN  string // the security officer's PIN
+	// Module is the path of the SoftHSM2 module.
+	Module string
+	// Dir holds the configuration and the token store.
+	Dir string
+	// Conf is the SOFTHSM2_CONF file.
+	Conf string
+	// Label is the token's label.
+	Label string
+	// PIN is the user PIN.
+	PIN string
+	// SOPIN is the security officer's PIN.
+	SOPIN string
 }
 
 // New makes a token labelled "signerkit" in t.TempDir() and points
@@ -158,19 +168,19 @@ func Create(dir, label string) (*Token, error) {
 // as "SOFTHSM2_CONF=…".
 func (tok *Token) Env() string { return "SOFTHSM2_CONF=" + tok.Conf }
 
-// Config returns a pkcs11.Config for the token, with its PIN.
+// Config returns a pkcs11.Config for the token, with its module, label and
+// PIN, for pkcs11.OpenStore; set Key to open a key with pkcs11.Open.
 func (tok *Token) Config() pkcs11.Config {
-	pin := tok.PIN
 	return pkcs11.Config{
 		Module:     tok.Module,
 		TokenLabel: tok.Label,
-		PIN:        func() ([]byte, error) { return []byte(pin), nil },
+		Secret:     signer.SecretBytes([]byte(tok.PIN)),
 	}
 }
 
 // URI returns a pkcs11: URI for the key labelled object on the token (the
 // token alone when object is empty), with the module path and the PIN as
-// pin-value.
+// pin-value, for signer.Open and pkcs11.ParseURI.
 func (tok *Token) URI(object string) string {
 	u := pkcs11.URI{Token: tok.Label, Object: object, ModulePath: tok.Module}
 	return u.String() + "&pin-value=" + tok.PIN

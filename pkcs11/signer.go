@@ -16,12 +16,12 @@ import (
 	"github.com/signerkit/signerkit/signer"
 )
 
-// Key is a private key on a PKCS#11 token, as a signer.Signer. It is safe
-// for concurrent use: each sign checks a session out of the token's pool,
-// so up to Config.PoolSize signs run on the token at once and the rest
-// wait.
-type Key struct {
-	tok   *Token
+// Signer is a private key on a PKCS#11 token, opened by Open or
+// Store.OpenKey. It is safe for concurrent use: each sign checks a session
+// out of the token's pool, so up to Config.PoolSize signs run on the token
+// at once and the rest wait.
+type Signer struct {
+	tok   *Store
 	alg   signer.Algorithm
 	pub   crypto.PublicKey
 	label string
@@ -38,29 +38,29 @@ type Key struct {
 	viaMiekg bool // sign through miekg/pkcs11 even when funcs is read (tests)
 }
 
-var (
-	_ signer.Signer          = (*Key)(nil)
-	_ signer.AlgorithmSigner = (*Key)(nil)
-)
+var _ signer.AlgorithmSigner = (*Signer)(nil)
 
-func newKey(t *Token, ko *keyObject, alg signer.Algorithm) *Key {
-	return &Key{tok: t, alg: alg, pub: ko.pub, label: ko.label, id: ko.id, ko: ko, logins: t.pool.logins.Load()}
+func newSigner(t *Store, ko *keyObject, alg signer.Algorithm) *Signer {
+	return &Signer{tok: t, alg: alg, pub: ko.pub, label: ko.label, id: ko.id, ko: ko, logins: t.pool.logins.Load()}
 }
 
-// Public returns the public key, read when the Key was opened.
-func (k *Key) Public() crypto.PublicKey { return k.pub }
+// Public returns the public key, read when the Signer was opened.
+func (k *Signer) Public() crypto.PublicKey { return k.pub }
 
 // Algorithm returns the algorithm SignContext uses.
-func (k *Key) Algorithm() signer.Algorithm { return k.alg }
+func (k *Signer) Algorithm() signer.Algorithm { return k.alg }
 
-// Info describes the key.
-func (k *Key) Info() signer.KeyInfo {
+// Info describes the key: its label, its CKA_ID in hex, the algorithm the
+// Signer uses and its public key.
+func (k *Signer) Info() signer.KeyInfo {
 	return signer.KeyInfo{Label: k.label, ID: hexID(k.id), Algorithm: k.alg, Public: k.pub}
 }
 
-// Close releases the Key and, with the last user of the token, its
-// sessions and module. Signs in flight finish. Close is idempotent.
-func (k *Key) Close() error {
+// Close releases the Signer and, with the last user of the token, its
+// sessions and module: for a Signer from Open, that is all Open acquired.
+// Signs in flight finish; later ones fail with signer.ErrClosed. Close is
+// idempotent.
+func (k *Signer) Close() error {
 	k.closeOnce.Do(func() {
 		k.closed.Store(true)
 		k.tok.release()
@@ -71,10 +71,10 @@ func (k *Key) Close() error {
 // SignContext signs msg (hashing it first for ECDSA and RSA) and returns
 // the signature in the wire form of k.Algorithm(): 64 bytes for Ed25519,
 // r‖s for ECDSA, as long as the modulus for RSA.
-func (k *Key) SignContext(ctx context.Context, msg []byte) ([]byte, error) {
+func (k *Signer) SignContext(ctx context.Context, msg []byte) ([]byte, error) {
 	switch k.alg {
 	case signer.Ed25519:
-		return k.run(ctx, request{mech: CKM_EDDSA, data: msg})
+		return k.run(ctx, request{mech: ckmEdDSA, data: msg})
 	case signer.ECDSAP256, signer.ECDSAP384:
 		sig, err := k.run(ctx, request{mech: p11.CKM_ECDSA, data: k.alg.Digest(msg)})
 		if err != nil {
@@ -105,15 +105,15 @@ func (k *Key) SignContext(ctx context.Context, msg []byte) ([]byte, error) {
 // signer.ErrUnsupported). For ECDSA it signs the digest and returns ASN.1
 // DER. For RSA it signs PKCS #1 v1.5, or PSS when opts is *rsa.PSSOptions
 // (rsa.PSSSaltLengthAuto means a salt as long as the hash), whichever
-// scheme the Key was opened for. rand is ignored: the token draws its own.
-func (k *Key) Sign(_ io.Reader, digest []byte, opts crypto.SignerOpts) ([]byte, error) {
+// scheme the Signer was opened for. rand is ignored: the token draws its own.
+func (k *Signer) Sign(_ io.Reader, digest []byte, opts crypto.SignerOpts) ([]byte, error) {
 	if err := signer.CheckSignerOpts(k.alg, digest, opts); err != nil {
 		return nil, fmt.Errorf("pkcs11: %w", err)
 	}
 	ctx := context.Background()
 	switch k.alg {
 	case signer.Ed25519:
-		return k.run(ctx, request{mech: CKM_EDDSA, data: digest})
+		return k.run(ctx, request{mech: ckmEdDSA, data: digest})
 	case signer.ECDSAP256, signer.ECDSAP384:
 		raw, err := k.run(ctx, request{mech: p11.CKM_ECDSA, data: digest})
 		if err != nil {
@@ -148,7 +148,7 @@ var pssHashes = map[crypto.Hash][2]uint{
 	crypto.SHA512: {p11.CKM_SHA512, p11.CKG_MGF1_SHA512},
 }
 
-func (k *Key) pssRequest(h crypto.Hash, salt int, digest []byte) (request, error) {
+func (k *Signer) pssRequest(h crypto.Hash, salt int, digest []byte) (request, error) {
 	hm, ok := pssHashes[h]
 	if !ok {
 		return request{}, fmt.Errorf("pkcs11: RSA-PSS with %v: %w", h, signer.ErrUnsupported)
@@ -167,7 +167,7 @@ type request struct {
 	param []byte
 	data  []byte
 	// sigLen is the buffer the direct path gives C_Sign; 0 means the
-	// length of k's signatures (Key.sigLen).
+	// length of k's signatures (Signer.sigLen).
 	sigLen int
 }
 
@@ -176,7 +176,7 @@ type request struct {
 // the deadline even if the token hangs; the session goes back to the pool
 // when the token answers. Stages reach the caller's trace only when the
 // sign returns to it.
-func (k *Key) run(ctx context.Context, req request) ([]byte, error) {
+func (k *Signer) run(ctx context.Context, req request) ([]byte, error) {
 	if k.closed.Load() {
 		return nil, fmt.Errorf("pkcs11: key %q: %w", k.label, signer.ErrClosed)
 	}
@@ -218,7 +218,7 @@ func (k *Key) run(ctx context.Context, req request) ([]byte, error) {
 // and logs in again as needed. The key's object handle is looked up again
 // after a login (modules may forget private handles on logout) or when
 // the module says it is invalid, and the sign retried once.
-func (k *Key) sign(ctx context.Context, req request, st *opStats) ([]byte, error) {
+func (k *Signer) sign(ctx context.Context, req request, st *opStats) ([]byte, error) {
 	p := k.tok.pool
 	for attempt := 0; ; attempt++ {
 		var sig []byte
@@ -255,7 +255,7 @@ func (k *Key) sign(ctx context.Context, req request, st *opStats) ([]byte, error
 			return sig, nil
 		}
 		if k.closed.Load() {
-			return nil, fmt.Errorf("pkcs11: key %q: %w (%v)", k.label, signer.ErrClosed, err)
+			return nil, fmt.Errorf("pkcs11: key %q: %w (%s)", k.label, signer.ErrClosed, unprefixed(err))
 		}
 		code, _ := ckr(err)
 		if attempt > 0 || (code != p11.CKR_KEY_HANDLE_INVALID && code != p11.CKR_OBJECT_HANDLE_INVALID) {
@@ -270,7 +270,7 @@ func (k *Key) sign(ctx context.Context, req request, st *opStats) ([]byte, error
 
 // sigLen is the length of k's signatures: 64 bytes for Ed25519 and
 // P-256, 96 for P-384, the modulus's for RSA.
-func (k *Key) sigLen() int {
+func (k *Signer) sigLen() int {
 	switch pub := k.pub.(type) {
 	case *rsa.PublicKey:
 		return pub.Size()
@@ -285,7 +285,7 @@ func (k *Key) sigLen() int {
 // handle returns the key's object handle, looking it up again through sh
 // (logged in) when the pool logged in since it was found or the module
 // refused it. The lookup counts as session time.
-func (k *Key) handle(sh p11.SessionHandle, st *opStats) (p11.ObjectHandle, error) {
+func (k *Signer) handle(sh p11.SessionHandle, st *opStats) (p11.ObjectHandle, error) {
 	p := k.tok.pool
 	k.handleMu.Lock()
 	defer k.handleMu.Unlock()

@@ -13,39 +13,59 @@ import (
 	"github.com/signerkit/signerkit/signer"
 )
 
-// Token is an opened PKCS#11 token: a pool of logged-in sessions and the
-// key store on it. It implements signer.KeyOpener, KeyLister,
-// KeyGenerator, KeyImporter and KeyDeleter. A Token is safe for concurrent
-// use; the Keys opened from it share its pool and keep it open until they
-// are closed too.
-type Token struct {
+// Store is an opened PKCS#11 token: a pool of logged-in sessions and the
+// keys on it. It implements signer.KeyOpener, KeyLister, KeyGenerator,
+// KeyImporter and KeyDeleter. A Store is safe for concurrent use; the
+// Signers opened from it share its pool and keep it open until they are
+// closed too.
+type Store struct {
 	pool  *pool
 	label string
 	slot  uint
 
 	mu     sync.Mutex
-	refs   int  // the Token itself while open, plus one per open Key
+	refs   int  // the Store itself while open, plus one per open Signer
 	closed bool // Close was called
 }
 
 var (
-	_ signer.KeyOpener    = (*Token)(nil)
-	_ signer.KeyLister    = (*Token)(nil)
-	_ signer.KeyGenerator = (*Token)(nil)
-	_ signer.KeyImporter  = (*Token)(nil)
-	_ signer.KeyDeleter   = (*Token)(nil)
+	_ signer.KeyOpener    = (*Store)(nil)
+	_ signer.KeyLister    = (*Store)(nil)
+	_ signer.KeyGenerator = (*Store)(nil)
+	_ signer.KeyImporter  = (*Store)(nil)
+	_ signer.KeyDeleter   = (*Store)(nil)
 )
 
-// Open loads cfg.Module (or shares it, if loaded already), finds the token
-// cfg selects and logs in with cfg.PIN, so that a wrong PIN fails here, as
-// a *PINError. The key fields of cfg are ignored. Close the Token when
-// done. Open returns when ctx ends even if the module hangs; a Token it
+// OpenStore loads cfg.Module (or shares it, if loaded already), finds the
+// token cfg selects and logs in with cfg.Secret, so that a wrong PIN fails
+// here, as a *PINError. cfg.Key is ignored. Close the Store when done.
+// OpenStore returns when ctx ends even if the module hangs; a Store it
 // then opens anyway is closed.
-func Open(ctx context.Context, cfg Config) (*Token, error) {
+func OpenStore(ctx context.Context, cfg Config) (*Store, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("pkcs11: open: %w", err)
 	}
-	return withContext(ctx, "open", func() (*Token, error) { return open(ctx, cfg) }, (*Token).Close)
+	return withContext(ctx, "open", func() (*Store, error) { return openStore(ctx, cfg) }, (*Store).Close)
+}
+
+// Open opens the token cfg selects, as OpenStore does, and the key cfg.Key
+// names on it (a label, an ID or both; naming none is an error wrapping
+// signer.ErrInvalidArgument). The Signer holds the token's sessions and
+// module: its Close releases them. Open returns when ctx ends even if the
+// module hangs.
+func Open(ctx context.Context, cfg Config) (*Signer, error) {
+	if cfg.Key.Label == "" && cfg.Key.ID == "" {
+		return nil, fmt.Errorf("pkcs11: Config.Key names no key (give a label, an id or both; object= or id= in a URI): %w", signer.ErrInvalidArgument)
+	}
+	if _, err := refTemplate(cfg.Key); err != nil {
+		return nil, err
+	}
+	st, err := OpenStore(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	defer st.Close() // the Signer holds its own reference
+	return st.openKey(ctx, cfg.Key)
 }
 
 // withContext runs f, on a goroutine when ctx can end, and returns its
@@ -78,7 +98,7 @@ func withContext[T any](ctx context.Context, what string, f func() (T, error), u
 	}
 }
 
-func open(ctx context.Context, cfg Config) (*Token, error) {
+func openStore(ctx context.Context, cfg Config) (*Store, error) {
 	mod, err := loadModule(cfg.Module, cfg.Locking)
 	if err != nil {
 		return nil, err
@@ -88,8 +108,8 @@ func open(ctx context.Context, cfg Config) (*Token, error) {
 		mod.release()
 		return nil, err
 	}
-	t := &Token{label: info.Label, slot: slot, refs: 1}
-	t.pool = newPool(mod, slot, info.Label, cfg.PIN, cfg.poolSize())
+	t := &Store{label: info.Label, slot: slot, refs: 1}
+	t.pool = newPool(mod, slot, info.Label, cfg.Secret, cfg.poolSize())
 	// One session now: it proves the token answers and the PIN is right,
 	// and the first sign finds it ready.
 	if err := t.pool.do(ctx, &opStats{}, func(p11.SessionHandle) error { return nil }); err != nil {
@@ -166,13 +186,14 @@ func describeToken(cfg Config) string {
 }
 
 // Label returns the token's label.
-func (t *Token) Label() string { return t.label }
+func (t *Store) Label() string { return t.label }
 
 // SlotID returns the slot the token is in.
-func (t *Token) SlotID() uint { return t.slot }
+func (t *Store) SlotID() uint { return t.slot }
 
-// acquire takes a reference for a Key; it fails once the Token is closed.
-func (t *Token) acquire() error {
+// acquire takes a reference for a Signer; it fails once the Store is
+// closed.
+func (t *Store) acquire() error {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.closed {
@@ -182,7 +203,7 @@ func (t *Token) acquire() error {
 	return nil
 }
 
-func (t *Token) release() {
+func (t *Store) release() {
 	t.mu.Lock()
 	t.refs--
 	last := t.refs == 0
@@ -192,10 +213,10 @@ func (t *Token) release() {
 	}
 }
 
-// Close closes the Token. Keys opened from it stay usable until they are
-// closed; the sessions close, and the module is finalized if no one else
-// uses it, when the last of them is. Close is idempotent.
-func (t *Token) Close() error {
+// Close closes the Store. Signers opened from it stay usable until they
+// are closed; the sessions close, and the module is finalized if no one
+// else uses it, when the last of them is. Close is idempotent.
+func (t *Store) Close() error {
 	t.mu.Lock()
 	if t.closed {
 		t.mu.Unlock()
@@ -207,7 +228,7 @@ func (t *Token) Close() error {
 	return nil
 }
 
-func (t *Token) checkOpen() error {
+func (t *Store) checkOpen() error {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.closed {
@@ -216,27 +237,27 @@ func (t *Token) checkOpen() error {
 	return nil
 }
 
-// OpenKey opens the private key ref names as a signer.Signer (a *Key).
-func (t *Token) OpenKey(ctx context.Context, ref signer.KeyRef) (signer.Signer, error) {
-	k, err := t.Key(ctx, ref)
+// OpenKey opens the private key ref names; the Signer it returns is a
+// *Signer. ref.Algorithm, when set, must fit the key: it is how an RSA key
+// signs with PSS. The Signer keeps the Store's pool open until it is
+// closed. OpenKey returns when ctx ends even if the token hangs; a Signer
+// it then opens anyway is closed.
+func (t *Store) OpenKey(ctx context.Context, ref signer.KeyRef) (signer.Signer, error) {
+	s, err := t.openKey(ctx, ref)
 	if err != nil {
-		return nil, err
+		return nil, err // not s: a nil *Signer in the interface is not nil
 	}
-	return k, nil
+	return s, nil
 }
 
-// Key opens the private key ref names. ref.Algorithm, when set, must fit
-// the key; it is how an RSA key signs with PSS. The Key keeps the Token's
-// pool open until it is closed. Key returns when ctx ends even if the
-// token hangs.
-func (t *Token) Key(ctx context.Context, ref signer.KeyRef) (*Key, error) {
+func (t *Store) openKey(ctx context.Context, ref signer.KeyRef) (*Signer, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("pkcs11: open key: %w", err)
 	}
-	return withContext(ctx, "open key", func() (*Key, error) { return t.key(ctx, ref) }, (*Key).Close)
+	return withContext(ctx, "open key", func() (*Signer, error) { return t.key(ctx, ref) }, (*Signer).Close)
 }
 
-func (t *Token) key(ctx context.Context, ref signer.KeyRef) (*Key, error) {
+func (t *Store) key(ctx context.Context, ref signer.KeyRef) (*Signer, error) {
 	if err := t.acquire(); err != nil {
 		return nil, err
 	}
@@ -253,33 +274,5 @@ func (t *Token) key(ctx context.Context, ref signer.KeyRef) (*Key, error) {
 		}
 		alg = ref.Algorithm
 	}
-	return newKey(t, ko, alg), nil
-}
-
-// OpenKey opens the token and the key cfg selects. Closing the Key closes
-// its token.
-func OpenKey(ctx context.Context, cfg Config) (*Key, error) {
-	t, err := Open(ctx, cfg)
-	if err != nil {
-		return nil, err
-	}
-	defer t.Close() // the Key holds its own reference
-	return t.Key(ctx, cfg.keyRef())
-}
-
-// OpenURI parses an RFC 7512 URI and opens the key it names, like OpenKey.
-// pin, when not nil, overrides the URI's pin-source or pin-value.
-func OpenURI(ctx context.Context, uri string, pin PINFunc) (*Key, error) {
-	u, err := ParseURI(uri)
-	if err != nil {
-		return nil, err
-	}
-	cfg, err := u.Config()
-	if err != nil {
-		return nil, err
-	}
-	if pin != nil {
-		cfg.PIN = pin
-	}
-	return OpenKey(ctx, cfg)
+	return newSigner(t, ko, alg), nil
 }
