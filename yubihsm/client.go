@@ -14,12 +14,26 @@ import (
 	"github.com/signerkit/signerkit/signer"
 )
 
-// Defaults of Config.
+// Defaults of Config, and limits of the device.
 const (
-	DefaultAuthKeyID      = 1
-	DefaultMessageLimit   = 9000
-	DefaultKeepAlive      = 15 * time.Second
+	// DefaultConnector is where yubihsm-connector listens unless told
+	// otherwise, and the connector a zero Config.Connector means.
+	DefaultConnector = "http://127.0.0.1:12345"
+	// DefaultAuthKeyID is the object id of the factory authentication
+	// key, which a zero Config.AuthKeyID means.
+	DefaultAuthKeyID = 1
+	// DefaultMessageLimit is how many commands a session carries before
+	// it is replaced when Config.MessageLimit is zero.
+	DefaultMessageLimit = 9000
+	// DefaultKeepAlive is how often idle sessions are pinged when
+	// Config.KeepAlive is zero.
+	DefaultKeepAlive = 15 * time.Second
+	// DefaultRequestTimeout bounds each HTTP request to the connector when
+	// Config.RequestTimeout is zero.
 	DefaultRequestTimeout = 10 * time.Second
+	// MaxSessions is the most sessions a Signer keeps (Config.Sessions),
+	// and the number of sessions the device holds at once.
+	MaxSessions = 16
 	// MaxEd25519Message is the longest message Sign EdDSA takes: what fits
 	// in the device's 3136-byte buffer once framed, padded and MACed.
 	MaxEd25519Message = 3114
@@ -27,38 +41,49 @@ const (
 	LabelSize = 40
 )
 
-// Config says how to reach a YubiHSM 2 and authenticate to it.
+// Config says where a YubiHSM 2 is, how to authenticate to it, which key
+// Open opens, and how sessions are kept. The zero value of every field but
+// Secret (which has no default) and Key (which Open needs) is a documented
+// default. ParseURI makes a Config from a yubihsm: URI.
 type Config struct {
-	// URL is the yubihsm-connector's base URL, e.g.
-	// "http://127.0.0.1:12345" (a bare "host:port" means http).
-	URL string
-	// AuthKeyID is the authentication key's object id; 0 means 1, the
-	// factory key.
+	// Connector is the yubihsm-connector's base URL, e.g.
+	// "http://127.0.0.1:12345"; a bare "host:port" means http, and ""
+	// means DefaultConnector. It must not carry credentials (a
+	// yubihsm-connector takes none; give an HTTPClient for a proxy that
+	// does).
+	Connector string
+	// AuthKeyID is the object id of the authentication key to open
+	// sessions with; 0 means DefaultAuthKeyID, the factory key.
 	AuthKeyID uint16
-	// Password is the authentication key's password. Open derives the
-	// key from it (PBKDF2, protocols.md B.3) and keeps only the derived
-	// key; the caller may wipe the slice once Open returns.
-	Password []byte
-	// PasswordFunc, when Password is nil, is called once by Open for the
-	// password; Open wipes the slice it returns after use.
-	PasswordFunc func() ([]byte, error)
+	// Secret returns the authentication key's password. Open and
+	// OpenStore call it once, derive the session key from what it returns
+	// (PBKDF2, protocols.md B.3), wipe the returned slice and keep only
+	// the derived key. It is required.
+	Secret signer.Secret
+	// Key says which key Open opens: by object id (hex, as KeyInfo.ID),
+	// by label, or both; Key.Algorithm, when set, must be the key's.
+	// OpenStore ignores it.
+	Key signer.KeyRef
 	// Domains are the domains of keys that GenerateKey and ImportKey
-	// create; 0 means domain 1 (0x0001).
+	// create, as a bit mask (bit 0 is domain 1); 0 means domain 1.
 	Domains uint16
-	// Sessions is the number of sessions each Signer (and the Client for
-	// key management) keeps, 1 to 16; 0 means 1. The device executes one
-	// command at a time, so more sessions add no throughput; they let
-	// signs on one Signer queue on the device rather than in the host.
+	// Sessions is the number of sessions each Signer keeps, 1 to
+	// MaxSessions; 0 means 1, and larger values mean MaxSessions. A Store
+	// keeps one for key management. The device executes one command at a
+	// time, so more sessions add no throughput; they let signs on one
+	// Signer queue on the device rather than in the host.
 	Sessions int
 	// MessageLimit is how many commands a session carries before it is
-	// replaced; 0 means 9000, below yubihsm-go's hard limit of 10000.
+	// replaced; 0, and values from 10000 (yubihsm-go's hard limit) up,
+	// mean DefaultMessageLimit.
 	MessageLimit uint32
 	// KeepAlive is how often idle sessions are pinged with Echo so that
 	// the device, which drops a session after 30 s without a command,
-	// keeps them; 0 means 15 s, a negative value turns pings off.
+	// keeps them; 0 means DefaultKeepAlive, a negative value turns pings
+	// off.
 	KeepAlive time.Duration
 	// RequestTimeout bounds each HTTP request to the connector, whatever
-	// the caller's context says; 0 means 10 s.
+	// the caller's context says; 0 means DefaultRequestTimeout.
 	RequestTimeout time.Duration
 	// HTTPClient, when set, is used instead of the package's own client
 	// (which has timeouts and never uses a proxy).
@@ -80,14 +105,14 @@ func (c Config) keepAlive() time.Duration {
 }
 
 func (c Config) sessions() int {
-	return min(max(c.Sessions, 1), 16)
+	return min(max(c.Sessions, 1), MaxSessions)
 }
 
-// Client is a connection to a YubiHSM 2 through a yubihsm-connector, with
+// Store is a connection to a YubiHSM 2 through a yubihsm-connector, with
 // a session of its own for key management. It implements
 // signer.KeyGenerator, KeyImporter, KeyLister, KeyOpener and KeyDeleter
 // for Ed25519 and ECDSA P-256 keys. It is safe for concurrent use.
-type Client struct {
+type Store struct {
 	l    *link
 	pool *pool
 
@@ -95,42 +120,44 @@ type Client struct {
 }
 
 var (
-	_ signer.KeyGenerator = (*Client)(nil)
-	_ signer.KeyImporter  = (*Client)(nil)
-	_ signer.KeyLister    = (*Client)(nil)
-	_ signer.KeyOpener    = (*Client)(nil)
-	_ signer.KeyDeleter   = (*Client)(nil)
+	_ signer.KeyGenerator = (*Store)(nil)
+	_ signer.KeyImporter  = (*Store)(nil)
+	_ signer.KeyLister    = (*Store)(nil)
+	_ signer.KeyOpener    = (*Store)(nil)
+	_ signer.KeyDeleter   = (*Store)(nil)
 )
 
-// Open connects to the connector at cfg.URL, checks that a device is
-// attached, and authenticates a first session, so a wrong password fails
-// here (with an error wrapping signer.ErrWrongPassphrase).
-func Open(ctx context.Context, cfg Config) (*Client, error) {
+// OpenStore connects to the connector at cfg.Connector, checks that a
+// device is attached, and authenticates a first session, so a wrong
+// password fails here (with an error wrapping signer.ErrWrongPassphrase).
+// It ignores cfg.Key.
+func OpenStore(ctx context.Context, cfg Config) (*Store, error) {
 	if cfg.AuthKeyID == 0 {
 		cfg.AuthKeyID = DefaultAuthKeyID
 	}
 	if cfg.Domains == 0 {
 		cfg.Domains = 1
 	}
+	if cfg.Connector == "" {
+		cfg.Connector = DefaultConnector
+	}
 	timeout := cfg.RequestTimeout
 	if timeout <= 0 {
 		timeout = DefaultRequestTimeout
 	}
-	t, err := newTransport(cfg.URL, cfg.HTTPClient, timeout)
+	t, err := newTransport(cfg.Connector, cfg.HTTPClient, timeout)
 	if err != nil {
 		return nil, err
 	}
-	pw := cfg.Password
-	if pw == nil && cfg.PasswordFunc != nil {
-		if pw, err = cfg.PasswordFunc(); err != nil {
-			return nil, fmt.Errorf("yubihsm: password: %w", err)
-		}
-		defer clear(pw)
+	if cfg.Secret == nil {
+		return nil, fmt.Errorf("yubihsm: no password for authentication key %04x (Config.Secret): %w", cfg.AuthKeyID, signer.ErrInvalidArgument)
 	}
-	if pw == nil {
-		return nil, fmt.Errorf("yubihsm: no password (Config.Password or PasswordFunc): %w", signer.ErrInvalidArgument)
+	pw, err := cfg.Secret()
+	if err != nil {
+		return nil, wrap(err, "password for authentication key %04x", cfg.AuthKeyID)
 	}
-	cfg.Password, cfg.PasswordFunc = nil, nil
+	defer clear(pw)
+	cfg.Secret, cfg.Key = nil, signer.KeyRef{}
 	tr := signer.ContextTrace(ctx)
 	start := tr.Start()
 	enc, mac := scp03.AuthKey(pw)
@@ -141,58 +168,78 @@ func Open(ctx context.Context, cfg Config) (*Client, error) {
 	l := &link{t: t, authKeyID: cfg.AuthKeyID, cfg: cfg, key: key, refs: 1}
 	st, err := t.getStatus(ctx)
 	if err == nil && !st.OK {
-		err = fmt.Errorf("yubihsm: the connector at %s has no device: %w", cfg.URL, signer.ErrDeviceNotFound)
+		err = fmt.Errorf("yubihsm: the connector at %s has no device: %w", t.base, signer.ErrDeviceNotFound)
 	}
 	if err != nil {
 		l.release()
 		return nil, err
 	}
-	c := &Client{l: l, pool: newPool(l, 1)}
-	s, err := l.openSession(ctx, tr)
+	s := &Store{l: l, pool: newPool(l, 1)}
+	sess, err := l.openSession(ctx, tr)
 	if err != nil {
-		c.Close()
+		s.Close()
 		return nil, err
 	}
-	<-c.pool.slots
-	c.pool.slots <- s
-	return c, nil
+	<-s.pool.slots
+	s.pool.slots <- sess
+	return s, nil
 }
 
-// Close closes the Client's session. Signers opened from it keep working
+// Open opens the key cfg.Key names, as a Signer with sessions of its own:
+// it connects as OpenStore does, finds the key, and closes the Store
+// again, so the Signer's Close releases everything Open acquired.
+func Open(ctx context.Context, cfg Config) (*Signer, error) {
+	if cfg.Key.ID == "" && cfg.Key.Label == "" {
+		return nil, fmt.Errorf("yubihsm: Config.Key names no key (give its id or label): %w", signer.ErrInvalidArgument)
+	}
+	st, err := OpenStore(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	defer st.Close() // the Signer holds the connection
+	return st.openKey(ctx, cfg.Key)
+}
+
+// Close closes the Store's session. Signers opened from it keep working
 // until they are closed; the derived authentication key is wiped when the
-// last of them closes.
-func (c *Client) Close() error {
-	c.closeOnce.Do(func() {
-		c.pool.close()
-		c.l.release()
+// last of them closes. Close is idempotent and always returns nil.
+func (s *Store) Close() error {
+	s.closeOnce.Do(func() {
+		s.pool.close()
+		s.l.release()
 	})
 	return nil
 }
 
 // Status asks the connector whether a device is attached.
-func (c *Client) Status(ctx context.Context) (Status, error) {
-	return c.l.t.getStatus(ctx)
+func (s *Store) Status(ctx context.Context) (Status, error) {
+	return s.l.t.getStatus(ctx)
 }
 
 // DeviceInfo is what Get Device Info reports.
 type DeviceInfo struct {
+	// Major, Minor and Build are the firmware version, e.g. 2.4.0.
 	Major, Minor, Build byte
-	Serial              uint32
-	LogTotal, LogUsed   byte
-	Algorithms          []byte
+	// Serial is the device's serial number.
+	Serial uint32
+	// LogTotal and LogUsed are the size of the audit log and the number
+	// of its entries in use.
+	LogTotal, LogUsed byte
+	// Algorithms are the device's codes of the algorithms it supports.
+	Algorithms []byte
 }
 
 // DeviceInfo asks the device for its version and serial number (a plain
 // command, outside any session).
-func (c *Client) DeviceInfo(ctx context.Context) (DeviceInfo, error) {
+func (s *Store) DeviceInfo(ctx context.Context) (DeviceInfo, error) {
 	m, _ := commands.CreateDeviceInfoCommand()
 	frame, _ := m.Serialize()
-	b, err := c.l.t.exchange(call{ctx: ctx, tr: signer.ContextTrace(ctx), stage: signer.StageTransport}, frame)
+	b, err := s.l.t.exchange(call{ctx: ctx, tr: signer.ContextTrace(ctx), stage: signer.StageTransport}, frame)
 	if err == nil {
 		err = checkResponse(frame[0], b)
 	}
 	if err != nil {
-		return DeviceInfo{}, err
+		return DeviceInfo{}, wrap(err, "device info")
 	}
 	p := b[3:]
 	return DeviceInfo{Major: p[0], Minor: p[1], Build: p[2], Serial: binary.BigEndian.Uint32(p[3:7]),

@@ -2,36 +2,83 @@
 // YubiHSM 2, reached through Yubico's yubihsm-connector over its HTTP API
 // (POST /connector/api, GET /connector/status; protocols.md B.6).
 //
-// Open authenticates to the device with an authentication key id and
-// password and returns a Client, which manages keys: it implements
-// signer.KeyGenerator, KeyImporter, KeyLister, KeyOpener and KeyDeleter
-// (generate and put Ed25519 and P-256 keys, list them, find them by object
-// id or label, read their public keys, delete them). Client.Key (or
-// OpenKey, or OpenSigner in one step) opens a key as a *Key, a
-// signer.Signer:
+// Like every signerkit backend it has a Config, Open, OpenStore and
+// ParseURI, and registers a URI scheme with the signer package (see "One
+// shape for every backend" there). Open opens one key as a *Signer, a
+// signer.AlgorithmSigner; OpenStore returns a *Store, which manages keys:
+// it implements signer.KeyGenerator, KeyImporter, KeyLister, KeyOpener and
+// KeyDeleter (generate and put Ed25519 and P-256 keys, list them, find them
+// by object id or label, read their public keys, delete them), and its
+// OpenKey opens a key as a *Signer too:
 //
-//	c, err := yubihsm.Open(ctx, yubihsm.Config{URL: "http://127.0.0.1:12345", Password: pw})
-//	k, err := c.Key(ctx, signer.KeyRef{Label: "validator"})
+//	k, err := yubihsm.Open(ctx, yubihsm.Config{
+//		Connector: "http://127.0.0.1:12345",
+//		Secret:    signer.SecretFile("/run/secrets/hsm"),
+//		Key:       signer.KeyRef{Label: "validator"},
+//	})
 //	sig, err := k.SignContext(ctx, voteSignBytes)
+//
+// or, with the package imported, from one string:
+//
+//	k, err := signer.Open(ctx, "yubihsm:connector=http://127.0.0.1:12345;label=validator?pin-source=/run/secrets/hsm")
 //
 // Ed25519 keys sign the message itself (Sign EdDSA, at most
 // MaxEd25519Message bytes); P-256 keys sign its SHA-256 (Sign ECDSA), and
 // SignContext returns r‖s while Sign returns ASN.1 DER, as crypto.Signer
 // expects.
 //
+// # URIs
+//
+// A yubihsm: URI has the form RFC 7512 gives PKCS#11 URIs (signer.URI):
+//
+//	yubihsm:connector=http://127.0.0.1:12345;auth-key=1;id=0x0a01;label=validator;algorithm=ed25519?pin-source=env:HSM_PASS&sessions=2
+//
+// Its path says where the device is and which key to open:
+//
+//	connector   the yubihsm-connector's URL (Config.Connector);
+//	            http://127.0.0.1:12345 when left out
+//	auth-key    the authentication key's object id (Config.AuthKeyID),
+//	            in hex like id; 1 when left out
+//	id          the key's object id in hex, 0x optional, as ListKeys and
+//	            yubihsm-shell write it (0a01, 0x0a01): ids are hex
+//	            throughout, so id=10 is object 0x0010
+//	label       the key's label, 1 to 40 bytes
+//	algorithm   ed25519 or p256: the key must be of this algorithm
+//
+// and its query how to reach it:
+//
+//	pin-source       where the authentication key's password is: env:NAME,
+//	                 file:/path or /path (the file's first line)
+//	pin-value        the password itself, for those who write it knowingly
+//	sessions         sessions the Signer keeps, 1 to 16 (Config.Sessions)
+//	message-limit    commands per session, 1 to 9999 (Config.MessageLimit)
+//	keep-alive       how often idle sessions are pinged, a duration such as
+//	                 15s, or off (Config.KeepAlive)
+//	request-timeout  the bound on each HTTP request, a duration such as 10s
+//	                 (Config.RequestTimeout)
+//	domains          the domains of keys a Store creates: numbers from 1 to
+//	                 16 separated by commas, or all (Config.Domains)
+//
+// Write ';', '?', '&' and '%' inside a value as %3B, %3F, %26 and %25.
+// ParseURI checks every attribute; its errors are *signer.URIError values
+// that name the attribute and never quote pin-value. signer.Open and
+// signer.OpenSecret need id or label, and a password from pin-source,
+// pin-value or, when the URI names neither, the caller's Secret.
+//
 // # Sessions and concurrency
 //
 // Every command runs inside an SCP03 session (protocols.md B.4). The
-// password is turned into the authentication key once, by Open (PBKDF2,
-// B.3); the password itself is not kept, and the derived key is wiped when
-// the Client and every Key opened from it are closed. Config.Password is a
-// slice the caller may wipe after Open; Config.PasswordFunc hands one over
-// that Open wipes itself.
+// password is turned into the authentication key once, by Open or
+// OpenStore (PBKDF2, B.3), which call Config.Secret for it and wipe what it
+// returns; the password itself is not kept, and the derived key is wiped
+// when the Store and every Signer opened from it are closed (for Open, when
+// its Signer is).
 //
-// A Key keeps Config.Sessions sessions of its own (one by default), opened
-// on first use. Client, Key and their methods are safe for concurrent use;
-// signs on one Key queue for its sessions, and the device runs one command
-// at a time whatever the number of sessions. A session is:
+// A Signer keeps Config.Sessions sessions of its own (one by default),
+// opened on first use; a Store keeps one. Store, Signer and their methods
+// are safe for concurrent use; signs on one Signer queue for its sessions,
+// and the device runs one command at a time whatever the number of
+// sessions. A session is:
 //   - replaced before Config.MessageLimit commands (9,000 by default; the
 //     client's hard limit is 10,000), the new one opened before the old one
 //     is closed, so no sign fails at the limit;
@@ -51,16 +98,20 @@
 //
 // # Errors
 //
-// A refusal by the device is a *DeviceError carrying its code; it unwraps
-// to a signer sentinel (OBJECT NOT FOUND to ErrKeyNotFound, OBJECT EXISTS
-// to ErrKeyExists, INSUFFICIENT PERMISSIONS to ErrPermissionDenied,
-// SESSIONS FULL to ErrBusy, INVALID SESSION to ErrSessionExpired,
-// AUTHENTICATION FAILED to ErrWrongPassphrase, …). A connector that does not
-// answer or answers HTTP 500 (device unplugged) gives an error wrapping
-// signer.ErrDisconnected; a response that breaks the protocol (bad R-MAC,
-// garbled frame, wrong length field) one wrapping signer.ErrProtocol. A
-// wrong password fails Open with signer.ErrWrongPassphrase. Errors never
-// contain the password or key material.
+// Errors start with "yubihsm: ", once, however deep the failure. A refusal
+// by the device is a *DeviceError carrying its ErrorCode; it unwraps to a
+// signer sentinel (OBJECT NOT FOUND to ErrKeyNotFound, OBJECT EXISTS to
+// ErrKeyExists, INSUFFICIENT PERMISSIONS to ErrPermissionDenied, SESSIONS
+// FULL to ErrBusy, INVALID SESSION to ErrSessionExpired, AUTHENTICATION
+// FAILED to ErrWrongPassphrase, …). A connector that does not answer or
+// answers HTTP 500 (device unplugged) gives an error wrapping
+// signer.ErrDisconnected (signer.ErrDeviceNotFound from Open and
+// OpenStore); a response that breaks the protocol (bad R-MAC, garbled
+// frame, wrong length field) one wrapping signer.ErrProtocol. A wrong
+// password fails Open and OpenStore with signer.ErrWrongPassphrase (and
+// leaves a session begun on the device, which it drops after 30 s: without
+// the password it cannot be closed). Errors never contain the password or
+// key material, nor a connector URL's credentials (which are refused).
 //
 // # Tracing
 //
@@ -68,9 +119,9 @@
 // has to open a session (measured), StageTransport for each HTTP round trip
 // (measured), and StageDevice when the connector is the simulator in
 // yubihsm/yubihsmsim, which sends its modeled device time back in the
-// simtime.Header response header (a real connector sends none: device time
-// is then inside the transport stage). Counters: round-trips, bytes-out,
-// bytes-in and retries.
+// X-Signerkit-Modeled response header (a real connector sends none: device
+// time is then inside the transport stage). Counters: round-trips,
+// bytes-out, bytes-in and retries.
 //
 // # github.com/certusone/yubihsm-go
 //
@@ -89,9 +140,10 @@
 //   - it misreads the id of a generated key (payload[1:3]): GenerateKey
 //     finds the new key by label instead;
 //   - it takes the password as a string it cannot wipe: we derive the key
-//     once from a []byte and set it on each channel (NewSecureChannel still
-//     runs PBKDF2 on an empty password for every session, about 2 ms once
-//     per 9,000 commands, which cannot be avoided from outside);
+//     once from the []byte Config.Secret returns and set it on each
+//     channel (NewSecureChannel still runs PBKDF2 on an empty password for
+//     every session, about 2 ms once per 9,000 commands, which cannot be
+//     avoided from outside);
 //   - after a response it refuses (bad R-MAC) it does not count the command
 //     the device has counted: we do, so the dropped session can be closed
 //     rather than left to expire;

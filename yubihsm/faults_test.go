@@ -14,7 +14,7 @@ import (
 	"github.com/signerkit/signerkit/yubihsm/yubihsmsim"
 )
 
-func signOK(t *testing.T, k *yubihsm.Key, what string) {
+func signOK(t *testing.T, k *yubihsm.Signer, what string) {
 	t.Helper()
 	msg := []byte("a vote: " + what)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
@@ -28,12 +28,26 @@ func signOK(t *testing.T, k *yubihsm.Key, what string) {
 	}
 }
 
+// signVerified signs msg with k under ctx and, when the sign succeeds,
+// checks the signature with the standard library (failing t if it does not
+// verify); it returns the sign's error.
+func signVerified(t testing.TB, ctx context.Context, k *yubihsm.Signer, msg []byte) error {
+	t.Helper()
+	sig, err := k.SignContext(ctx, msg)
+	if err == nil {
+		if verr := signertest.VerifyStd(k.Algorithm(), k.Public(), msg, sig); verr != nil {
+			t.Errorf("a signature of %q: %v", msg, verr)
+		}
+	}
+	return err
+}
+
 // signFails checks that a sign fails with an error wrapping want within
 // its deadline. A fault that gets an answer (all but a hang) must fail on
 // that answer, before the deadline; a hang (want has
 // context.DeadlineExceeded) must end at the deadline, give or take
 // hangSlack.
-func signFails(t *testing.T, k *yubihsm.Key, what string, want ...error) {
+func signFails(t *testing.T, k *yubihsm.Signer, what string, want ...error) {
 	t.Helper()
 	const deadline = time.Second
 	// hangSlack is 30 times the most a hung sign overran its deadline in
@@ -62,20 +76,16 @@ func signFails(t *testing.T, k *yubihsm.Key, what string, want ...error) {
 	}
 }
 
-func openKey(t *testing.T, url string, cfg func(*yubihsm.Config)) *yubihsm.Key {
+// openKey generates an Ed25519 key through a Store, which stays open
+// until t ends, and opens it as a Signer.
+func openKey(t *testing.T, url string, cfg func(*yubihsm.Config)) *yubihsm.Signer {
 	t.Helper()
 	c := config(url)
 	if cfg != nil {
 		cfg(&c)
 	}
-	client := open(t, c)
-	ki := generate(t, client, signer.Ed25519, "faults")
-	k, err := client.Key(context.Background(), ki.Ref())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { k.Close() })
-	return k
+	st := openStore(t, c)
+	return openSigner(t, st, generate(t, st, signer.Ed25519, "faults").Ref())
 }
 
 func TestFaults(t *testing.T) {
@@ -107,8 +117,8 @@ func TestFaults(t *testing.T) {
 	t.Run("SessionExpired", func(t *testing.T) {
 		signOK(t, k, "session up")
 		dev.ExpireSessions()
-		ctx, retries := yubihsm.CountRetries(context.Background())
-		if _, err := k.SignContext(ctx, []byte("after expiry")); err != nil {
+		ctx, retries := countRetries(context.Background())
+		if err := signVerified(t, ctx, k, []byte("after expiry")); err != nil {
 			t.Fatalf("sign after the session expired: %v", err)
 		}
 		if retries.Load() != 1 {
@@ -136,23 +146,23 @@ func TestFaults(t *testing.T) {
 		signOK(t, k, "after the hang")
 	})
 	// Sessions dropped after a fault were closed, not left to expire: only
-	// the Key's is open (the Client's went with the unplugged device).
-	yubihsm.WaitOpenSessions(t, dev, 1, "the Key's; the Client's was lost when the device was unplugged")
+	// the Signer's is open (the Store's went with the unplugged device).
+	waitOpenSessions(t, dev, 1, "the Signer's; the Store's was lost when the device was unplugged")
 }
 
 func TestSessionsFull(t *testing.T) {
 	dev, url := sim(t, yubihsmsim.Config{})
-	k := openKey(t, url, nil) // its Client holds one session; k has none yet
-	var others []*yubihsm.Client
+	k := openKey(t, url, nil) // its Store holds one session; k has none yet
+	var others []*yubihsm.Store
 	for dev.OpenSessions() < yubihsmsim.Sessions {
-		c, err := yubihsm.Open(context.Background(), config(url))
+		st, err := yubihsm.OpenStore(context.Background(), config(url))
 		if err != nil {
 			t.Fatal(err)
 		}
-		others = append(others, c)
+		others = append(others, st)
 	}
-	if _, err := yubihsm.Open(context.Background(), config(url)); !errors.Is(err, signer.ErrBusy) {
-		t.Errorf("Open on a full device: %v, want ErrBusy", err)
+	if _, err := yubihsm.OpenStore(context.Background(), config(url)); !errors.Is(err, signer.ErrBusy) {
+		t.Errorf("OpenStore on a full device: %v, want ErrBusy", err)
 	}
 	signFails(t, k, "sessions full", signer.ErrBusy)
 	others[0].Close()
@@ -161,7 +171,7 @@ func TestSessionsFull(t *testing.T) {
 		c.Close()
 	}
 	if n := dev.OpenSessions(); n != 2 {
-		t.Errorf("%d sessions open on the device, want 2 (the Client's and the Key's)", n)
+		t.Errorf("%d sessions open on the device, want 2 (the Store's and the Signer's)", n)
 	}
 }
 
@@ -170,8 +180,8 @@ func TestRotation(t *testing.T) {
 	k := openKey(t, url, func(c *yubihsm.Config) { c.MessageLimit = 20 })
 	before := dev.Stats().SessionsCreated
 	for i := range 200 {
-		ctx, retries := yubihsm.CountRetries(context.Background())
-		if _, err := k.SignContext(ctx, []byte{byte(i)}); err != nil {
+		ctx, retries := countRetries(context.Background())
+		if err := signVerified(t, ctx, k, []byte{byte(i)}); err != nil {
 			t.Fatalf("sign %d: %v", i, err)
 		}
 		if retries.Load() != 0 {
@@ -183,7 +193,7 @@ func TestRotation(t *testing.T) {
 		t.Errorf("%d sessions made for 200 signs with a limit of 20", made)
 	}
 	k.Close()
-	yubihsm.WaitOpenSessions(t, dev, 1, "the Client's; rotated sessions must be closed")
+	waitOpenSessions(t, dev, 1, "the Store's; rotated sessions must be closed")
 }
 
 func TestKeepAlive(t *testing.T) {
@@ -193,7 +203,7 @@ func TestKeepAlive(t *testing.T) {
 	signOK(t, k, "first")
 	// The pings tick in real time while the device's clock jumps, so
 	// the jumps are small beside the 30 s idle limit: a session (the
-	// Key's or the Client's) whose ping a loaded machine delays past one
+	// Signer's or the Store's) whose ping a loaded machine delays past one
 	// jump must not expire for it, as it would not with a real clock.
 	for range 12 {
 		echoes := dev.Stats().Echoes
@@ -207,8 +217,8 @@ func TestKeepAlive(t *testing.T) {
 		}
 	}
 	// 60 s of device time have passed; the pings kept the session.
-	ctx, retries := yubihsm.CountRetries(context.Background())
-	if _, err := k.SignContext(ctx, []byte("later")); err != nil {
+	ctx, retries := countRetries(context.Background())
+	if err := signVerified(t, ctx, k, []byte("later")); err != nil {
 		t.Fatal(err)
 	}
 	if retries.Load() != 0 || dev.Stats().SessionsExpired != 0 {
@@ -222,8 +232,8 @@ func TestExpiryWithoutKeepAlive(t *testing.T) {
 	k := openKey(t, url, func(c *yubihsm.Config) { c.KeepAlive = -1 })
 	signOK(t, k, "first")
 	clock.Advance(yubihsmsim.IdleTimeout + time.Second)
-	ctx, retries := yubihsm.CountRetries(context.Background())
-	if _, err := k.SignContext(ctx, []byte("after 31 s")); err != nil {
+	ctx, retries := countRetries(context.Background())
+	if err := signVerified(t, ctx, k, []byte("after 31 s")); err != nil {
 		t.Fatal(err)
 	}
 	if retries.Load() != 1 || dev.Stats().SessionsExpired == 0 {
@@ -231,7 +241,7 @@ func TestExpiryWithoutKeepAlive(t *testing.T) {
 	}
 }
 
-// TestCloseDuringPing closes a Key while its keepalive Echo waits on a
+// TestCloseDuringPing closes a Signer while its keepalive Echo waits on a
 // slow device: Close must let the ping finish and then close the session,
 // rather than cut the ping short and leave a session it can no longer
 // close holding a device slot until the idle timeout.
@@ -262,5 +272,5 @@ func TestCloseDuringPing(t *testing.T) {
 	}
 	release()
 	<-closed
-	yubihsm.WaitOpenSessions(t, dev, 1, "the Client's, after the Key's Close")
+	waitOpenSessions(t, dev, 1, "the Store's, after the Signer's Close")
 }

@@ -2,20 +2,14 @@ package yubihsm
 
 import (
 	"bytes"
-	"context"
 	"errors"
 	"fmt"
-	"io"
-	"net/http"
-	"net/http/httptest"
-	"sync"
+	"strings"
 	"testing"
-	"time"
 
 	"github.com/certusone/yubihsm-go/commands"
 
 	"github.com/signerkit/signerkit/signer"
-	"github.com/signerkit/signerkit/yubihsm/yubihsmsim"
 )
 
 // FuzzCheckResponse checks that every outer frame checkResponse lets
@@ -64,160 +58,27 @@ func FuzzParseStatus(f *testing.F) {
 	})
 }
 
-// simTransport serves a simulated device in process and can replace the
-// next response body with other bytes.
-type simTransport struct {
-	h        http.Handler
-	mu       sync.Mutex
-	override []byte
-	armed    bool
-	lose     bool // drop the next response: the device ran the command, no answer comes back
-}
-
-func (s *simTransport) RoundTrip(req *http.Request) (*http.Response, error) {
-	rec := httptest.NewRecorder()
-	s.h.ServeHTTP(rec, req)
-	resp := rec.Result()
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.lose && req.Method == http.MethodPost {
-		s.lose = false
-		return nil, errors.New("simTransport: the answer was lost")
+// TestWrapPrefixOnce: however deep errors of the package nest, their
+// message starts with "yubihsm: " once.
+func TestWrapPrefixOnce(t *testing.T) {
+	inner := []error{
+		&DeviceError{Code: CodeObjectNotFound, Command: 0x6a},
+		&transportError{err: errors.New("connection refused")},
+		&transportError{status: 500},
+		&protocolError{"garbled"},
+		errPoolClosed,
+		fmt.Errorf("yubihsm: waiting for a session: %w", errors.New("deadline")),
+		signer.ErrClosed,
 	}
-	if s.armed && req.Method == http.MethodPost {
-		s.armed = false
-		resp.Body = io.NopCloser(bytes.NewReader(s.override))
-		resp.ContentLength = int64(len(s.override))
-	}
-	return resp, nil
-}
-
-// simKey opens an Ed25519 key on a simulated device served through a
-// simTransport, without keepalive pings; both close when tb ends.
-func simKey(tb testing.TB) (*yubihsmsim.Device, *simTransport, *Key) {
-	tb.Helper()
-	dev := yubihsmsim.New(yubihsmsim.Config{})
-	rt := &simTransport{h: dev.Handler()}
-	ctx := context.Background()
-	c, err := Open(ctx, Config{URL: "http://sim.invalid", Password: []byte("password"), HTTPClient: &http.Client{Transport: rt}, KeepAlive: -1})
-	if err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(func() { c.Close() })
-	ki, err := c.GenerateKey(ctx, signer.Ed25519, "simkey")
-	if err != nil {
-		tb.Fatal(err)
-	}
-	k, err := c.Key(ctx, ki.Ref())
-	if err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(func() { k.Close() })
-	return dev, rt, k
-}
-
-func (s *simTransport) arm(b []byte) {
-	s.mu.Lock()
-	s.override, s.armed = b, true
-	s.mu.Unlock()
-}
-
-// FuzzSessionResponse replaces the device's answer to a sign with
-// arbitrary bytes: the sign must fail with a typed error (or, if the bytes
-// happen to be right, succeed), never panic, and the next sign must work.
-func FuzzSessionResponse(f *testing.F) {
-	f.Add([]byte{0x85, 0x00, 0x00})
-	f.Add([]byte{0x85, 0x00, 0x19, 0x00, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 1, 2, 3, 4, 5, 6, 7, 8})
-	f.Add([]byte{0x7f, 0x00, 0x01, 0x03})
-	f.Add([]byte{0x7f, 0x00, 0x01, 0x04})
-	f.Add([]byte{0xea, 0x00, 0x40})
-	f.Add([]byte{})
-	_, rt, k := simKey(f)
-	f.Fuzz(func(t *testing.T, b []byte) {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		msg := []byte("fuzzed vote")
-		rt.arm(b)
-		sig, err := k.SignContext(ctx, msg)
-		if err == nil {
-			if signer.Ed25519.Verify(k.Public(), msg, sig) != nil {
-				t.Fatalf("a sign answered by %x returned a bad signature without error", b)
+	for _, err := range inner {
+		for _, e := range []error{wrap(err, "sign with 0a01"), wrap(wrap(err, "object 0a01"), "list objects")} {
+			msg := e.Error()
+			if !strings.HasPrefix(msg, "yubihsm: ") || strings.Count(msg, "yubihsm:") != 1 {
+				t.Errorf("%q: want one yubihsm: prefix", msg)
 			}
-		} else if !errors.Is(err, signer.ErrProtocol) && !errors.Is(err, signer.ErrDisconnected) && !errors.As(err, new(*DeviceError)) {
-			t.Fatalf("untyped error for %x: %v", b, err)
+			if !errors.Is(e, err) {
+				t.Errorf("%q does not wrap %v", msg, err)
+			}
 		}
-		if _, err := k.SignContext(ctx, msg); err != nil {
-			t.Fatalf("sign after %x: %v", b, err)
-		}
-	})
-}
-
-// TestRetryOnRefusedSession: when the device refuses a session message
-// itself (INVALID SESSION, or AUTHENTICATION FAILED for a MAC it did not
-// accept), the sign opens a new session and retries once, and succeeds;
-// a second refusal in a row is returned.
-func TestRetryOnRefusedSession(t *testing.T) {
-	_, rt, k := simKey(t)
-	ctx := context.Background()
-	msg := []byte("a vote")
-	if _, err := k.SignContext(ctx, msg); err != nil {
-		t.Fatal(err)
-	}
-	for _, code := range []byte{CodeInvalidSession, CodeAuthFailed} {
-		tctx, retries := CountRetries(ctx)
-		rt.arm([]byte{0x7f, 0x00, 0x01, code})
-		sig, err := k.SignContext(tctx, msg)
-		if err != nil || retries.Load() != 1 {
-			t.Errorf("code 0x%02x: %v after %d retries; want a signature after 1", code, err, retries.Load())
-		} else if err := signer.Ed25519.Verify(k.Public(), msg, sig); err != nil {
-			t.Errorf("code 0x%02x: %v", code, err)
-		}
-	}
-}
-
-// TestUnansweredCommand: a sign whose command gets no answer drops its
-// session, on which the device may or may not have run the command (a
-// hung device never saw it; after a lost answer it ran it). Either way the
-// dropped session is closed on the device, not left holding one of its 16
-// slots until the idle timeout.
-func TestUnansweredCommand(t *testing.T) {
-	for _, ran := range []bool{false, true} {
-		t.Run(fmt.Sprintf("ran=%v", ran), func(t *testing.T) {
-			dev, rt, k := simKey(t)
-			msg := []byte("a vote")
-			sign := func(ctx context.Context) error {
-				sig, err := k.SignContext(ctx, msg)
-				if err == nil {
-					err = signer.Ed25519.Verify(k.Public(), msg, sig)
-				}
-				return err
-			}
-			if err := sign(context.Background()); err != nil {
-				t.Fatal(err)
-			}
-			signs := dev.Stats().Signs
-			ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
-			defer cancel()
-			release := func() {}
-			if ran {
-				rt.mu.Lock()
-				rt.lose = true
-				rt.mu.Unlock()
-			} else {
-				release = dev.Hang()
-			}
-			err := sign(ctx)
-			release()
-			if err == nil {
-				t.Fatal("a sign without an answer succeeded")
-			}
-			if n := dev.Stats().Signs - signs; (n == 1) != ran {
-				t.Fatalf("the device signed %d times for the unanswered command", n)
-			}
-			if err := sign(context.Background()); err != nil {
-				t.Fatalf("sign after the fault: %v", err)
-			}
-			WaitOpenSessions(t, dev, 2, "the Client's and the Key's new one")
-		})
 	}
 }

@@ -14,12 +14,13 @@ import (
 	"github.com/signerkit/signerkit/signer"
 )
 
-// Key is an Ed25519 or ECDSA P-256 key inside a YubiHSM 2, as a
-// signer.Signer. It keeps Config.Sessions sessions of its own, replaced
+// Signer is an Ed25519 or ECDSA P-256 key inside a YubiHSM 2, as a
+// signer.AlgorithmSigner; Open and Store.OpenKey return one. It keeps
+// Config.Sessions sessions of its own, opened on first use, replaced
 // before their message limit and pinged while idle. It is safe for
 // concurrent use: signs queue for a session, and Close waits for those in
 // flight.
-type Key struct {
+type Signer struct {
 	l     *link
 	pool  *pool
 	id    uint16
@@ -30,24 +31,24 @@ type Key struct {
 	closeOnce sync.Once
 }
 
-var _ signer.AlgorithmSigner = (*Key)(nil)
+var _ signer.AlgorithmSigner = (*Signer)(nil)
 
 // ID returns the key's object id.
-func (k *Key) ID() uint16 { return k.id }
+func (k *Signer) ID() uint16 { return k.id }
 
 // Label returns the key's label as the device stores it.
-func (k *Key) Label() string { return k.label }
+func (k *Signer) Label() string { return k.label }
 
 // Algorithm returns signer.Ed25519 or signer.ECDSAP256.
-func (k *Key) Algorithm() signer.Algorithm { return k.alg }
+func (k *Signer) Algorithm() signer.Algorithm { return k.alg }
 
 // Public returns the public key, read when the key was opened.
-func (k *Key) Public() crypto.PublicKey { return k.pub }
+func (k *Signer) Public() crypto.PublicKey { return k.pub }
 
 // SignContext signs msg on the device: Sign EdDSA over the message itself
 // (at most MaxEd25519Message bytes), or Sign ECDSA over its SHA-256,
 // returned as r‖s.
-func (k *Key) SignContext(ctx context.Context, msg []byte) ([]byte, error) {
+func (k *Signer) SignContext(ctx context.Context, msg []byte) ([]byte, error) {
 	if k.alg == signer.Ed25519 {
 		return k.signEdDSA(ctx, msg)
 	}
@@ -56,14 +57,18 @@ func (k *Key) SignContext(ctx context.Context, msg []byte) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	return signer.ECDSAToRaw(k.alg, der)
+	sig, err := signer.ECDSAToRaw(k.alg, der)
+	if err != nil {
+		return nil, fmt.Errorf("yubihsm: sign with %04x: the device's signature: %w", k.id, err)
+	}
+	return sig, nil
 }
 
-// Sign implements crypto.Signer: pure Ed25519 over msg (Ed25519ph and
-// Ed25519ctx are refused with signer.ErrUnsupported), or ECDSA over the
-// digest, returned in ASN.1 DER. rand is ignored: the device draws its own
-// nonces.
-func (k *Key) Sign(_ io.Reader, digest []byte, opts crypto.SignerOpts) ([]byte, error) {
+// Sign implements crypto.Signer: pure Ed25519 over digest, which for
+// Ed25519 is the message itself (Ed25519ph and Ed25519ctx are refused with
+// signer.ErrUnsupported), or ECDSA over the digest, returned in ASN.1 DER.
+// rand is ignored: the device draws its own nonces.
+func (k *Signer) Sign(_ io.Reader, digest []byte, opts crypto.SignerOpts) ([]byte, error) {
 	if err := signer.CheckSignerOpts(k.alg, digest, opts); err != nil {
 		return nil, fmt.Errorf("yubihsm: %w", err)
 	}
@@ -84,12 +89,12 @@ func (k *Key) Sign(_ io.Reader, digest []byte, opts crypto.SignerOpts) ([]byte, 
 		return nil, err
 	}
 	if _, err := signer.ECDSAToRaw(k.alg, der); err != nil {
-		return nil, err
+		return nil, fmt.Errorf("yubihsm: sign with %04x: the device's signature: %w", k.id, err)
 	}
 	return der, nil
 }
 
-func (k *Key) signEdDSA(ctx context.Context, msg []byte) ([]byte, error) {
+func (k *Signer) signEdDSA(ctx context.Context, msg []byte) ([]byte, error) {
 	if len(msg) > MaxEd25519Message {
 		return nil, fmt.Errorf("yubihsm: %d-byte message, the device signs at most %d: %w", len(msg), MaxEd25519Message, signer.ErrMessageTooLarge)
 	}
@@ -97,7 +102,7 @@ func (k *Key) signEdDSA(ctx context.Context, msg []byte) ([]byte, error) {
 		return commands.CreateSignDataEddsaCommand(k.id, msg)
 	})
 	if err != nil {
-		return nil, fmt.Errorf("yubihsm: sign with %04x: %w", k.id, err)
+		return nil, wrap(err, "sign with %04x", k.id)
 	}
 	r, ok := resp.(*commands.SignDataEddsaResponse)
 	if !ok || len(r.Signature) != ed25519.SignatureSize {
@@ -108,12 +113,12 @@ func (k *Key) signEdDSA(ctx context.Context, msg []byte) ([]byte, error) {
 	return r.Signature, nil
 }
 
-func (k *Key) signECDSA(ctx context.Context, digest []byte) ([]byte, error) {
+func (k *Signer) signECDSA(ctx context.Context, digest []byte) ([]byte, error) {
 	resp, err := k.pool.do(ctx, func() (*commands.CommandMessage, error) {
 		return commands.CreateSignDataEcdsaCommand(k.id, digest)
 	})
 	if err != nil {
-		return nil, fmt.Errorf("yubihsm: sign with %04x: %w", k.id, err)
+		return nil, wrap(err, "sign with %04x", k.id)
 	}
 	r, ok := resp.(*commands.SignDataEcdsaResponse)
 	if !ok {
@@ -124,8 +129,9 @@ func (k *Key) signECDSA(ctx context.Context, digest []byte) ([]byte, error) {
 
 // Close waits for signs in flight, closes the key's sessions and, if it is
 // the last user of the connection, wipes the derived authentication key.
-// It is idempotent; signs after it fail with signer.ErrClosed.
-func (k *Key) Close() error {
+// It is idempotent and always returns nil; signs after it fail with
+// signer.ErrClosed.
+func (k *Signer) Close() error {
 	k.closeOnce.Do(func() {
 		k.pool.close()
 		k.l.release()

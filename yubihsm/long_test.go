@@ -7,7 +7,6 @@ import (
 	"os"
 	"testing"
 
-	"github.com/signerkit/signerkit/yubihsm"
 	"github.com/signerkit/signerkit/yubihsm/yubihsmsim"
 )
 
@@ -32,7 +31,7 @@ func TestHundredThousandSigns(t *testing.T) {
 	dev, url := sim(t, yubihsmsim.Config{})
 	k := openKey(t, url, nil)
 	before := dev.Stats().SessionsCreated
-	ctx, retries := yubihsm.CountRetries(context.Background())
+	ctx, retries := countRetries(context.Background())
 	pub := k.Public().(ed25519.PublicKey)
 	msg := make([]byte, 108)
 	for i := range n {

@@ -6,56 +6,94 @@ import (
 	"crypto"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
-	"github.com/signerkit/signerkit/internal/simtime"
 	"github.com/signerkit/signerkit/signer"
 	"github.com/signerkit/signerkit/yubihsm"
 	"github.com/signerkit/signerkit/yubihsm/yubihsmsim"
 )
 
 func TestDeviceErrorUnwraps(t *testing.T) {
-	for code, want := range map[byte]error{
-		yubihsm.CodeInvalidSession:    signer.ErrSessionExpired,
-		yubihsm.CodeAuthFailed:        signer.ErrWrongPassphrase,
-		yubihsm.CodeSessionsFull:      signer.ErrBusy,
-		yubihsm.CodeInsufficientPerms: signer.ErrPermissionDenied,
-		yubihsm.CodeObjectNotFound:    signer.ErrKeyNotFound,
-		yubihsm.CodeObjectExists:      signer.ErrKeyExists,
-		yubihsm.CodeWrongLength:       signer.ErrInvalidMessage,
-		yubihsm.CodeInvalidCommand:    signer.ErrUnsupported,
-		0x42:                          signer.ErrProtocol,
+	for code, want := range map[yubihsm.ErrorCode]error{
+		yubihsm.CodeInvalidSession:          signer.ErrSessionExpired,
+		yubihsm.CodeAuthenticationFailed:    signer.ErrWrongPassphrase,
+		yubihsm.CodeSessionsFull:            signer.ErrBusy,
+		yubihsm.CodeInsufficientPermissions: signer.ErrPermissionDenied,
+		yubihsm.CodeObjectNotFound:          signer.ErrKeyNotFound,
+		yubihsm.CodeObjectExists:            signer.ErrKeyExists,
+		yubihsm.CodeWrongLength:             signer.ErrInvalidMessage,
+		yubihsm.CodeInvalidCommand:          signer.ErrUnsupported,
+		0x42:                                signer.ErrProtocol,
 	} {
 		err := error(&yubihsm.DeviceError{Code: code, Command: 0x6a})
 		if !errors.Is(err, want) {
-			t.Errorf("code 0x%02x: %v does not wrap %v", code, err, want)
+			t.Errorf("code 0x%02x: %v does not wrap %v", uint8(code), err, want)
 		}
 	}
 }
 
-func TestPasswordFunc(t *testing.T) {
-	_, url := sim(t, yubihsmsim.Config{})
-	var given []byte
-	cfg := yubihsm.Config{URL: url, PasswordFunc: func() ([]byte, error) {
-		given = []byte("password")
-		return given, nil
-	}}
-	c := open(t, cfg)
-	if !bytes.Equal(given, make([]byte, len(given))) {
-		t.Errorf("the password PasswordFunc returned was not wiped: %q", given)
+func TestErrorCodeString(t *testing.T) {
+	for code, want := range map[yubihsm.ErrorCode]string{
+		yubihsm.CodeObjectNotFound:           "OBJECT NOT FOUND",
+		yubihsm.CodeAuthenticationFailed:     "AUTHENTICATION FAILED",
+		yubihsm.CodeSSHCAConstraintViolation: "SSH CA CONSTRAINT VIOLATION",
+		0x42:                                 "ErrorCode(0x42)",
+	} {
+		if got := code.String(); got != want {
+			t.Errorf("ErrorCode(0x%02x).String() = %q, want %q", uint8(code), got, want)
+		}
 	}
-	if _, err := c.GenerateKey(context.Background(), signer.Ed25519, "pwfunc"); err != nil {
-		t.Fatal(err)
-	}
-	cfg.PasswordFunc = func() ([]byte, error) { return nil, errors.New("no terminal") }
-	if _, err := yubihsm.Open(context.Background(), cfg); err == nil {
-		t.Error("Open succeeded without a password")
+	for code, want := range map[yubihsm.ErrorCode]string{
+		yubihsm.CodeObjectNotFound: "yubihsm: device refused command 0x6a: OBJECT NOT FOUND (0x0b)",
+		0x42:                       "yubihsm: device refused command 0x6a: unknown error code 0x42",
+	} {
+		if got := (&yubihsm.DeviceError{Code: code, Command: 0x6a}).Error(); got != want {
+			t.Errorf("DeviceError 0x%02x: %q, want %q", uint8(code), got, want)
+		}
 	}
 }
 
-// TestTrace checks the stages of a first sign (which opens the Key's
+// TestSecret checks that Open calls Config.Secret once and wipes what it
+// returns, and that a Secret that fails, or none, fails Open.
+func TestSecret(t *testing.T) {
+	_, url := sim(t, yubihsmsim.Config{})
+	var given []byte
+	calls := 0
+	cfg := yubihsm.Config{Connector: url, Secret: func() ([]byte, error) {
+		calls++
+		given = []byte("password")
+		return given, nil
+	}}
+	st := openStore(t, cfg)
+	if calls != 1 || !bytes.Equal(given, make([]byte, len(given))) {
+		t.Errorf("Secret called %d times, its slice left %q: want one call and a wiped slice", calls, given)
+	}
+	ki := generate(t, st, signer.Ed25519, "secret")
+	cfg.Key = ki.Ref()
+	k, err := yubihsm.Open(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	signOK(t, k, "a Signer from Open with a Secret")
+	k.Close()
+	if calls != 2 || !bytes.Equal(given, make([]byte, len(given))) {
+		t.Errorf("Open: Secret called %d times in all, its slice left %q", calls, given)
+	}
+	noTerminal := errors.New("no terminal")
+	cfg.Secret = func() ([]byte, error) { return nil, noTerminal }
+	if _, err := yubihsm.Open(context.Background(), cfg); !errors.Is(err, noTerminal) {
+		t.Errorf("Open with a failing Secret: %v, want its error", err)
+	}
+	cfg.Secret = nil
+	if _, err := yubihsm.Open(context.Background(), cfg); !errors.Is(err, signer.ErrInvalidArgument) {
+		t.Errorf("Open without a Secret: %v, want ErrInvalidArgument", err)
+	}
+}
+
+// TestTrace checks the stages of a first sign (which opens the Signer's
 // session) and of a second one.
 func TestTrace(t *testing.T) {
 	_, url := sim(t, yubihsmsim.Config{})
@@ -81,7 +119,7 @@ func TestTrace(t *testing.T) {
 		return nil
 	}
 	ctx, r := traced()
-	if _, err := k.SignContext(ctx, make([]byte, 108)); err != nil {
+	if err := signVerified(t, ctx, k, make([]byte, 108)); err != nil {
 		t.Fatal(err)
 	}
 	if has(r, signer.StageSession, signer.Measured) == nil || has(r, signer.StageTransport, signer.Measured) == nil {
@@ -96,7 +134,7 @@ func TestTrace(t *testing.T) {
 		t.Errorf("first sign: counters %v", r.counts)
 	}
 	ctx, r = traced()
-	if _, err := k.SignContext(ctx, make([]byte, 108)); err != nil {
+	if err := signVerified(t, ctx, k, make([]byte, 108)); err != nil {
 		t.Fatal(err)
 	}
 	if has(r, signer.StageSession, signer.Measured) != nil || r.counts[signer.CountRoundTrips] != 1 {
@@ -108,15 +146,12 @@ func TestTrace(t *testing.T) {
 // marked slept, inside the measured transport stage.
 func TestRealtime(t *testing.T) {
 	profile := yubihsmsim.Profile{Name: "test (5 ms ECDSA)", ECDSAP256: 5 * time.Millisecond}
-	_, url := sim(t, yubihsmsim.Config{Mode: simtime.Realtime, Profile: &profile})
-	c := open(t, config(url))
-	ki := generate(t, c, signer.ECDSAP256, "realtime")
-	k, err := c.Key(context.Background(), ki.Ref())
-	if err != nil {
+	_, url := sim(t, yubihsmsim.Config{Time: yubihsmsim.Realtime, Profile: &profile})
+	st := openStore(t, config(url))
+	k := openSigner(t, st, generate(t, st, signer.ECDSAP256, "realtime").Ref())
+	if err := signVerified(t, context.Background(), k, []byte("warm up")); err != nil {
 		t.Fatal(err)
 	}
-	defer k.Close()
-	k.SignContext(context.Background(), []byte("warm up"))
 	var transport, device time.Duration
 	var slept bool
 	ctx := signer.WithTrace(context.Background(), &signer.Trace{StageDone: func(i signer.StageInfo) {
@@ -127,7 +162,7 @@ func TestRealtime(t *testing.T) {
 			device, slept = i.Duration, i.Slept
 		}
 	}})
-	if _, err := k.SignContext(ctx, []byte("hello")); err != nil {
+	if err := signVerified(t, ctx, k, []byte("hello")); err != nil {
 		t.Fatal(err)
 	}
 	if device != 5*time.Millisecond || !slept || transport < device {
@@ -137,7 +172,7 @@ func TestRealtime(t *testing.T) {
 
 func TestKeyManagement(t *testing.T) {
 	dev, url := sim(t, yubihsmsim.Config{})
-	c := open(t, config(url))
+	c := openStore(t, config(url))
 	ctx := context.Background()
 	ki := generate(t, c, signer.Ed25519, "managed")
 	id, err := yubihsm.ParseID(ki.ID)
@@ -154,8 +189,8 @@ func TestKeyManagement(t *testing.T) {
 	if err != nil || !ki.Public.(interface{ Equal(crypto.PublicKey) bool }).Equal(pub) {
 		t.Errorf("PublicKey: %v", err)
 	}
-	if _, err := c.Key(ctx, signer.KeyRef{ID: ki.ID, Algorithm: signer.ECDSAP256}); !errors.Is(err, signer.ErrUnsupported) {
-		t.Errorf("opening an Ed25519 key as P-256: %v", err)
+	if s, err := c.OpenKey(ctx, signer.KeyRef{ID: ki.ID, Algorithm: signer.ECDSAP256}); !errors.Is(err, signer.ErrUnsupported) || s != nil {
+		t.Errorf("opening an Ed25519 key as P-256: %v, %v; want a nil Signer and ErrUnsupported", s, err)
 	}
 	for _, label := range []string{"", string(make([]byte, 41)), "nul\x00"} {
 		if _, err := c.GenerateKey(ctx, signer.Ed25519, label); !errors.Is(err, signer.ErrInvalidArgument) {
@@ -167,19 +202,14 @@ func TestKeyManagement(t *testing.T) {
 	}
 	// An authentication key that may only sign cannot manage keys.
 	dev.AddAuthKey(2, "signer", []byte("signing only"), yubihsmsim.CapSignEdDSA, 0, 0xffff)
-	signOnly := open(t, yubihsm.Config{URL: url, AuthKeyID: 2, Password: []byte("signing only")})
+	signOnly := openStore(t, yubihsm.Config{Connector: url, AuthKeyID: 2, Secret: signer.SecretBytes([]byte("signing only"))})
 	if _, err := signOnly.GenerateKey(ctx, signer.Ed25519, "denied"); !errors.Is(err, signer.ErrPermissionDenied) {
 		t.Errorf("GenerateKey without the capability: %v", err)
 	}
 	if err := signOnly.DeleteKey(ctx, ki.Ref()); !errors.Is(err, signer.ErrPermissionDenied) {
 		t.Errorf("DeleteKey without the capability: %v", err)
 	}
-	k, err := signOnly.Key(ctx, ki.Ref())
-	if err != nil {
-		t.Fatal(err)
-	}
-	signOK(t, k, "with a sign-only authentication key")
-	k.Close()
+	signOK(t, openSigner(t, signOnly, ki.Ref()), "with a sign-only authentication key")
 	info, err := c.DeviceInfo(ctx)
 	if err != nil || info.Serial != dev.Serial() || info.Major != 2 {
 		t.Errorf("DeviceInfo: %+v, %v", info, err)
@@ -193,67 +223,80 @@ func TestKeyManagement(t *testing.T) {
 func TestOpenErrors(t *testing.T) {
 	dev, url := sim(t, yubihsmsim.Config{})
 	ctx := context.Background()
-	if _, err := yubihsm.Open(ctx, yubihsm.Config{URL: url}); !errors.Is(err, signer.ErrInvalidArgument) {
+	if _, err := yubihsm.OpenStore(ctx, yubihsm.Config{Connector: url}); !errors.Is(err, signer.ErrInvalidArgument) {
 		t.Errorf("no password: %v", err)
 	}
 	cfg := config(url)
 	cfg.AuthKeyID = 9
-	if _, err := yubihsm.Open(ctx, cfg); !errors.Is(err, signer.ErrKeyNotFound) {
+	if _, err := yubihsm.OpenStore(ctx, cfg); !errors.Is(err, signer.ErrKeyNotFound) {
 		t.Errorf("unknown auth key: %v", err)
 	}
 	dev.Inject(yubihsmsim.FaultUnplugged, 0)
-	if _, err := yubihsm.Open(ctx, config(url)); !errors.Is(err, signer.ErrDeviceNotFound) {
+	if _, err := yubihsm.OpenStore(ctx, config(url)); !errors.Is(err, signer.ErrDeviceNotFound) {
 		t.Errorf("no device: %v", err)
 	}
 	dev.Clear(yubihsmsim.FaultUnplugged)
-	if _, err := yubihsm.Open(ctx, config("http://127.0.0.1:1")); !errors.Is(err, signer.ErrDeviceNotFound) {
+	if _, err := yubihsm.OpenStore(ctx, config("http://127.0.0.1:1")); !errors.Is(err, signer.ErrDeviceNotFound) {
 		t.Errorf("no connector: %v", err)
 	}
-	if _, err := yubihsm.Open(ctx, config("ftp://x")); !errors.Is(err, signer.ErrInvalidArgument) {
-		t.Errorf("ftp URL: %v", err)
+	for _, bad := range []string{"ftp://x", "http://user:hunter2@127.0.0.1:1", "http://127.0.0.1:1/?x=1", "http://"} {
+		_, err := yubihsm.OpenStore(ctx, config(bad))
+		if !errors.Is(err, signer.ErrInvalidArgument) || strings.Contains(fmt.Sprint(err), "hunter2") {
+			t.Errorf("connector %s: %v, want ErrInvalidArgument without the password", bad, err)
+		}
 	}
+	cfg = config(url)
+	if _, err := yubihsm.Open(ctx, cfg); !errors.Is(err, signer.ErrInvalidArgument) {
+		t.Errorf("Open without Config.Key: %v, want ErrInvalidArgument", err)
+	}
+	cfg.Key = signer.KeyRef{Label: "absent"}
+	if _, err := yubihsm.Open(ctx, cfg); !errors.Is(err, signer.ErrKeyNotFound) {
+		t.Errorf("Open of an absent key: %v, want ErrKeyNotFound", err)
+	}
+	waitOpenSessions(t, dev, 0, "none: a failed Open releases its sessions")
 }
 
-// TestConcurrentClientClose closes a Client from eight goroutines at once:
-// the Key opened from it must keep working, so the connection it shares
-// must be released once, not once per Close that saw the Client open. (The
+// TestConcurrentStoreClose closes a Store from eight goroutines at once:
+// the Signer opened from it must keep working, so the connection it shares
+// must be released once, not once per Close that saw the Store open. (The
 // check-then-close this replaced failed here in 3 of 10 runs with -race.)
-func TestConcurrentClientClose(t *testing.T) {
+func TestConcurrentStoreClose(t *testing.T) {
 	_, url := sim(t, yubihsmsim.Config{})
 	for i := range 20 {
-		c := open(t, config(url))
-		ki := generate(t, c, signer.Ed25519, fmt.Sprintf("close-%d", i))
-		k, err := c.Key(context.Background(), ki.Ref())
-		if err != nil {
-			t.Fatal(err)
-		}
+		st := openStore(t, config(url))
+		k := openSigner(t, st, generate(t, st, signer.Ed25519, fmt.Sprintf("close-%d", i)).Ref())
 		var wg sync.WaitGroup
 		for range 8 {
 			wg.Add(1)
-			go func() { defer wg.Done(); c.Close() }()
+			go func() { defer wg.Done(); st.Close() }()
 		}
 		wg.Wait()
-		signOK(t, k, fmt.Sprintf("after closing its Client from 8 goroutines (round %d)", i))
+		signOK(t, k, fmt.Sprintf("after closing its Store from 8 goroutines (round %d)", i))
 		k.Close()
 	}
 }
 
-// TestOpenSigner opens a key in one step: the Client it connects through
-// closes at once, the Key keeps the connection until its own Close.
-func TestOpenSigner(t *testing.T) {
+// TestOpen opens a key in one step: the Store Open connects through
+// closes at once, the Signer keeps the connection until its own Close.
+func TestOpen(t *testing.T) {
 	dev, url := sim(t, yubihsmsim.Config{})
-	ki := generate(t, open(t, config(url)), signer.ECDSAP256, "one-step")
-	k, err := yubihsm.OpenSigner(context.Background(), config(url), signer.KeyRef{Label: "one-step"})
-	if err != nil {
-		t.Fatal(err)
+	ki := generate(t, openStore(t, config(url)), signer.ECDSAP256, "one-step")
+	for _, ref := range []signer.KeyRef{{Label: "one-step"}, {ID: ki.ID}, {ID: "0x" + ki.ID, Label: "one-step", Algorithm: signer.ECDSAP256}} {
+		cfg := config(url)
+		cfg.Key = ref
+		k, err := yubihsm.Open(context.Background(), cfg)
+		if err != nil {
+			t.Fatalf("Open(%v): %v", ref, err)
+		}
+		if k.Algorithm() != signer.ECDSAP256 || k.Label() != "one-step" || fmt.Sprintf("%04x", k.ID()) != ki.ID ||
+			!ki.Public.(interface{ Equal(crypto.PublicKey) bool }).Equal(k.Public()) {
+			t.Fatalf("Open(%v) opened %v %q %04x %v, want the generated key", ref, k.Algorithm(), k.Label(), k.ID(), k.Public())
+		}
+		signOK(t, k, "a Signer from Open")
+		k.Close()
+		if _, err := k.SignContext(context.Background(), []byte("closed")); !errors.Is(err, signer.ErrClosed) {
+			t.Errorf("sign after Close: %v, want ErrClosed", err)
+		}
 	}
-	if k.Algorithm() != signer.ECDSAP256 || !ki.Public.(interface{ Equal(crypto.PublicKey) bool }).Equal(k.Public()) {
-		t.Fatalf("OpenSigner opened %v %v, want the generated key", k.Algorithm(), k.Public())
-	}
-	signOK(t, k, "a Key from OpenSigner")
-	k.Close()
-	if _, err := k.SignContext(context.Background(), []byte("closed")); !errors.Is(err, signer.ErrClosed) {
-		t.Errorf("sign after Close: %v, want ErrClosed", err)
-	}
-	yubihsm.WaitOpenSessions(t, dev, 1, "the first Client's; OpenSigner's Client and the Key's are closed")
+	waitOpenSessions(t, dev, 1, "the first Store's; Open's Store and the Signer's are closed")
 }

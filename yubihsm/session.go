@@ -32,7 +32,7 @@ type channelState struct {
 	counter uint32
 }
 
-// link is what a Client and the Keys opened from it share: the transport
+// link is what a Store and the Signers opened from it share: the transport
 // and the derived authentication key, wiped when the last user closes.
 type link struct {
 	t         *transport
@@ -89,23 +89,24 @@ func (l *link) openSession(ctx context.Context, tr *signer.Trace) (*session, err
 	err = safely(ch.Authenticate)
 	clear(authKey)
 	if err != nil {
-		return nil, sessionError(err)
+		return nil, sessionError(err, l.authKeyID)
 	}
 	c.sid, c.sidOK = ch.ID, true
 	return &session{ch: ch, conn: c, lastUsed: time.Now()}, nil
 }
 
-// sessionError maps a failure to set up a session to a typed error.
-func sessionError(err error) error {
+// sessionError maps a failure to set up a session with authentication key
+// authKeyID to a typed error.
+func sessionError(err error, authKeyID uint16) error {
 	var de *DeviceError
 	switch {
 	case errors.As(err, &de):
 		if de.Code == CodeObjectNotFound {
-			return fmt.Errorf("yubihsm: authentication key not found: %w", err)
+			return wrap(err, "authentication key %04x not found", authKeyID)
 		}
 		return err
 	case errors.Is(err, securechannel.ErrAuthCryptogram):
-		return fmt.Errorf("yubihsm: the device's card cryptogram does not match: wrong password for the authentication key: %w", signer.ErrWrongPassphrase)
+		return fmt.Errorf("yubihsm: the device's card cryptogram does not match: wrong password for authentication key %04x: %w", authKeyID, signer.ErrWrongPassphrase)
 	case isTyped(err):
 		return err
 	}
@@ -184,7 +185,7 @@ func safely(f func() error) (err error) {
 	return f()
 }
 
-// pool keeps up to n sessions for one Client or Key, opening them when
+// pool keeps up to n sessions for one Store or Signer, opening them when
 // needed, replacing them before the channel's message limit, pinging idle
 // ones within the device's idle timeout, and closing them on close.
 type pool struct {
@@ -241,7 +242,9 @@ func (p *pool) do(ctx context.Context, cmd func() (*commands.CommandMessage, err
 		}
 		m, err := cmd()
 		if err != nil {
-			return nil, err
+			// yubihsm-go refused to encode the command (a label too long,
+			// say), which the callers check beforehand.
+			return nil, fmt.Errorf("yubihsm: encode command: %v: %w", err, signer.ErrInvalidArgument)
 		}
 		resp, err := s.send(call{ctx: ctx, tr: tr, stage: signer.StageTransport}, m)
 		if reusable(err) {
@@ -249,7 +252,7 @@ func (p *pool) do(ctx context.Context, cmd func() (*commands.CommandMessage, err
 		}
 		p.discard(s)
 		s = nil
-		if attempt == 0 && isCode(err, CodeInvalidSession, CodeAuthFailed) {
+		if attempt == 0 && isCode(err, CodeInvalidSession, CodeAuthenticationFailed) {
 			tr.Add(signer.CountRetries, 1)
 			continue
 		}
@@ -295,7 +298,7 @@ func (p *pool) closeSession(s *session) {
 	defer cancel()
 	m, _ := commands.CreateCloseSessionCommand()
 	ran := s.ran
-	if _, err := s.send(call{ctx: ctx}, m); ran != nil && isCode(err, CodeAuthFailed) {
+	if _, err := s.send(call{ctx: ctx}, m); ran != nil && isCode(err, CodeAuthenticationFailed) {
 		// The device refused the MAC: it did run the unanswered command.
 		s.ch.MACChainValue, s.ch.Counter = ran.chain, ran.counter
 		s.send(call{ctx: ctx}, m)

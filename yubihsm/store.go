@@ -18,7 +18,7 @@ import (
 	"github.com/signerkit/signerkit/signer"
 )
 
-// Key management: the Client as a signer key store.
+// Key management: the Store as a signer key store.
 
 // algorithms maps signer algorithms to the device's.
 func deviceAlgorithm(a signer.Algorithm) (commands.Algorithm, uint64, error) {
@@ -51,16 +51,16 @@ func checkLabel(label string) error {
 // GenerateKey makes a key inside the device (Generate Asymmetric Key) that
 // can only sign, under a new object id the device picks, and returns it.
 // A label already in use fails with an error wrapping signer.ErrKeyExists.
-func (c *Client) GenerateKey(ctx context.Context, alg signer.Algorithm, label string) (signer.KeyInfo, error) {
-	da, capability, err := c.newKey(ctx, alg, label)
+func (s *Store) GenerateKey(ctx context.Context, alg signer.Algorithm, label string) (signer.KeyInfo, error) {
+	da, capability, err := s.newKey(ctx, alg, label)
 	if err != nil {
 		return signer.KeyInfo{}, err
 	}
-	resp, err := c.pool.do(ctx, func() (*commands.CommandMessage, error) {
-		return commands.CreateGenerateAsymmetricKeyCommand(0, []byte(label), c.l.cfg.Domains, capability, da)
+	resp, err := s.pool.do(ctx, func() (*commands.CommandMessage, error) {
+		return commands.CreateGenerateAsymmetricKeyCommand(0, []byte(label), s.l.cfg.Domains, capability, da)
 	})
 	if err != nil {
-		return signer.KeyInfo{}, fmt.Errorf("yubihsm: generate %v key %q: %w", alg, label, err)
+		return signer.KeyInfo{}, wrap(err, "generate %v key %q", alg, label)
 	}
 	r, ok := resp.(*commands.CreateAsymmetricKeyResponse)
 	if !ok {
@@ -69,7 +69,7 @@ func (c *Client) GenerateKey(ctx context.Context, alg signer.Algorithm, label st
 	// yubihsm-go misreads the new id: it returns (low byte << 8) | 0x80
 	// (protocols.md B.7). Find the key by its label and check the byte
 	// that survived.
-	keys, err := c.find(ctx, signer.KeyRef{Label: label})
+	keys, err := s.find(ctx, signer.KeyRef{Label: label})
 	if err != nil {
 		return signer.KeyInfo{}, err
 	}
@@ -83,7 +83,7 @@ func (c *Client) GenerateKey(ctx context.Context, alg signer.Algorithm, label st
 
 // ImportKey puts an existing ed25519.PrivateKey or *ecdsa.PrivateKey on
 // P-256 into the device (Put Asymmetric Key), able only to sign.
-func (c *Client) ImportKey(ctx context.Context, priv crypto.PrivateKey, alg signer.Algorithm, label string) (signer.KeyInfo, error) {
+func (s *Store) ImportKey(ctx context.Context, priv crypto.PrivateKey, alg signer.Algorithm, label string) (signer.KeyInfo, error) {
 	var secret []byte
 	var pub crypto.PublicKey
 	switch k := priv.(type) {
@@ -113,21 +113,21 @@ func (c *Client) ImportKey(ctx context.Context, priv crypto.PrivateKey, alg sign
 	if err := alg.CheckKey(pub); err != nil {
 		return signer.KeyInfo{}, fmt.Errorf("yubihsm: %w", err)
 	}
-	da, capability, err := c.newKey(ctx, alg, label)
+	da, capability, err := s.newKey(ctx, alg, label)
 	if err != nil {
 		return signer.KeyInfo{}, err
 	}
-	resp, err := c.pool.do(ctx, func() (*commands.CommandMessage, error) {
-		return commands.CreatePutAsymmetricKeyCommand(0, []byte(label), c.l.cfg.Domains, capability, da, secret, nil)
+	resp, err := s.pool.do(ctx, func() (*commands.CommandMessage, error) {
+		return commands.CreatePutAsymmetricKeyCommand(0, []byte(label), s.l.cfg.Domains, capability, da, secret, nil)
 	})
 	if err != nil {
-		return signer.KeyInfo{}, fmt.Errorf("yubihsm: import %v key %q: %w", alg, label, err)
+		return signer.KeyInfo{}, wrap(err, "import %v key %q", alg, label)
 	}
 	r, ok := resp.(*commands.PutAsymmetricKeyResponse)
 	if !ok {
 		return signer.KeyInfo{}, &protocolError{fmt.Sprintf("put: response %T", resp)}
 	}
-	k, err := c.describe(ctx, r.KeyID)
+	k, err := s.describe(ctx, r.KeyID)
 	if err != nil {
 		return signer.KeyInfo{}, err
 	}
@@ -140,7 +140,7 @@ func (c *Client) ImportKey(ctx context.Context, priv crypto.PrivateKey, alg sign
 // newKey checks what GenerateKey and ImportKey are asked for: an
 // algorithm the device has and a valid label no key holds yet. It returns
 // the device's algorithm and the sign capability of the new key.
-func (c *Client) newKey(ctx context.Context, alg signer.Algorithm, label string) (commands.Algorithm, uint64, error) {
+func (s *Store) newKey(ctx context.Context, alg signer.Algorithm, label string) (commands.Algorithm, uint64, error) {
 	da, capability, err := deviceAlgorithm(alg)
 	if err != nil {
 		return 0, 0, err
@@ -148,7 +148,7 @@ func (c *Client) newKey(ctx context.Context, alg signer.Algorithm, label string)
 	if err := checkLabel(label); err != nil {
 		return 0, 0, err
 	}
-	keys, err := c.find(ctx, signer.KeyRef{Label: label})
+	keys, err := s.find(ctx, signer.KeyRef{Label: label})
 	if err != nil {
 		return 0, 0, err
 	}
@@ -180,12 +180,12 @@ func ParseID(s string) (uint16, error) {
 }
 
 // describe reads an asymmetric key's label, algorithm and public key.
-func (c *Client) describe(ctx context.Context, id uint16) (object, error) {
-	resp, err := c.pool.do(ctx, func() (*commands.CommandMessage, error) {
+func (s *Store) describe(ctx context.Context, id uint16) (object, error) {
+	resp, err := s.pool.do(ctx, func() (*commands.CommandMessage, error) {
 		return commands.CreateGetObjectInfoCommand(id, commands.ObjectTypeAsymmetricKey)
 	})
 	if err != nil {
-		return object{}, fmt.Errorf("yubihsm: object %04x: %w", id, err)
+		return object{}, wrap(err, "object %04x", id)
 	}
 	info, ok := resp.(*commands.ObjectInfoResponse)
 	if !ok {
@@ -197,9 +197,9 @@ func (c *Client) describe(ctx context.Context, id uint16) (object, error) {
 		return object{}, fmt.Errorf("yubihsm: object %04x has device algorithm %d: %w", id, info.Algorithm, signer.ErrUnsupported)
 	}
 	o.alg = alg
-	resp, err = c.pool.do(ctx, func() (*commands.CommandMessage, error) { return commands.CreateGetPubKeyCommand(id) })
+	resp, err = s.pool.do(ctx, func() (*commands.CommandMessage, error) { return commands.CreateGetPubKeyCommand(id) })
 	if err != nil {
-		return object{}, fmt.Errorf("yubihsm: public key of %04x: %w", id, err)
+		return object{}, wrap(err, "public key of %04x", id)
 	}
 	pk, ok := resp.(*commands.GetPubKeyResponse)
 	if !ok {
@@ -233,7 +233,7 @@ func parsePublic(pk *commands.GetPubKeyResponse) (crypto.PublicKey, error) {
 }
 
 // find returns the asymmetric keys matching ref's id and label.
-func (c *Client) find(ctx context.Context, ref signer.KeyRef) ([]object, error) {
+func (s *Store) find(ctx context.Context, ref signer.KeyRef) ([]object, error) {
 	opts := []commands.ListCommandOption{commands.NewObjectTypeOption(commands.ObjectTypeAsymmetricKey)}
 	if ref.ID != "" {
 		id, err := ParseID(ref.ID)
@@ -248,13 +248,13 @@ func (c *Client) find(ctx context.Context, ref signer.KeyRef) ([]object, error) 
 		}
 		lo, err := commands.NewLabelOption([]byte(ref.Label))
 		if err != nil {
-			return nil, fmt.Errorf("yubihsm: %w", signer.ErrInvalidArgument)
+			return nil, fmt.Errorf("yubihsm: label %q: %v: %w", ref.Label, err, signer.ErrInvalidArgument)
 		}
 		opts = append(opts, lo)
 	}
-	resp, err := c.pool.do(ctx, func() (*commands.CommandMessage, error) { return commands.CreateListObjectsCommand(opts...) })
+	resp, err := s.pool.do(ctx, func() (*commands.CommandMessage, error) { return commands.CreateListObjectsCommand(opts...) })
 	if err != nil {
-		return nil, fmt.Errorf("yubihsm: list objects: %w", err)
+		return nil, wrap(err, "list objects")
 	}
 	list, ok := resp.(*commands.ListObjectsResponse)
 	if !ok {
@@ -265,7 +265,7 @@ func (c *Client) find(ctx context.Context, ref signer.KeyRef) ([]object, error) 
 		if o.ObjectType != commands.ObjectTypeAsymmetricKey {
 			continue
 		}
-		k, err := c.describe(ctx, o.ObjectID)
+		k, err := s.describe(ctx, o.ObjectID)
 		if errors.Is(err, signer.ErrUnsupported) || errors.Is(err, signer.ErrKeyNotFound) {
 			continue // an RSA key, or deleted since the list
 		}
@@ -279,8 +279,8 @@ func (c *Client) find(ctx context.Context, ref signer.KeyRef) ([]object, error) 
 
 // ListKeys lists the Ed25519 and P-256 keys the authentication key can
 // see, sorted by label.
-func (c *Client) ListKeys(ctx context.Context) ([]signer.KeyInfo, error) {
-	out, err := c.FindKeys(ctx, signer.KeyRef{})
+func (s *Store) ListKeys(ctx context.Context) ([]signer.KeyInfo, error) {
+	out, err := s.FindKeys(ctx, signer.KeyRef{})
 	if err != nil {
 		return nil, err
 	}
@@ -289,8 +289,8 @@ func (c *Client) ListKeys(ctx context.Context) ([]signer.KeyInfo, error) {
 }
 
 // FindKeys returns the keys matching ref (by object id, label or both).
-func (c *Client) FindKeys(ctx context.Context, ref signer.KeyRef) ([]signer.KeyInfo, error) {
-	keys, err := c.find(ctx, ref)
+func (s *Store) FindKeys(ctx context.Context, ref signer.KeyRef) ([]signer.KeyInfo, error) {
+	keys, err := s.find(ctx, ref)
 	if err != nil {
 		return nil, err
 	}
@@ -303,8 +303,8 @@ func (c *Client) FindKeys(ctx context.Context, ref signer.KeyRef) ([]signer.KeyI
 
 // PublicKey returns the public key of the asymmetric key with object id
 // id.
-func (c *Client) PublicKey(ctx context.Context, id uint16) (crypto.PublicKey, error) {
-	o, err := c.describe(ctx, id)
+func (s *Store) PublicKey(ctx context.Context, id uint16) (crypto.PublicKey, error) {
+	o, err := s.describe(ctx, id)
 	if err != nil {
 		return nil, err
 	}
@@ -312,11 +312,11 @@ func (c *Client) PublicKey(ctx context.Context, id uint16) (crypto.PublicKey, er
 }
 
 // resolve finds the one key ref names.
-func (c *Client) resolve(ctx context.Context, ref signer.KeyRef) (object, error) {
+func (s *Store) resolve(ctx context.Context, ref signer.KeyRef) (object, error) {
 	if ref.ID == "" && ref.Label == "" {
 		return object{}, fmt.Errorf("yubihsm: empty key reference: %w", signer.ErrInvalidArgument)
 	}
-	keys, err := c.find(ctx, ref)
+	keys, err := s.find(ctx, ref)
 	if err != nil {
 		return object{}, err
 	}
@@ -330,51 +330,40 @@ func (c *Client) resolve(ctx context.Context, ref signer.KeyRef) (object, error)
 }
 
 // DeleteKey deletes the key ref names.
-func (c *Client) DeleteKey(ctx context.Context, ref signer.KeyRef) error {
-	o, err := c.resolve(ctx, ref)
+func (s *Store) DeleteKey(ctx context.Context, ref signer.KeyRef) error {
+	o, err := s.resolve(ctx, ref)
 	if err != nil {
 		return err
 	}
-	_, err = c.pool.do(ctx, func() (*commands.CommandMessage, error) {
+	_, err = s.pool.do(ctx, func() (*commands.CommandMessage, error) {
 		return commands.CreateDeleteObjectCommand(o.id, commands.ObjectTypeAsymmetricKey)
 	})
 	if err != nil {
-		return fmt.Errorf("yubihsm: delete %04x: %w", o.id, err)
+		return wrap(err, "delete %04x", o.id)
 	}
 	return nil
 }
 
-// OpenKey opens the key ref names as a *Key with sessions of its own.
-func (c *Client) OpenKey(ctx context.Context, ref signer.KeyRef) (signer.Signer, error) {
-	k, err := c.Key(ctx, ref)
+// OpenKey opens the key ref names as a *Signer with sessions of its own,
+// which keeps working after the Store is closed, until its own Close.
+func (s *Store) OpenKey(ctx context.Context, ref signer.KeyRef) (signer.Signer, error) {
+	k, err := s.openKey(ctx, ref)
 	if err != nil {
-		return nil, err
+		return nil, err // a nil interface, not a nil *Signer
 	}
 	return k, nil
 }
 
-// Key is OpenKey returning the concrete type.
-func (c *Client) Key(ctx context.Context, ref signer.KeyRef) (*Key, error) {
-	o, err := c.resolve(ctx, ref)
+func (s *Store) openKey(ctx context.Context, ref signer.KeyRef) (*Signer, error) {
+	o, err := s.resolve(ctx, ref)
 	if err != nil {
 		return nil, err
 	}
 	if ref.Algorithm != 0 && ref.Algorithm != o.alg {
 		return nil, fmt.Errorf("yubihsm: key %04x is %v, not %v: %w", o.id, o.alg, ref.Algorithm, signer.ErrUnsupported)
 	}
-	if !c.l.acquire() {
+	if !s.l.acquire() {
 		return nil, fmt.Errorf("yubihsm: %w", signer.ErrClosed)
 	}
-	return &Key{l: c.l, pool: newPool(c.l, c.l.cfg.sessions()), id: o.id, label: o.label, alg: o.alg, pub: o.pub}, nil
-}
-
-// OpenSigner connects as Open does and opens the key ref names; closing
-// the Key closes the connection.
-func OpenSigner(ctx context.Context, cfg Config, ref signer.KeyRef) (*Key, error) {
-	c, err := Open(ctx, cfg)
-	if err != nil {
-		return nil, err
-	}
-	defer c.Close()
-	return c.Key(ctx, ref)
+	return &Signer{l: s.l, pool: newPool(s.l, s.l.cfg.sessions()), id: o.id, label: o.label, alg: o.alg, pub: o.pub}, nil
 }

@@ -20,20 +20,17 @@ import (
 
 // transport talks to a yubihsm-connector over HTTP (protocols.md B.6).
 type transport struct {
-	api, status string
-	client      *http.Client
-	own         *http.Transport // closed on Close when we made it
+	base, api, status string
+	client            *http.Client
+	own               *http.Transport // closed on Close when we made it
 }
 
-func newTransport(base string, hc *http.Client, timeout time.Duration) (*transport, error) {
-	if !strings.Contains(base, "://") {
-		base = "http://" + base
+func newTransport(connector string, hc *http.Client, timeout time.Duration) (*transport, error) {
+	base, err := connectorURL(connector)
+	if err != nil {
+		return nil, fmt.Errorf("yubihsm: connector URL: %s: %w", err, signer.ErrInvalidArgument)
 	}
-	base = strings.TrimRight(base, "/")
-	if !strings.HasPrefix(base, "http://") && !strings.HasPrefix(base, "https://") {
-		return nil, fmt.Errorf("yubihsm: connector URL %q is not http(s): %w", base, signer.ErrInvalidArgument)
-	}
-	t := &transport{api: base + "/connector/api", status: base + "/connector/status", client: hc}
+	t := &transport{base: base, api: base + "/connector/api", status: base + "/connector/status", client: hc}
 	if hc == nil {
 		t.own = &http.Transport{
 			Proxy:                 nil, // the connector is local; never send frames through a proxy
@@ -88,7 +85,7 @@ func (e *transportError) Unwrap() []error {
 // round trips, transport time and the simulator's modeled stages.
 func (t *transport) exchange(c call, frame []byte) ([]byte, error) {
 	if err := c.ctx.Err(); err != nil {
-		return nil, err
+		return nil, fmt.Errorf("yubihsm: connector: %w", err)
 	}
 	req, err := http.NewRequestWithContext(c.ctx, http.MethodPost, t.api, bytes.NewReader(frame))
 	if err != nil {
@@ -135,9 +132,12 @@ func (t *transport) exchange(c call, frame []byte) ([]byte, error) {
 
 // Status is what the connector reports about itself and its device.
 type Status struct {
-	OK      bool   // status=OK: a device is attached
-	Serial  string // the device's serial number, or "*"
-	Version string // the connector's version
+	// OK says whether a device is attached (the connector's status=OK).
+	OK bool
+	// Serial is the device's serial number, or "*" when there is none.
+	Serial string
+	// Version is the connector's version.
+	Version string
 }
 
 func (t *transport) getStatus(ctx context.Context) (Status, error) {
@@ -210,7 +210,7 @@ func checkResponse(cmd byte, b []byte) error {
 		if len(f.Payload) != 1 {
 			return &protocolError{fmt.Sprintf("error frame with a %d-byte payload", len(f.Payload))}
 		}
-		return &DeviceError{Code: f.Payload[0], Command: cmd}
+		return &DeviceError{Code: ErrorCode(f.Payload[0]), Command: cmd}
 	case cmd | 0x80:
 	default:
 		return &protocolError{fmt.Sprintf("response 0x%02x to command 0x%02x", f.Cmd, cmd)}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net/http/httptest"
 	"os"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -29,27 +30,69 @@ func sim(t testing.TB, cfg yubihsmsim.Config) (*yubihsmsim.Device, string) {
 	return dev, srv.URL
 }
 
+// config reaches the connector at url with the factory authentication
+// key and its password.
 func config(url string) yubihsm.Config {
-	return yubihsm.Config{URL: url, Password: []byte("password")}
+	return yubihsm.Config{Connector: url, Secret: signer.SecretBytes([]byte("password"))}
 }
 
-func open(t testing.TB, cfg yubihsm.Config) *yubihsm.Client {
+func openStore(t testing.TB, cfg yubihsm.Config) *yubihsm.Store {
 	t.Helper()
-	c, err := yubihsm.Open(context.Background(), cfg)
+	st, err := yubihsm.OpenStore(context.Background(), cfg)
 	if err != nil {
-		t.Fatalf("Open: %v", err)
+		t.Fatalf("OpenStore: %v", err)
 	}
-	t.Cleanup(func() { c.Close() })
-	return c
+	t.Cleanup(func() { st.Close() })
+	return st
 }
 
-func generate(t testing.TB, c *yubihsm.Client, alg signer.Algorithm, label string) signer.KeyInfo {
+func generate(t testing.TB, st *yubihsm.Store, alg signer.Algorithm, label string) signer.KeyInfo {
 	t.Helper()
-	ki, err := c.GenerateKey(context.Background(), alg, label)
+	ki, err := st.GenerateKey(context.Background(), alg, label)
 	if err != nil {
 		t.Fatalf("GenerateKey(%v): %v", alg, err)
 	}
 	return ki
+}
+
+// openSigner opens ref through st.OpenKey, which must return a
+// *yubihsm.Signer, closed when t ends.
+func openSigner(t testing.TB, st *yubihsm.Store, ref signer.KeyRef) *yubihsm.Signer {
+	t.Helper()
+	s, err := st.OpenKey(context.Background(), ref)
+	if err != nil {
+		t.Fatalf("OpenKey(%v): %v", ref, err)
+	}
+	k, ok := s.(*yubihsm.Signer)
+	if !ok {
+		t.Fatalf("OpenKey returned a %T, want a *yubihsm.Signer", s)
+	}
+	t.Cleanup(func() { k.Close() })
+	return k
+}
+
+// countRetries returns a context whose trace counts retries.
+func countRetries(ctx context.Context) (context.Context, *atomic.Int64) {
+	var retries atomic.Int64
+	return signer.WithTrace(ctx, &signer.Trace{Count: func(c signer.Counter, n int64) {
+		if c == signer.CountRetries {
+			retries.Add(n)
+		}
+	}}), &retries
+}
+
+// waitOpenSessions gives the sessions a pool drops in the background up to
+// 5 s to be closed on dev, then fails t unless want are open; which says
+// which those are.
+func waitOpenSessions(t testing.TB, dev *yubihsmsim.Device, want int, which string) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for dev.OpenSessions() > want && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if n := dev.OpenSessions(); n != want {
+		t.Errorf("%d sessions open, want %d (%s): dropped sessions must be closed, not left to expire", n, want, which)
+	}
 }
 
 // TestConformance runs the suite on each algorithm, and on keys that keep
@@ -68,14 +111,14 @@ func TestConformance(t *testing.T) {
 			dev, url := sim(t, yubihsmsim.Config{})
 			cfg := config(url)
 			cfg.Sessions = tc.sessions
-			c := open(t, cfg)
-			ki := generate(t, c, tc.alg, "conformance")
+			st := openStore(t, cfg)
+			ki := generate(t, st, tc.alg, "conformance")
 			opts := signertest.Options{Hang: dev.Hang, Timeout: 20 * time.Second}
 			if tc.alg == signer.Ed25519 {
 				opts.MaxMessage = yubihsm.MaxEd25519Message
 			}
 			signertest.Run(t, func() (signer.Signer, error) {
-				return c.OpenKey(context.Background(), ki.Ref())
+				return st.OpenKey(context.Background(), ki.Ref())
 			}, opts)
 		})
 	}
@@ -83,8 +126,8 @@ func TestConformance(t *testing.T) {
 
 func TestKeyStore(t *testing.T) {
 	_, url := sim(t, yubihsmsim.Config{})
-	c := open(t, config(url))
-	signertest.RunKeyStore(t, c, signertest.KeyStoreOptions{
+	st := openStore(t, config(url))
+	signertest.RunKeyStore(t, st, signertest.KeyStoreOptions{
 		SignerOptions: signertest.Options{MaxMessage: yubihsm.MaxEd25519Message, Timeout: 20 * time.Second},
 	})
 }
@@ -98,21 +141,21 @@ func TestRealDevice(t *testing.T) {
 		t.Skip("SIGNERKIT_YUBIHSM is not set")
 	}
 	cfg := config(url)
-	if pw := os.Getenv("SIGNERKIT_YUBIHSM_PASSWORD"); pw != "" {
-		cfg.Password = []byte(pw)
+	if _, ok := os.LookupEnv("SIGNERKIT_YUBIHSM_PASSWORD"); ok {
+		cfg.Secret = signer.SecretEnv("SIGNERKIT_YUBIHSM_PASSWORD")
 	}
-	c := open(t, cfg)
+	st := openStore(t, cfg)
 	opts := signertest.Options{MaxMessage: yubihsm.MaxEd25519Message, Concurrency: 2}
-	signertest.RunKeyStore(t, c, signertest.KeyStoreOptions{SignerOptions: opts})
+	signertest.RunKeyStore(t, st, signertest.KeyStoreOptions{SignerOptions: opts})
 	for _, alg := range []signer.Algorithm{signer.Ed25519, signer.ECDSAP256} {
 		t.Run(alg.String(), func(t *testing.T) {
-			ki := generate(t, c, alg, "signertest-conformance-"+alg.String())
-			defer c.DeleteKey(context.Background(), ki.Ref())
+			ki := generate(t, st, alg, "signertest-conformance-"+alg.String())
+			defer st.DeleteKey(context.Background(), ki.Ref())
 			o := opts
 			if alg != signer.Ed25519 {
 				o.MaxMessage = 0
 			}
-			signertest.Run(t, func() (signer.Signer, error) { return c.OpenKey(context.Background(), ki.Ref()) }, o)
+			signertest.Run(t, func() (signer.Signer, error) { return st.OpenKey(context.Background(), ki.Ref()) }, o)
 		})
 	}
 }
@@ -120,9 +163,13 @@ func TestRealDevice(t *testing.T) {
 func TestWrongPassword(t *testing.T) {
 	_, url := sim(t, yubihsmsim.Config{})
 	cfg := config(url)
-	cfg.Password = []byte("wrong")
-	_, err := yubihsm.Open(context.Background(), cfg)
+	cfg.Secret = signer.SecretBytes([]byte("wrong"))
+	_, err := yubihsm.OpenStore(context.Background(), cfg)
 	if !errors.Is(err, signer.ErrWrongPassphrase) {
+		t.Fatalf("OpenStore with a wrong password: %v, want ErrWrongPassphrase", err)
+	}
+	cfg.Key = signer.KeyRef{Label: "any"}
+	if _, err := yubihsm.Open(context.Background(), cfg); !errors.Is(err, signer.ErrWrongPassphrase) {
 		t.Fatalf("Open with a wrong password: %v, want ErrWrongPassphrase", err)
 	}
 }

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 
-	"github.com/signerkit/signerkit/internal/simtime"
 	"github.com/signerkit/signerkit/signer"
 	"github.com/signerkit/signerkit/yubihsm"
 	"github.com/signerkit/signerkit/yubihsm/yubihsmsim"
@@ -39,11 +38,13 @@ var yubihsmPayloads = []int{32, 64, 108, 128, 256, 512, 1024}
 
 func openYubiHSMSim(alg signer.Algorithm) func(context.Context, Params) (*Instance, error) {
 	return func(ctx context.Context, _ Params) (*Instance, error) {
-		srv, err := yubihsmsim.NewServer(yubihsmsim.New(yubihsmsim.Config{Mode: simtime.ModeFromEnv()}))
+		// The zero Config.Time accounts modeled time, or sleeps it with
+		// SIGNERKIT_SIM=realtime.
+		srv, err := yubihsmsim.NewServer(yubihsmsim.New(yubihsmsim.Config{}))
 		if err != nil {
 			return nil, err
 		}
-		inst, err := openYubiHSM(ctx, alg, srv.URL(), []byte("password"))
+		inst, err := openYubiHSM(ctx, alg, srv.URL(), signer.SecretBytes([]byte("password")))
 		if err != nil {
 			srv.Close()
 			return nil, err
@@ -60,37 +61,37 @@ func openYubiHSMSim(alg signer.Algorithm) func(context.Context, Params) (*Instan
 
 func openYubiHSMDevice(alg signer.Algorithm) func(context.Context, Params) (*Instance, error) {
 	return func(ctx context.Context, _ Params) (*Instance, error) {
-		pw := os.Getenv("SIGNERKIT_YUBIHSM_PASSWORD")
-		if pw == "" {
-			pw = "password"
+		secret := signer.SecretBytes([]byte("password"))
+		if os.Getenv("SIGNERKIT_YUBIHSM_PASSWORD") != "" {
+			secret = signer.SecretEnv("SIGNERKIT_YUBIHSM_PASSWORD")
 		}
-		return openYubiHSM(ctx, alg, os.Getenv("SIGNERKIT_YUBIHSM"), []byte(pw))
+		return openYubiHSM(ctx, alg, os.Getenv("SIGNERKIT_YUBIHSM"), secret)
 	}
 }
 
 // openYubiHSM generates a key for the row and deletes it when the row
 // closes.
-func openYubiHSM(ctx context.Context, alg signer.Algorithm, url string, password []byte) (*Instance, error) {
-	c, err := yubihsm.Open(ctx, yubihsm.Config{URL: url, Password: password})
+func openYubiHSM(ctx context.Context, alg signer.Algorithm, connector string, secret signer.Secret) (*Instance, error) {
+	st, err := yubihsm.OpenStore(ctx, yubihsm.Config{Connector: connector, Secret: secret})
 	if err != nil {
 		return nil, err
 	}
-	ki, err := c.GenerateKey(ctx, alg, fmt.Sprintf("signerkit-bench-%s-%d", alg, os.Getpid()))
+	ki, err := st.GenerateKey(ctx, alg, fmt.Sprintf("signerkit-bench-%s-%d", alg, os.Getpid()))
 	if err != nil {
-		c.Close()
+		st.Close()
 		return nil, err
 	}
-	k, err := c.Key(ctx, ki.Ref())
+	k, err := st.OpenKey(ctx, ki.Ref())
 	if err != nil {
-		c.DeleteKey(ctx, ki.Ref())
-		c.Close()
+		st.DeleteKey(ctx, ki.Ref())
+		st.Close()
 		return nil, err
 	}
 	inst := FromSigner(k)
 	inst.Close = func() error {
 		err := k.Close()
-		c.DeleteKey(context.Background(), ki.Ref())
-		c.Close()
+		st.DeleteKey(context.Background(), ki.Ref())
+		st.Close()
 		return err
 	}
 	return inst, nil

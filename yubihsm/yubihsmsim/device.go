@@ -17,6 +17,7 @@ import (
 	"github.com/signerkit/signerkit/internal/scp03"
 	"github.com/signerkit/signerkit/internal/simtime"
 	"github.com/signerkit/signerkit/signer"
+	"github.com/signerkit/signerkit/yubihsm"
 )
 
 // Command codes (protocols.md B.1).
@@ -36,19 +37,6 @@ const (
 	CmdDeleteObject     = 0x58
 	CmdSignEdDSA        = 0x6a
 	CmdError            = 0x7f
-)
-
-// Error codes the device answers with (protocols.md B.1).
-const (
-	ErrInvalidCommand = 0x01
-	ErrInvalidData    = 0x02
-	ErrInvalidSession = 0x03
-	ErrAuthFailed     = 0x04
-	ErrSessionsFull   = 0x05
-	ErrWrongLength    = 0x08
-	ErrPermission     = 0x09
-	ErrObjectNotFound = 0x0b
-	ErrObjectExists   = 0x11
 )
 
 // Object types, algorithms and capabilities the simulator knows.
@@ -77,16 +65,17 @@ const IdleTimeout = 30 * time.Second
 
 // Config configures a Device. The zero value is a YubiHSM 2 with the
 // default authentication key (id 1, password "password"), the YubiHSM2
-// latency profile accounted rather than slept, and the wall clock.
+// latency profile accounted rather than slept (unless SIGNERKIT_SIM says
+// realtime), and the wall clock.
 type Config struct {
-	// Mode says whether modeled time is only reported (simtime.Accounted,
-	// the zero value) or also slept (simtime.Realtime).
-	Mode simtime.Mode
+	// Time is what the device does with modeled time; zero (TimeFromEnv)
+	// means accounted unless SIGNERKIT_SIM=realtime.
+	Time TimeMode
 	// Profile is the latency model; nil means YubiHSM2.
 	Profile *Profile
 	// Clock drives session idle expiry; nil means the wall clock. Tests
-	// pass a *simtime.Manual.
-	Clock simtime.Clock
+	// pass a clock they move on themselves.
+	Clock Clock
 	// Rand supplies card challenges, generated keys and object ids; nil
 	// means crypto/rand.
 	Rand io.Reader
@@ -96,13 +85,47 @@ type Config struct {
 	NoDefaultAuthKey bool
 }
 
+// TimeMode says whether a device sleeps its modeled time.
+type TimeMode uint8
+
+// The time modes.
+const (
+	// TimeFromEnv is Realtime when SIGNERKIT_SIM=realtime, else Accounted.
+	TimeFromEnv TimeMode = iota
+	// Accounted reports modeled time on the caller's trace (through the
+	// connector's response header) and answers at once.
+	Accounted
+	// Realtime also sleeps it, holding the device as a busy device would,
+	// within the request's context.
+	Realtime
+)
+
+// simMode resolves a TimeMode.
+func (m TimeMode) simMode() simtime.Mode {
+	switch m {
+	case Accounted:
+		return simtime.Accounted
+	case Realtime:
+		return simtime.Realtime
+	}
+	return simtime.ModeFromEnv()
+}
+
+// Clock is the time source of the device's session idle expiry. Tests
+// pass one they move on themselves, to expire sessions without waiting
+// 30 s.
+type Clock interface {
+	// Now returns the current time.
+	Now() time.Time
+}
+
 // Device is a simulated YubiHSM 2: its objects, its 16 session slots and
 // their SCP03 state, executed under one lock as the real device serialises
 // every operation. It is safe for concurrent use.
 type Device struct {
 	mode    simtime.Mode
 	profile Profile
-	clock   simtime.Clock
+	clock   Clock
 	rand    io.Reader
 	serial  uint32
 
@@ -111,7 +134,7 @@ type Device struct {
 	sessions [Sessions]*session
 	stats    Stats
 
-	fmu     sync.Mutex // faults
+	fmu     sync.Mutex // faults; taken after mu, never the other way round
 	faults  map[Fault]int
 	hangEnd chan struct{} // closed when FaultHang is cleared
 }
@@ -150,19 +173,27 @@ type session struct {
 
 // Stats counts what the device has done, for tests.
 type Stats struct {
-	SessionsCreated int // Create Session commands that got a slot
-	SessionsClosed  int // Close Session commands
-	SessionsExpired int // sessions dropped after IdleTimeout
-	Echoes          int // Echo commands, plain or in a session
-	Signs           int // Sign EdDSA and Sign ECDSA commands that signed
-	Commands        int // every frame handled
-	Hung            int // frames that arrived while the device hung (Hang)
+	// SessionsCreated counts Create Session commands that got a slot.
+	SessionsCreated int
+	// SessionsClosed counts Close Session commands.
+	SessionsClosed int
+	// SessionsExpired counts sessions dropped after IdleTimeout, or by
+	// ExpireSessions.
+	SessionsExpired int
+	// Echoes counts Echo commands, plain or in a session.
+	Echoes int
+	// Signs counts Sign EdDSA and Sign ECDSA commands that signed.
+	Signs int
+	// Commands counts every frame handled.
+	Commands int
+	// Hung counts frames that arrived while the device hung (Hang).
+	Hung int
 }
 
 // New returns a device configured by cfg.
 func New(cfg Config) *Device {
 	d := &Device{
-		mode:    cfg.Mode,
+		mode:    cfg.Time.simMode(),
 		profile: YubiHSM2,
 		clock:   cfg.Clock,
 		rand:    cfg.Rand,
@@ -209,6 +240,15 @@ func (d *Device) addAuthKey(id uint16, label string, enc, mac [scp03.KeyLen]byte
 	d.mu.Lock()
 	d.objects[objKey{TypeAuthKey, id}] = o
 	d.mu.Unlock()
+}
+
+// Time returns whether the device sleeps its modeled time: Accounted or
+// Realtime.
+func (d *Device) Time() TimeMode {
+	if d.mode == simtime.Realtime {
+		return Realtime
+	}
+	return Accounted
 }
 
 // Serial returns the device's serial number.
@@ -300,7 +340,7 @@ func (d *Device) dropSession(i int) {
 	}
 }
 
-func errFrame(code byte) []byte { return []byte{CmdError, 0, 1, code} }
+func errFrame(code yubihsm.ErrorCode) []byte { return []byte{CmdError, 0, 1, byte(code)} }
 
 func okFrame(cmd byte, payload []byte) []byte {
 	return scp03.Frame{Cmd: cmd | 0x80, Payload: payload}.Bytes()
@@ -311,7 +351,7 @@ func okFrame(cmd byte, payload []byte) []byte {
 func (d *Device) dispatch(frame []byte) (resp []byte, cost time.Duration, isSession bool) {
 	f, err := scp03.ParseFrame(frame)
 	if err != nil {
-		return errFrame(ErrWrongLength), 0, false
+		return errFrame(yubihsm.CodeWrongLength), 0, false
 	}
 	switch f.Cmd {
 	case CmdEcho:
@@ -327,7 +367,7 @@ func (d *Device) dispatch(frame []byte) (resp []byte, cost time.Duration, isSess
 		resp, cost := d.sessionMessage(f.Payload)
 		return resp, cost, resp[0] == CmdSessionMessage|0x80
 	}
-	return errFrame(ErrInvalidCommand), 0, false
+	return errFrame(yubihsm.CodeInvalidCommand), 0, false
 }
 
 func (d *Device) deviceInfo() []byte {
@@ -338,11 +378,11 @@ func (d *Device) deviceInfo() []byte {
 
 func (d *Device) createSession(p []byte) []byte {
 	if len(p) != 2+scp03.ChallengeLen {
-		return errFrame(ErrWrongLength)
+		return errFrame(yubihsm.CodeWrongLength)
 	}
 	auth := d.objects[objKey{TypeAuthKey, binary.BigEndian.Uint16(p)}]
 	if auth == nil {
-		return errFrame(ErrObjectNotFound)
+		return errFrame(yubihsm.CodeObjectNotFound)
 	}
 	slot := -1
 	for i, s := range d.sessions {
@@ -352,11 +392,11 @@ func (d *Device) createSession(p []byte) []byte {
 		}
 	}
 	if slot < 0 {
-		return errFrame(ErrSessionsFull)
+		return errFrame(yubihsm.CodeSessionsFull)
 	}
 	card := make([]byte, scp03.ChallengeLen)
 	if _, err := io.ReadFull(d.rand, card); err != nil {
-		return errFrame(ErrInvalidData)
+		return errFrame(yubihsm.CodeInvalidData)
 	}
 	s := &session{id: byte(slot), auth: auth, host: append([]byte(nil), p[2:]...), card: card, lastUsed: d.clock.Now()}
 	s.keys = scp03.DeriveSessionKeys(auth.enc[:], auth.mac[:], s.host, s.card)
@@ -382,11 +422,11 @@ func (d *Device) session(sid byte, authenticated bool) *session {
 
 func (d *Device) authenticate(p []byte) []byte {
 	if len(p) != 1+scp03.CryptogramLen+scp03.MACLen {
-		return errFrame(ErrWrongLength)
+		return errFrame(yubihsm.CodeWrongLength)
 	}
 	s := d.session(p[0], false)
 	if s == nil {
-		return errFrame(ErrInvalidSession)
+		return errFrame(yubihsm.CodeInvalidSession)
 	}
 	host := p[1 : 1+scp03.CryptogramLen]
 	var zero [16]byte
@@ -394,7 +434,7 @@ func (d *Device) authenticate(p []byte) []byte {
 	want := s.keys.Cryptogram(scp03.ConstHostCryptogram, s.host, s.card)
 	if subtle.ConstantTimeCompare(mac[:scp03.MACLen], p[1+scp03.CryptogramLen:]) != 1 || subtle.ConstantTimeCompare(want, host) != 1 {
 		d.dropSession(int(s.id))
-		return errFrame(ErrAuthFailed)
+		return errFrame(yubihsm.CodeAuthenticationFailed)
 	}
 	s.chain = mac
 	s.counter = 1
@@ -404,16 +444,16 @@ func (d *Device) authenticate(p []byte) []byte {
 
 func (d *Device) sessionMessage(p []byte) ([]byte, time.Duration) {
 	if len(p) < 1+16+scp03.MACLen || (len(p)-1-scp03.MACLen)%16 != 0 {
-		return errFrame(ErrWrongLength), 0
+		return errFrame(yubihsm.CodeWrongLength), 0
 	}
 	s := d.session(p[0], true)
 	if s == nil {
-		return errFrame(ErrInvalidSession), 0
+		return errFrame(yubihsm.CodeInvalidSession), 0
 	}
 	ct := p[1 : len(p)-scp03.MACLen]
 	cmac := scp03.MAC(s.keys.MAC[:], s.chain[:], CmdSessionMessage, s.id, ct)
 	if subtle.ConstantTimeCompare(cmac[:scp03.MACLen], p[len(p)-scp03.MACLen:]) != 1 {
-		return errFrame(ErrAuthFailed), 0
+		return errFrame(yubihsm.CodeAuthenticationFailed), 0
 	}
 	s.chain = cmac
 	iv := scp03.IV(s.block, s.counter)
@@ -422,9 +462,9 @@ func (d *Device) sessionMessage(p []byte) ([]byte, time.Duration) {
 	closing := false
 	pt, _ := scp03.Decrypt(s.block, iv, ct) // whole blocks: checked above
 	if plain, err := scp03.Unpad(pt); err != nil {
-		inner = errFrame(ErrInvalidData)
+		inner = errFrame(yubihsm.CodeInvalidData)
 	} else if f, err := scp03.ParseFrame(plain); err != nil {
-		inner = errFrame(ErrWrongLength)
+		inner = errFrame(yubihsm.CodeWrongLength)
 	} else {
 		inner, cost = d.inner(s, f)
 		closing = f.Cmd == CmdCloseSession && inner[0] != CmdError

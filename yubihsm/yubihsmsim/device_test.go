@@ -18,6 +18,7 @@ import (
 	"github.com/signerkit/signerkit/internal/scp03"
 	"github.com/signerkit/signerkit/internal/simtime"
 	"github.com/signerkit/signerkit/signer"
+	"github.com/signerkit/signerkit/yubihsm"
 )
 
 func unhex(t testing.TB, s string) []byte {
@@ -115,8 +116,25 @@ func (h *host) wrap(inner []byte) ([]byte, [16]byte) {
 // response if the device refused the frame.
 func (h *host) do(cmd byte, payload []byte) []byte {
 	h.t.Helper()
+	resp, _ := h.doStages(cmd, payload)
+	return resp
+}
+
+// doStages is do that also returns the modeled stages the command cost.
+func (h *host) doStages(cmd byte, payload []byte) ([]byte, []signer.StageInfo) {
+	h.t.Helper()
 	frame, iv := h.wrap(scp03.Frame{Cmd: cmd, Payload: payload}.Bytes())
-	resp := handle(h.t, h.d, frame)
+	resp, stages, err := h.d.Handle(context.Background(), frame)
+	if err != nil {
+		h.t.Fatalf("Handle(%x): %v", frame, err)
+	}
+	return h.unwrap(resp, iv), stages
+}
+
+// unwrap checks and decrypts a session response to the command sent
+// under iv.
+func (h *host) unwrap(resp []byte, iv [16]byte) []byte {
+	h.t.Helper()
 	f, err := scp03.ParseFrame(resp)
 	if err != nil || f.Cmd != CmdSessionMessage|0x80 {
 		return resp
@@ -148,7 +166,9 @@ func keyTemplate(id uint16, label string, domains uint16, caps uint64, alg byte)
 	return append(p, alg)
 }
 
-func isErr(b []byte, code byte) bool { return bytes.Equal(b, []byte{CmdError, 0, 1, code}) }
+func isErr(b []byte, code yubihsm.ErrorCode) bool {
+	return bytes.Equal(b, []byte{CmdError, 0, 1, byte(code)})
+}
 
 func TestSessionsAndCommands(t *testing.T) {
 	clock := simtime.NewManual(time.Unix(1000, 0))
@@ -162,7 +182,7 @@ func TestSessionsAndCommands(t *testing.T) {
 	if !bytes.Equal(resp, []byte{0xc6, 0, 2, 1, 2}) {
 		t.Fatalf("generate: %x", resp)
 	}
-	if resp := h.do(CmdGenerateAsymKey, keyTemplate(0x0102, "k", 1, CapSignEdDSA, AlgEd25519)); !isErr(resp, ErrObjectExists) {
+	if resp := h.do(CmdGenerateAsymKey, keyTemplate(0x0102, "k", 1, CapSignEdDSA, AlgEd25519)); !isErr(resp, yubihsm.CodeObjectExists) {
 		t.Fatalf("generate over an existing id: %x", resp)
 	}
 	pub := h.do(CmdGetPublicKey, []byte{1, 2})
@@ -176,11 +196,11 @@ func TestSessionsAndCommands(t *testing.T) {
 	}
 	// Capability checks: the key cannot sign ECDSA, nor a key without
 	// sign-eddsa sign EdDSA.
-	if resp := h.do(CmdSignECDSA, append([]byte{1, 2}, make([]byte, 32)...)); !isErr(resp, ErrInvalidCommand) {
+	if resp := h.do(CmdSignECDSA, append([]byte{1, 2}, make([]byte, 32)...)); !isErr(resp, yubihsm.CodeInvalidCommand) {
 		t.Fatalf("ECDSA with an Ed25519 key: %x", resp)
 	}
 	h.do(CmdGenerateAsymKey, keyTemplate(0x0103, "nosign", 1, 0, AlgEd25519))
-	if resp := h.do(CmdSignEdDSA, []byte{1, 3, 'x'}); !isErr(resp, ErrPermission) {
+	if resp := h.do(CmdSignEdDSA, []byte{1, 3, 'x'}); !isErr(resp, yubihsm.CodeInsufficientPermissions) {
 		t.Fatalf("sign without the capability: %x", resp)
 	}
 	if resp := h.do(CmdListObjects, []byte{2, TypeAsymmetric}); !bytes.Equal(resp, []byte{0xc8, 0, 8, 1, 2, 3, 0, 1, 3, 3, 0}) {
@@ -189,7 +209,7 @@ func TestSessionsAndCommands(t *testing.T) {
 	if resp := h.do(CmdDeleteObject, []byte{1, 3, TypeAsymmetric}); !bytes.Equal(resp, []byte{0xd8, 0, 0}) {
 		t.Fatalf("delete: %x", resp)
 	}
-	if resp := h.do(CmdDeleteObject, []byte{1, 3, TypeAsymmetric}); !isErr(resp, ErrObjectNotFound) {
+	if resp := h.do(CmdDeleteObject, []byte{1, 3, TypeAsymmetric}); !isErr(resp, yubihsm.CodeObjectNotFound) {
 		t.Fatalf("delete twice: %x", resp)
 	}
 	// An auth key that may only sign cannot generate.
@@ -198,10 +218,10 @@ func TestSessionsAndCommands(t *testing.T) {
 	if h2 == nil {
 		t.Fatalf("session 2: %x", bad)
 	}
-	if resp := h2.do(CmdGenerateAsymKey, keyTemplate(0, "x", 1, CapSignEdDSA, AlgEd25519)); !isErr(resp, ErrPermission) {
+	if resp := h2.do(CmdGenerateAsymKey, keyTemplate(0, "x", 1, CapSignEdDSA, AlgEd25519)); !isErr(resp, yubihsm.CodeInsufficientPermissions) {
 		t.Fatalf("generate without the capability: %x", resp)
 	}
-	if resp := h2.do(CmdSignEdDSA, append([]byte{1, 2}, msg...)); len(resp) != 67 {
+	if resp := h2.do(CmdSignEdDSA, append([]byte{1, 2}, msg...)); len(resp) != 67 || !ed25519.Verify(ed25519.PublicKey(pub[4:]), msg, resp[3:]) {
 		t.Fatalf("sign on session 2: %x", resp)
 	}
 	// Close Session frees the slot.
@@ -218,7 +238,7 @@ func TestSessionsAndCommands(t *testing.T) {
 		t.Fatalf("echo before expiry: %x", resp)
 	}
 	clock.Advance(IdleTimeout + time.Second)
-	if resp := h.do(CmdEcho, []byte("x")); !isErr(resp, ErrInvalidSession) {
+	if resp := h.do(CmdEcho, []byte("x")); !isErr(resp, yubihsm.CodeInvalidSession) {
 		t.Fatalf("echo after expiry: %x", resp)
 	}
 	// Wrong password: the card cryptogram does not match, and a forged
@@ -227,7 +247,7 @@ func TestSessionsAndCommands(t *testing.T) {
 		t.Fatal("authenticated with a wrong password")
 	}
 	// Unknown auth key.
-	if _, resp := newHost(t, d, 99, "password"); !isErr(resp, ErrObjectNotFound) {
+	if _, resp := newHost(t, d, 99, "password"); !isErr(resp, yubihsm.CodeObjectNotFound) {
 		t.Fatalf("unknown auth key: %x", resp)
 	}
 }
@@ -242,7 +262,7 @@ func TestSessionsFull(t *testing.T) {
 		}
 		hosts = append(hosts, h)
 	}
-	if _, resp := newHost(t, d, 1, "password"); !isErr(resp, ErrSessionsFull) {
+	if _, resp := newHost(t, d, 1, "password"); !isErr(resp, yubihsm.CodeSessionsFull) {
 		t.Fatalf("17th session: %x", resp)
 	}
 	hosts[5].do(CmdCloseSession, nil)
@@ -260,13 +280,13 @@ func TestPlainCommands(t *testing.T) {
 	if resp[0] != 0x86 || binary.BigEndian.Uint32(resp[6:10]) != 7 {
 		t.Fatalf("device info: %x", resp)
 	}
-	if resp := handle(t, d, []byte{CmdSignEdDSA, 0, 0}); !isErr(resp, ErrInvalidCommand) {
+	if resp := handle(t, d, []byte{CmdSignEdDSA, 0, 0}); !isErr(resp, yubihsm.CodeInvalidCommand) {
 		t.Fatalf("sign outside a session: %x", resp)
 	}
-	if resp := handle(t, d, []byte{CmdEcho, 0, 5, 'h'}); !isErr(resp, ErrWrongLength) {
+	if resp := handle(t, d, []byte{CmdEcho, 0, 5, 'h'}); !isErr(resp, yubihsm.CodeWrongLength) {
 		t.Fatalf("bad length field: %x", resp)
 	}
-	if resp := handle(t, d, []byte{CmdSessionMessage, 0, 25, 3, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}); !isErr(resp, ErrInvalidSession) {
+	if resp := handle(t, d, []byte{CmdSessionMessage, 0, 25, 3, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}); !isErr(resp, yubihsm.CodeInvalidSession) {
 		t.Fatalf("message on no session: %x", resp)
 	}
 }
@@ -288,10 +308,14 @@ func TestLatencyProfile(t *testing.T) {
 	d := New(Config{})
 	h, _ := newHost(t, d, 1, "password")
 	h.do(CmdGenerateAsymKey, keyTemplate(9, "k", 1, CapSignEdDSA, AlgEd25519))
-	frame, _ := h.wrap(scp03.Frame{Cmd: CmdSignEdDSA, Payload: append([]byte{0, 9}, make([]byte, 108)...)}.Bytes())
-	_, stages, err := d.Handle(context.Background(), frame)
-	if err != nil || len(stages) != 1 || stages[0].Stage != signer.StageDevice || stages[0].Duration != 132*time.Millisecond || stages[0].Slept || stages[0].Profile != p.Name {
-		t.Fatalf("stages %+v, %v", stages, err)
+	pub := h.do(CmdGetPublicKey, []byte{0, 9})
+	msg := make([]byte, 108)
+	sig, stages := h.doStages(CmdSignEdDSA, append([]byte{0, 9}, msg...))
+	if len(stages) != 1 || stages[0].Stage != signer.StageDevice || stages[0].Duration != 132*time.Millisecond || stages[0].Slept || stages[0].Profile != p.Name {
+		t.Fatalf("stages %+v", stages)
+	}
+	if len(pub) != 36 || len(sig) != 67 || !ed25519.Verify(ed25519.PublicKey(pub[4:]), msg, sig[3:]) {
+		t.Fatalf("sign: %x", sig)
 	}
 }
 

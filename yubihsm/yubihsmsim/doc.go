@@ -13,10 +13,12 @@
 // EXISTS rather than overwrite), Get Public Key, Sign EdDSA, Sign ECDSA
 // (DER), List Objects, Get Object Info, Delete Object and Close Session,
 // checking the capabilities and domains of the session's authentication key
-// and of the key. Sessions expire after 30 s without a command on the
-// Device's clock (Config.Clock: a simtime.Manual in tests), and a 17th
-// session gets SESSIONS FULL. Every command runs under one lock, as the
-// device serialises them.
+// and of the key. It refuses what it cannot do with the device's error
+// codes, the yubihsm package's ErrorCode values (yubihsm.CodeObjectNotFound
+// and so on). Sessions expire after 30 s without a command on the Device's
+// clock (Config.Clock, which tests move on themselves), and a 17th session
+// gets SESSIONS FULL. Every command runs under one lock, as the device
+// serialises them.
 //
 // Device.Handler serves the connector's API (POST /connector/api with
 // bodies of 3 to 3139 bytes, GET /connector/status; protocols.md B.6): in
@@ -32,18 +34,21 @@
 // 108-byte vote) and of Sign ECDSA on P-256 (73 ms), from Yubico's product
 // overview as quoted in latency-profiles.md §2. Commands without a
 // published figure take no modeled time. By default the time is only
-// accounted: the device reports it as a signer.Modeled StageDevice, sent
-// back in the simtime.Header response header, which the yubihsm client
-// reports on the caller's trace; with Config.Mode simtime.Realtime it also
-// sleeps it, holding the device lock, as a busy device would.
+// accounted (Accounted): the device reports it as a signer.Modeled
+// StageDevice, sent back in the X-Signerkit-Modeled response header, which
+// the yubihsm client reports on the caller's trace. With Config.Time
+// Realtime, or with the zero Config.Time (TimeFromEnv) when the environment
+// variable SIGNERKIT_SIM is realtime, it also sleeps it, holding the device
+// lock, as a busy device would; ledger/ledgersim reads the same variable.
 //
 // # Faults
 //
 // Inject turns on FaultUnplugged (HTTP 500, status=NO_DEVICE, sessions
 // lost), FaultHang (no answer until cleared), FaultCorruptMAC,
 // FaultGarble and FaultWrongLength (responses damaged after the device
-// executed the command); ExpireSessions or a Manual clock expires
-// sessions; Server.Down and Up take the connector away and back.
+// executed the command); ExpireSessions, or a Config.Clock moved past
+// IdleTimeout, expires sessions; Server.Down and Up take the connector away
+// and back.
 //
 // A Device is safe for concurrent use.
 package yubihsmsim

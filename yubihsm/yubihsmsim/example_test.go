@@ -2,6 +2,10 @@ package yubihsmsim_test
 
 import (
 	"context"
+	"crypto"
+	"crypto/ecdsa"
+	"crypto/rand"
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"log"
@@ -12,7 +16,7 @@ import (
 )
 
 func Example() {
-	dev := yubihsmsim.New(yubihsmsim.Config{})
+	dev := yubihsmsim.New(yubihsmsim.Config{Time: yubihsmsim.Accounted})
 	srv, err := yubihsmsim.NewServer(dev) // a connector on 127.0.0.1
 	if err != nil {
 		log.Fatal(err)
@@ -20,16 +24,16 @@ func Example() {
 	defer srv.Close()
 
 	ctx := context.Background()
-	c, err := yubihsm.Open(ctx, yubihsm.Config{URL: srv.URL(), Password: []byte("password")})
+	store, err := yubihsm.OpenStore(ctx, yubihsm.Config{Connector: srv.URL(), Secret: signer.SecretBytes([]byte("password"))})
 	if err != nil {
 		log.Fatal(err)
 	}
-	defer c.Close()
-	ki, err := c.GenerateKey(ctx, signer.ECDSAP256, "tls")
+	defer store.Close()
+	ki, err := store.GenerateKey(ctx, signer.ECDSAP256, "tls")
 	if err != nil {
 		log.Fatal(err)
 	}
-	k, err := c.Key(ctx, ki.Ref())
+	k, err := signer.Open(ctx, "yubihsm:connector="+srv.URL()+";id="+ki.ID+"?pin-value=password")
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -40,12 +44,25 @@ func Example() {
 	_, err = k.SignContext(ctx, []byte("hello"))
 	fmt.Println("unplugged:", errors.Is(err, signer.ErrDisconnected))
 	dev.Clear(yubihsmsim.FaultUnplugged)
-	sig, err := k.SignContext(ctx, []byte("hello"))
+	digest := sha256.Sum256([]byte("hello"))
+	sig, err := k.Sign(rand.Reader, digest[:], crypto.SHA256) // ASN.1 DER, as crypto.Signer gives it
 	if err != nil {
 		log.Fatal(err)
 	}
-	fmt.Println("back, verified:", ki.Algorithm.Verify(k.Public(), []byte("hello"), sig) == nil)
+	fmt.Println("back, verified:", ecdsa.VerifyASN1(k.Public().(*ecdsa.PublicKey), digest[:], sig))
+
+	// Refusals carry the device's error code.
+	_, err = store.OpenKey(ctx, signer.KeyRef{ID: "0001"})
+	fmt.Println("no key:", errors.Is(err, signer.ErrKeyNotFound))
+	if err := store.DeleteKey(ctx, signer.KeyRef{Label: "tls"}); err != nil {
+		log.Fatal(err)
+	}
+	_, err = k.SignContext(ctx, []byte("hello"))
+	var de *yubihsm.DeviceError
+	fmt.Println("deleted:", errors.As(err, &de) && de.Code == yubihsm.CodeObjectNotFound)
 	// Output:
 	// unplugged: true
 	// back, verified: true
+	// no key: true
+	// deleted: true
 }

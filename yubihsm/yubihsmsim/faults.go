@@ -9,24 +9,23 @@ import (
 // Fault is a failure the simulator can be told to show.
 type Fault uint8
 
-// The faults. The device lock is taken before the fault lock, never the
-// other way round. Connector down and back is Server.Down and Server.Up;
-// expired sessions are ExpireSessions or a Manual clock moved past
+// The faults. Connector down and back is Server.Down and Server.Up;
+// expired sessions are ExpireSessions, or a Config.Clock moved past
 // IdleTimeout; a full device is 16 sessions opened by other clients.
 const (
-	// FaultUnplugged: the device is gone. The connector answers API
-	// requests with HTTP 500 and its status with status=NO_DEVICE.
+	// FaultUnplugged takes the device away: the connector answers API
+	// requests with HTTP 500 and its status with status=NO_DEVICE, and the
+	// device's sessions are lost.
 	FaultUnplugged Fault = iota + 1
-	// FaultHang: the device stops answering. Requests wait until the fault
-	// is cleared or they are abandoned.
+	// FaultHang makes the device stop answering: requests wait until the
+	// fault is cleared or they are abandoned.
 	FaultHang
-	// FaultCorruptMAC: the R-MAC of a session response is damaged on the
-	// way back (the device has executed the command).
+	// FaultCorruptMAC damages the R-MAC of a session response on the way
+	// back, after the device has executed the command.
 	FaultCorruptMAC
-	// FaultGarble: a response is replaced by random bytes of the same
-	// length.
+	// FaultGarble replaces a response by random bytes of the same length.
 	FaultGarble
-	// FaultWrongLength: a response's length field is one more than its
+	// FaultWrongLength makes a response's length field one more than its
 	// payload.
 	FaultWrongLength
 )

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/signerkit/signerkit/internal/scp03"
+	"github.com/signerkit/signerkit/yubihsm"
 )
 
 // The commands run inside a session, on the device's objects.
@@ -32,18 +33,18 @@ func (d *Device) inner(s *session, f scp03.Frame) ([]byte, time.Duration) {
 		return okFrame(CmdDeviceInfo, d.deviceInfo()), 0
 	case CmdCloseSession:
 		if len(p) != 0 {
-			return errFrame(ErrWrongLength), 0
+			return errFrame(yubihsm.CodeWrongLength), 0
 		}
 		return okFrame(CmdCloseSession, nil), 0
 	case CmdPutAsymmetricKey, CmdGenerateAsymKey:
 		return d.storeKey(s, f.Cmd, p), 0
 	case CmdGetPublicKey:
 		if len(p) != 2 && len(p) != 3 {
-			return errFrame(ErrWrongLength), 0
+			return errFrame(yubihsm.CodeWrongLength), 0
 		}
 		o := d.objects[objKey{TypeAsymmetric, binary.BigEndian.Uint16(p)}]
 		if o == nil || !visible(s, o) {
-			return errFrame(ErrObjectNotFound), 0
+			return errFrame(yubihsm.CodeObjectNotFound), 0
 		}
 		return okFrame(CmdGetPublicKey, append([]byte{o.alg}, publicBytes(o)...)), 0
 	case CmdSignEdDSA, CmdSignECDSA:
@@ -52,33 +53,33 @@ func (d *Device) inner(s *session, f scp03.Frame) ([]byte, time.Duration) {
 		return d.list(s, p), 0
 	case CmdGetObjectInfo:
 		if len(p) != 3 {
-			return errFrame(ErrWrongLength), 0
+			return errFrame(yubihsm.CodeWrongLength), 0
 		}
 		o := d.objects[objKey{p[2], binary.BigEndian.Uint16(p)}]
 		if o == nil || !visible(s, o) {
-			return errFrame(ErrObjectNotFound), 0
+			return errFrame(yubihsm.CodeObjectNotFound), 0
 		}
 		return okFrame(CmdGetObjectInfo, objectInfo(o)), 0
 	case CmdDeleteObject:
 		if len(p) != 3 {
-			return errFrame(ErrWrongLength), 0
+			return errFrame(yubihsm.CodeWrongLength), 0
 		}
 		k := objKey{p[2], binary.BigEndian.Uint16(p)}
 		o := d.objects[k]
 		if o == nil || !visible(s, o) {
-			return errFrame(ErrObjectNotFound), 0
+			return errFrame(yubihsm.CodeObjectNotFound), 0
 		}
 		need := CapDeleteAsymmetric
 		if o.typ == TypeAuthKey {
 			need = CapDeleteAuthKey
 		}
 		if s.auth.caps&need == 0 {
-			return errFrame(ErrPermission), 0
+			return errFrame(yubihsm.CodeInsufficientPermissions), 0
 		}
 		delete(d.objects, k)
 		return okFrame(CmdDeleteObject, nil), 0
 	}
-	return errFrame(ErrInvalidCommand), 0
+	return errFrame(yubihsm.CodeInvalidCommand), 0
 }
 
 func publicBytes(o *object) []byte {
@@ -117,14 +118,14 @@ func keySize(o *object) uint16 {
 func (d *Device) storeKey(s *session, cmd byte, p []byte) []byte {
 	const hdr = 2 + 40 + 2 + 8 + 1
 	if len(p) < hdr {
-		return errFrame(ErrWrongLength)
+		return errFrame(yubihsm.CodeWrongLength)
 	}
 	need := CapGenerateAsym
 	if cmd == CmdPutAsymmetricKey {
 		need = CapPutAsymmetric
 	}
 	if s.auth.caps&need == 0 {
-		return errFrame(ErrPermission)
+		return errFrame(yubihsm.CodeInsufficientPermissions)
 	}
 	o := &object{typ: TypeAsymmetric, id: binary.BigEndian.Uint16(p), origin: 1}
 	copy(o.label[:], p[2:42])
@@ -133,17 +134,17 @@ func (d *Device) storeKey(s *session, cmd byte, p []byte) []byte {
 	o.alg = p[52]
 	key := p[hdr:]
 	if o.domains == 0 || o.domains&^s.auth.domains != 0 || o.caps&^s.auth.delegated != 0 {
-		return errFrame(ErrPermission)
+		return errFrame(yubihsm.CodeInsufficientPermissions)
 	}
 	if cmd == CmdGenerateAsymKey && len(key) != 0 {
-		return errFrame(ErrWrongLength)
+		return errFrame(yubihsm.CodeWrongLength)
 	}
 	var err error
 	switch o.alg {
 	case AlgEd25519:
 		if cmd == CmdPutAsymmetricKey {
 			if len(key) != ed25519.SeedSize {
-				return errFrame(ErrWrongLength)
+				return errFrame(yubihsm.CodeWrongLength)
 			}
 			o.ed = ed25519.NewKeyFromSeed(key)
 		} else {
@@ -152,28 +153,28 @@ func (d *Device) storeKey(s *session, cmd byte, p []byte) []byte {
 	case AlgP256:
 		if cmd == CmdPutAsymmetricKey {
 			if len(key) != 32 {
-				return errFrame(ErrWrongLength)
+				return errFrame(yubihsm.CodeWrongLength)
 			}
 			o.ec, err = p256FromScalar(key)
 		} else {
 			o.ec, err = ecdsa.GenerateKey(elliptic.P256(), d.rand)
 		}
 	default:
-		return errFrame(ErrInvalidData)
+		return errFrame(yubihsm.CodeInvalidData)
 	}
 	if err != nil {
-		return errFrame(ErrInvalidData)
+		return errFrame(yubihsm.CodeInvalidData)
 	}
 	if cmd == CmdPutAsymmetricKey {
 		o.origin = 2
 	}
 	if o.id == 0 {
 		if o.id = d.freeID(); o.id == 0 {
-			return errFrame(ErrInvalidData)
+			return errFrame(yubihsm.CodeInvalidData)
 		}
 	}
 	if d.objects[objKey{TypeAsymmetric, o.id}] != nil {
-		return errFrame(ErrObjectExists)
+		return errFrame(yubihsm.CodeObjectExists)
 	}
 	d.objects[objKey{TypeAsymmetric, o.id}] = o
 	return okFrame(cmd, binary.BigEndian.AppendUint16(nil, o.id))
@@ -202,36 +203,36 @@ func (d *Device) freeID() uint16 {
 
 func (d *Device) sign(s *session, cmd byte, p []byte) ([]byte, time.Duration) {
 	if len(p) < 2 {
-		return errFrame(ErrWrongLength), 0
+		return errFrame(yubihsm.CodeWrongLength), 0
 	}
 	o := d.objects[objKey{TypeAsymmetric, binary.BigEndian.Uint16(p)}]
 	if o == nil || !visible(s, o) {
-		return errFrame(ErrObjectNotFound), 0
+		return errFrame(yubihsm.CodeObjectNotFound), 0
 	}
 	data := p[2:]
 	switch cmd {
 	case CmdSignEdDSA:
 		if o.ed == nil {
-			return errFrame(ErrInvalidCommand), 0
+			return errFrame(yubihsm.CodeInvalidCommand), 0
 		}
 		if o.caps&CapSignEdDSA == 0 || s.auth.caps&CapSignEdDSA == 0 {
-			return errFrame(ErrPermission), 0
+			return errFrame(yubihsm.CodeInsufficientPermissions), 0
 		}
 		d.stats.Signs++
 		return okFrame(cmd, ed25519.Sign(o.ed, data)), d.profile.EdDSATime(len(data))
 	default:
 		if o.ec == nil {
-			return errFrame(ErrInvalidCommand), 0
+			return errFrame(yubihsm.CodeInvalidCommand), 0
 		}
 		if o.caps&CapSignECDSA == 0 || s.auth.caps&CapSignECDSA == 0 {
-			return errFrame(ErrPermission), 0
+			return errFrame(yubihsm.CodeInsufficientPermissions), 0
 		}
 		if len(data) == 0 || len(data) > 64 {
-			return errFrame(ErrWrongLength), 0
+			return errFrame(yubihsm.CodeWrongLength), 0
 		}
 		sig, err := ecdsa.SignASN1(rand.Reader, o.ec, data)
 		if err != nil {
-			return errFrame(ErrInvalidData), 0
+			return errFrame(yubihsm.CodeInvalidData), 0
 		}
 		d.stats.Signs++
 		return okFrame(cmd, sig), d.profile.ECDSAP256
@@ -255,10 +256,10 @@ func (d *Device) list(s *session, p []byte) []byte {
 		tag, rest := p[0], p[1:]
 		n := listFilterLen[tag]
 		if n == 0 {
-			return errFrame(ErrInvalidData)
+			return errFrame(yubihsm.CodeInvalidData)
 		}
 		if len(rest) < n {
-			return errFrame(ErrWrongLength)
+			return errFrame(yubihsm.CodeWrongLength)
 		}
 		v := rest[:n]
 		switch tag {

@@ -10,7 +10,8 @@ import (
 // time.
 type Profile struct {
 	// Name names the profile and its source; it travels in the
-	// simtime.Header and ends up in signer.StageInfo.Profile.
+	// X-Signerkit-Modeled response header and ends up in
+	// signer.StageInfo.Profile.
 	Name string
 	// EdDSA is the Sign EdDSA time at message sizes in bytes, in rising
 	// order; sizes between points are interpolated linearly and sizes
@@ -22,7 +23,9 @@ type Profile struct {
 
 // Point is one measured figure of a Profile.
 type Point struct {
+	// Size is the message size in bytes.
 	Size int
+	// Time is how long the device takes to sign a message of Size bytes.
 	Time time.Duration
 }
 

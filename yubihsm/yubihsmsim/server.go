@@ -25,7 +25,7 @@ const ConnectorVersion = "3.0.4"
 // 3139 bytes and answers 200 with the response frame (400 for a body out
 // of range, 405 for another method, 500 when the device is unplugged);
 // GET /connector/status answers the connector's text/plain status. Modeled
-// device time travels back in the simtime.Header response header.
+// device time travels back in the X-Signerkit-Modeled response header.
 func (d *Device) Handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("/connector/api", d.serveAPI)
