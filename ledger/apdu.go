@@ -7,7 +7,7 @@ import (
 	"github.com/signerkit/signerkit/signer"
 )
 
-// The validator app's class and instructions (protocols.md A.2, A.3).
+// The validator app's class and instructions (docs/protocols.md A.2, A.3).
 const (
 	CLA             = 0x56
 	INSGetVersion   = 0x00
@@ -21,7 +21,7 @@ const (
 	versionReplyLen = 4
 )
 
-// Status words the validator app and the device OS return (protocols.md
+// Status words the validator app and the device OS return (docs/protocols.md
 // A.4).
 const (
 	SWOK                     = 0x9000

@@ -28,13 +28,13 @@
 //
 // # The validator app
 //
-// A Signer speaks the app's three instructions (protocols.md A.3):
+// A Signer speaks the app's three instructions (docs/protocols.md A.3):
 // GET_VERSION, checked against Config.MinVersion at open; PUBLIC_KEY_ED25519,
 // read at open so Public never does I/O; and SIGN_ED25519, with the message
 // split into Config.ChunkSize chunks (1–250, default 250), P1 the chunk's
 // index from 1 and P2 the number of chunks. The app signs only well-formed
 // tm2 sign bytes (a one-byte length prefix, so at most 128 bytes upstream)
-// whose height, round and step move forward (protocols.md A.5, A.6). The
+// whose height, round and step move forward (docs/protocols.md A.5, A.6). The
 // first sign after the app starts waits for the user to confirm it on the
 // device, for as long as the caller's context allows. Every signature is
 // verified under the public key before it is returned.
@@ -46,14 +46,14 @@
 //
 //   - HIDDialer, the default: our HID transport, HIDTransport, which
 //     frames APDUs into 64-byte reports (channel 0x0101, tag 0x05,
-//     sequence, length; protocols.md A.8) over github.com/zondax/hid,
+//     sequence, length; docs/protocols.md A.8) over github.com/zondax/hid,
 //     opened by path or as the first device with Ledger's vendor id
 //     0x2c97. It never sleeps: before each exchange it drains reports left
 //     from an earlier one without waiting, it discards reports whose
 //     channel, tag or sequence do not fit, and its reads end when the
 //     context does. It needs cgo; a pure-Go build's HIDDialer returns an
 //     error wrapping signer.ErrUnsupported.
-//   - SpeculosDialer: Speculos's raw APDU TCP server (protocols.md A.10).
+//   - SpeculosDialer: Speculos's raw APDU TCP server (docs/protocols.md A.10).
 //   - any HIDDevice through NewHIDTransport, and ledgersim's faces.
 //   - package ledgergo: zondax/ledger-go's own LedgerDeviceHID, for users
 //     who want the upstream transport and to measure its stall. It lives
@@ -107,7 +107,7 @@
 //     outside the library.
 //   - The app does not check Lc, does not check that P1 rises, and parses
 //     only a one-byte length prefix: messages of 129 bytes and more come
-//     back as parse error 7 (protocols.md A.5). The client sends messages
+//     back as parse error 7 (docs/protocols.md A.5). The client sends messages
 //     as they are; a long chain id or a proposal at round > 0 on a long
 //     chain is refused by the app, not by us.
 //

@@ -10,7 +10,7 @@ import (
 	"github.com/signerkit/signerkit/signer"
 )
 
-// HID framing of APDUs (protocols.md A.8): 64-byte reports, each starting
+// HID framing of APDUs (docs/protocols.md A.8): 64-byte reports, each starting
 // with the channel (0x0101), the tag 0x05 and a sequence number; the first
 // also carries the APDU's length.
 const (
@@ -20,7 +20,7 @@ const (
 	firstData  = ReportSize - 7
 	nextData   = ReportSize - 5
 	// maxResponse is the longest APDU response: 258 data bytes and the
-	// status word (protocols.md A.2).
+	// status word (docs/protocols.md A.2).
 	maxResponse = 260
 )
 

@@ -36,7 +36,7 @@ func HIDDialer(path string) Dialer {
 }
 
 // isLedger picks the APDU interface of a Ledger as ledger-go does
-// (protocols.md A.8): usage page 0xffa0, or interface 0 of a known
+// (docs/protocols.md A.8): usage page 0xffa0, or interface 0 of a known
 // product (Nano S, X, S Plus, Stax, Flex).
 func isLedger(d hid.DeviceInfo) bool {
 	if d.VendorID != VendorID {

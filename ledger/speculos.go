@@ -15,11 +15,11 @@ import (
 )
 
 // maxSpeculosReply bounds the length a Speculos reply may announce: an APDU
-// response carries at most 258 data bytes (protocols.md A.2).
+// response carries at most 258 data bytes (docs/protocols.md A.2).
 const maxSpeculosReply = 258
 
 // SpeculosDialer returns a Dialer for Speculos's raw APDU server
-// (LedgerHQ/speculos, default 127.0.0.1:9999; protocols.md A.10): each
+// (LedgerHQ/speculos, default 127.0.0.1:9999; docs/protocols.md A.10): each
 // command goes as u32be(len) || apdu, each reply comes back as
 // u32be(len(data)) || data || SW1 SW2.
 func SpeculosDialer(addr string) Dialer {

@@ -151,7 +151,7 @@
 // happen, and the key's handle looked up again after a login), and
 // StageDevice, C_SignInit and C_Sign; counters round-trips
 // (PKCS#11 calls: 2 a sign) and retries. Both stages are measured; nothing is
-// modeled. On SoftHSM2, latency-profiles.md ("SoftHSM2 via PKCS#11") gives
+// modeled. On SoftHSM2, docs/latency-profiles.md ("SoftHSM2 via PKCS#11") gives
 // Ed25519 0.22 ms, P-256 0.06–0.1 ms, RSA-2048 1.2 ms, RSA-4096 6.0 ms a
 // sign and ~0.95 ms to open a session and log in, which is what the
 // session stage costs on a sign that has to.

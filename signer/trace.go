@@ -98,7 +98,7 @@ type StageInfo struct {
 	// inside; zero means StageTransport, where simulators sit.
 	Within Stage
 	// Profile names the latency profile a Modeled duration comes from and
-	// that profile's source, e.g. "nanosplus (latency-profiles.md §1)".
+	// that profile's source, e.g. "nanosplus (docs/latency-profiles.md §1)".
 	Profile string
 }
 

@@ -57,7 +57,7 @@ func TestTraceReportsSourceAndProfile(t *testing.T) {
 		t.Fatal("Start with a hook returned the zero time")
 	}
 	tr.Measured(signer.StageTransport, start)
-	tr.Modeled(signer.StageDevice, 526*time.Millisecond, true, "nanosplus (latency-profiles.md §1)")
+	tr.Modeled(signer.StageDevice, 526*time.Millisecond, true, "nanosplus (docs/latency-profiles.md §1)")
 	tr.Measured(signer.StageSign, time.Time{}) // a zero start is ignored
 	if len(got) != 2 {
 		t.Fatalf("got %d reports, want 2: %+v", len(got), got)
@@ -65,7 +65,7 @@ func TestTraceReportsSourceAndProfile(t *testing.T) {
 	if got[0].Source != signer.Measured || got[0].Duration < 0 || got[0].Slept || got[0].Profile != "" {
 		t.Errorf("measured report = %+v", got[0])
 	}
-	if got[1] != (signer.StageInfo{Stage: signer.StageDevice, Duration: 526 * time.Millisecond, Source: signer.Modeled, Slept: true, Profile: "nanosplus (latency-profiles.md §1)"}) {
+	if got[1] != (signer.StageInfo{Stage: signer.StageDevice, Duration: 526 * time.Millisecond, Source: signer.Modeled, Slept: true, Profile: "nanosplus (docs/latency-profiles.md §1)"}) {
 		t.Errorf("modeled report = %+v", got[1])
 	}
 }
@@ -96,7 +96,7 @@ func TestNames(t *testing.T) {
 func TestCollectorSums(t *testing.T) {
 	c := signer.NewCollector()
 	tr := signer.ContextTrace(c.WithContext(context.Background()))
-	const prof = "nanosplus (latency-profiles.md §1)"
+	const prof = "nanosplus (docs/latency-profiles.md §1)"
 	// One Ledger-like sign through a simulator that sleeps the wire time
 	// and only accounts the device time.
 	tr.MeasuredDuration(signer.StageTransport, 5*time.Millisecond) // contains 3 ms slept

@@ -57,7 +57,7 @@ type Config struct {
 	AuthKeyID uint16
 	// Secret returns the authentication key's password. Open and
 	// OpenStore call it once, derive the session key from what it returns
-	// (PBKDF2, protocols.md B.3), wipe the returned slice and keep only
+	// (PBKDF2, docs/protocols.md B.3), wipe the returned slice and keep only
 	// the derived key. It is required.
 	Secret signer.Secret
 	// Key says which key Open opens: by object id (hex, as KeyInfo.ID),

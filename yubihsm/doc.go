@@ -1,6 +1,6 @@
 // Package yubihsm signs with Ed25519 and ECDSA P-256 keys held in a
 // YubiHSM 2, reached through Yubico's yubihsm-connector over its HTTP API
-// (POST /connector/api, GET /connector/status; protocols.md B.6).
+// (POST /connector/api, GET /connector/status; docs/protocols.md B.6).
 //
 // Like every signerkit backend it has a Config, Open, OpenStore and
 // ParseURI, and registers a URI scheme with the signer package (see "One
@@ -67,7 +67,7 @@
 //
 // # Sessions and concurrency
 //
-// Every command runs inside an SCP03 session (protocols.md B.4). The
+// Every command runs inside an SCP03 session (docs/protocols.md B.4). The
 // password is turned into the authentication key once, by Open or
 // OpenStore (PBKDF2, B.3), which call Config.Secret for it and wipe what it
 // returns; the password itself is not kept, and the derived key is wiped
@@ -126,7 +126,7 @@
 // # github.com/certusone/yubihsm-go
 //
 // The package uses yubihsm-go v0.3.0 for command encoding and its SCP03
-// SecureChannel, and replaces the rest. Its defects (protocols.md B.7) and
+// SecureChannel, and replaces the rest. Its defects (docs/protocols.md B.7) and
 // how they are worked around:
 //   - its HTTPConnector uses http.DefaultClient, without timeouts: we pass
 //     the SecureChannel a connector of our own over an HTTP client with
@@ -169,5 +169,5 @@
 // sets the password of auth key 1, "password" by default). The
 // benchmark rows backend=yubihsm-ed25519 and backend=yubihsm-p256 use the
 // simulator, whose device times come from Yubico's published figures
-// (latency-profiles.md §2).
+// (docs/latency-profiles.md §2).
 package yubihsm

@@ -10,7 +10,7 @@ import (
 	"github.com/signerkit/signerkit/signer"
 )
 
-// ErrorCode is an error code the device answers with (protocols.md B.1),
+// ErrorCode is an error code the device answers with (docs/protocols.md B.1),
 // in an error frame (0x7f) instead of a command's response.
 type ErrorCode uint8
 

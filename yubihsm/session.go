@@ -307,7 +307,7 @@ func (p *pool) closeSession(s *session) {
 }
 
 // keepAlive pings idle sessions with Echo so the device does not expire
-// them (protocols.md B.5: 30 s of inactivity).
+// them (docs/protocols.md B.5: 30 s of inactivity).
 func (p *pool) keepAlive(every time.Duration) {
 	defer p.wg.Done()
 	t := time.NewTicker(every)

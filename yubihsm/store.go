@@ -67,7 +67,7 @@ func (s *Store) GenerateKey(ctx context.Context, alg signer.Algorithm, label str
 		return signer.KeyInfo{}, &protocolError{fmt.Sprintf("generate: response %T", resp)}
 	}
 	// yubihsm-go misreads the new id: it returns (low byte << 8) | 0x80
-	// (protocols.md B.7). Find the key by its label and check the byte
+	// (docs/protocols.md B.7). Find the key by its label and check the byte
 	// that survived.
 	keys, err := s.find(ctx, signer.KeyRef{Label: label})
 	if err != nil {

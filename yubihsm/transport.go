@@ -18,7 +18,7 @@ import (
 	"github.com/signerkit/signerkit/signer"
 )
 
-// transport talks to a yubihsm-connector over HTTP (protocols.md B.6).
+// transport talks to a yubihsm-connector over HTTP (docs/protocols.md B.6).
 type transport struct {
 	base, api, status string
 	client            *http.Client
@@ -198,7 +198,7 @@ func (e *protocolError) Unwrap() error { return signer.ErrProtocol }
 
 // checkResponse validates a response frame to a command with code cmd
 // before yubihsm-go's parser sees it: that parser panics on short session
-// messages and device info (protocols.md B.7). An error frame becomes a
+// messages and device info (docs/protocols.md B.7). An error frame becomes a
 // *DeviceError.
 func checkResponse(cmd byte, b []byte) error {
 	f, err := scp03.ParseFrame(b)
@@ -265,7 +265,7 @@ func (c *conn) Request(cmd *commands.CommandMessage) ([]byte, error) {
 		return nil, err
 	}
 	// yubihsm-go does not compare the session id of a response with its
-	// own (protocols.md B.7); a response for another session must not be
+	// own (docs/protocols.md B.7); a response for another session must not be
 	// taken for ours.
 	if frame[0] == byte(commands.CommandTypeSessionMessage) && c.sidOK && resp[3] != c.sid {
 		return nil, &protocolError{fmt.Sprintf("response for session %d on session %d", resp[3], c.sid)}

@@ -11,7 +11,7 @@ import (
 	"golang.org/x/crypto/bcrypt"
 )
 
-// Known answers from protocols.md C.5, checked there against gno's own
+// Known answers from docs/protocols.md C.5, checked there against gno's own
 // salted bcrypt. The second is the one check at cost 12, gnokey's.
 func TestKnownAnswers(t *testing.T) {
 	salt := []byte{0xa0, 0xa1, 0xa2, 0xa3, 0xa4, 0xa5, 0xa6, 0xa7, 0xa8, 0xa9, 0xaa, 0xab, 0xac, 0xad, 0xae, 0xaf}

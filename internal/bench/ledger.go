@@ -14,7 +14,7 @@ import (
 )
 
 // The Ledger rows. Without SIGNERKIT_LEDGER they run against ledgersim's
-// Nano S Plus (latency-profiles.md §1), time accounted unless
+// Nano S Plus (docs/latency-profiles.md §1), time accounted unless
 // SIGNERKIT_SIM=realtime:
 //
 //   - ledger-hid: our HID framing (ledger.HIDTransport) over the

@@ -14,7 +14,7 @@ func init() {
 	for _, alg := range []signer.Algorithm{signer.Ed25519, signer.ECDSAP256} {
 		// A simulated YubiHSM 2 behind a loopback connector: SCP03 and
 		// HTTP are real and measured; device time is modeled from
-		// latency-profiles.md §2 (accounted, or slept with
+		// docs/latency-profiles.md §2 (accounted, or slept with
 		// SIGNERKIT_SIM=realtime).
 		Register(Backend{Name: "yubihsm-" + alg.String(), Algorithm: alg, Open: openYubiHSMSim(alg), Traced: true, Validator: alg == signer.Ed25519, Payloads: yubihsmPayloads,
 			Stages: []signer.Stage{signer.StageSession}})

@@ -24,7 +24,7 @@ func backend(t *testing.T, name string) bench.Backend {
 }
 
 // TestFidelity checks that the report, run on the simulated devices,
-// reproduces the latency analysis' table (latency-profiles.md §1–2) and
+// reproduces the latency analysis' table (docs/latency-profiles.md §1–2) and
 // that each row's stages add up to its end-to-end figure within 2 %.
 func TestFidelity(t *testing.T) {
 	if testing.Short() {

@@ -175,7 +175,7 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 	}
 
 	if profiles := r.profiles(); len(profiles) > 0 {
-		p("\n## Profiles\n\nModeled time comes from these latency profiles, named after `modeled:` in the tables; each names the section of `latency-profiles.md` (the shared reference docs) its figures come from:\n\n")
+		p("\n## Profiles\n\nModeled time comes from these latency profiles, named after `modeled:` in the tables; each names the section of [docs/latency-profiles.md](../latency-profiles.md) its figures come from:\n\n")
 		for _, pr := range profiles {
 			p("- %s\n", mdEscape(pr))
 		}

@@ -252,7 +252,7 @@ func FuzzParseBench(f *testing.F) {
 
 func TestStageListNamesProfiles(t *testing.T) {
 	row := Row{E2E: Dist{Avg: 530.1}, Stages: []Stage{
-		{Name: "device", Ms: 526, ModeledMs: 526, Profile: "nanosplus (latency-profiles.md §1)"},
+		{Name: "device", Ms: 526, ModeledMs: 526, Profile: "nanosplus (docs/latency-profiles.md §1)"},
 		{Name: "transport", Ms: 0.1},
 		{Name: "wire", Ms: 4, ModeledMs: 4},
 	}}
@@ -265,7 +265,7 @@ func TestStageListNamesProfiles(t *testing.T) {
 	if err := rep.WriteMarkdown(&b); err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(b.String(), "- nanosplus (latency-profiles.md §1)") {
+	if !strings.Contains(b.String(), "- nanosplus (docs/latency-profiles.md §1)") {
 		t.Error("the profile and its source are not listed under Profiles")
 	}
 }

@@ -1,5 +1,5 @@
 // Package scp03 is the YubiHSM 2's flavour of GlobalPlatform SCP03
-// (protocols.md B.3, B.4) and its frame format (B.1): the PBKDF2
+// (docs/protocols.md B.3, B.4) and its frame format (B.1): the PBKDF2
 // authentication key, the SP 800-108 KDF over AES-CMAC, the cryptograms,
 // the MAC chain, the counter IV and ISO/IEC 7816-4 padding. The simulated
 // device in yubihsm/yubihsmsim is built on all of it; the yubihsm client,

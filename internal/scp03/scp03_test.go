@@ -41,7 +41,7 @@ func TestCMACRFC4493(t *testing.T) {
 	}
 }
 
-// TestKAT checks every value of protocols.md B.3 and B.4.
+// TestKAT checks every value of docs/protocols.md B.3 and B.4.
 func TestKAT(t *testing.T) {
 	enc, mac := AuthKey([]byte("password"))
 	if hex.EncodeToString(enc[:]) != "090b47dbed595654901dee1cc655e420" || hex.EncodeToString(mac[:]) != "592fd483f759e29909a04c4505d2ce0a" {

@@ -66,7 +66,7 @@ func TestManual(t *testing.T) {
 
 func TestHeaderRoundTrip(t *testing.T) {
 	in := []signer.StageInfo{
-		{Stage: signer.StageDevice, Duration: 131 * time.Millisecond, Source: signer.Modeled, Profile: "yubihsm2 (latency-profiles.md §2)"},
+		{Stage: signer.StageDevice, Duration: 131 * time.Millisecond, Source: signer.Modeled, Profile: "yubihsm2 (docs/latency-profiles.md §2)"},
 		{Stage: signer.StageWire, Duration: 3 * time.Millisecond, Source: signer.Modeled, Slept: true},
 	}
 	out, err := Decode(Encode(in))

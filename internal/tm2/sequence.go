@@ -6,7 +6,7 @@ import (
 )
 
 // Kind is one of the messages a validator signs, with the shape the
-// reference sizes of protocols.md A.5 are given for.
+// reference sizes of docs/protocols.md A.5 are given for.
 type Kind uint8
 
 // The kinds of message, with their size on chain "test11".
@@ -64,7 +64,7 @@ func KindOfSize(size int) (Kind, bool) {
 
 // Heights hands out sign bytes at strictly rising heights, as a validator
 // would sign them, so that a device enforcing the double-sign rules of
-// protocols.md A.6 signs every one. It is safe for concurrent use; the
+// docs/protocols.md A.6 signs every one. It is safe for concurrent use; the
 // device sees rising heights only if calls reach it in the order Next
 // returned them.
 type Heights struct {

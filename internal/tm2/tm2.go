@@ -1,12 +1,12 @@
 // Package tm2 builds the sign bytes a gno (tm2) validator hands its signer:
 // uvarint-length-prefixed CanonicalVote and CanonicalProposal, encoded the
-// way amino.MarshalSized does (protocols.md A.5). The builder exists so that
+// way amino.MarshalSized does (docs/protocols.md A.5). The builder exists so that
 // tests and benchmarks of the Ledger validator app, which parses what it
 // signs and refuses anything out of order, have real messages at rising
 // heights; it is not a general amino encoder.
 //
 // With chain id "test11", 32-byte hashes, one part and a 2026 timestamp the
-// sizes are those of protocols.md A.5: prevote (round 0) 108 bytes,
+// sizes are those of docs/protocols.md A.5: prevote (round 0) 108 bytes,
 // precommit (round 1) 117, proposal (round 1, POLRound −1) 128, and a nil
 // prevote (no block id, round 0) 34.
 package tm2
@@ -40,13 +40,13 @@ func (b BlockID) IsZero() bool {
 	return len(b.Hash) == 0 && b.PartsTotal == 0 && len(b.PartsHash) == 0
 }
 
-// SampleBlockID is the block id of protocols.md A.5's example: hash 0x22×32,
+// SampleBlockID is the block id of docs/protocols.md A.5's example: hash 0x22×32,
 // one part, part-set hash 0x11×32.
 func SampleBlockID() BlockID {
 	return BlockID{Hash: bytes.Repeat([]byte{0x22}, 32), PartsTotal: 1, PartsHash: bytes.Repeat([]byte{0x11}, 32)}
 }
 
-// SampleTime is the timestamp of protocols.md A.5's example,
+// SampleTime is the timestamp of docs/protocols.md A.5's example,
 // 2026-05-01T12:00:00.999999999Z, whose seconds and nanoseconds both take
 // five varint bytes.
 var SampleTime = time.Unix(1777636800, 999999999).UTC()

@@ -7,7 +7,7 @@ import (
 	"testing"
 )
 
-// The example of protocols.md A.5: prevote H=123456 R=0 on test11.
+// The example of docs/protocols.md A.5: prevote H=123456 R=0 on test11.
 func TestPrevoteKnownAnswer(t *testing.T) {
 	want := "6b" + "0801" + "1140e2010000000000" + "2248" + "0a20" + strings.Repeat("22", 32) +
 		"1224" + "0801" + "1220" + strings.Repeat("11", 32) +
@@ -18,7 +18,7 @@ func TestPrevoteKnownAnswer(t *testing.T) {
 	}
 }
 
-// Sizes from protocols.md A.5 (checked there against gno master).
+// Sizes from docs/protocols.md A.5 (checked there against gno master).
 func TestSizes(t *testing.T) {
 	id, ts := SampleBlockID(), SampleTime
 	for _, tc := range []struct {

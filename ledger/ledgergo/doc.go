@@ -17,7 +17,7 @@
 //
 // # Upstream defects worked around
 //
-// zondax/ledger-go v1.0.1 (protocols.md A.8):
+// zondax/ledger-go v1.0.1 (docs/protocols.md A.8):
 //   - LedgerDeviceHID.Exchange sleeps 50 ms before every APDU (drainRead).
 //     That is what this transport shows; package ledger's HIDTransport does
 //     not sleep.

@@ -74,7 +74,7 @@ func pattern(n, mul int) []byte {
 // ledger.HIDTransport frames commands of every length as zondax/ledger-go
 // does (WrapCommandAPDU), byte for byte, and ledger-go unwraps them to the
 // command; it reads replies of every length that ledger-go frames
-// (protocols.md A.8).
+// (docs/protocols.md A.8).
 func TestFramingMatchesLedgerGo(t *testing.T) {
 	ok := []byte{0x90, 0x00}
 	theirOK, err := ledger_go.WrapCommandAPDU(ledger.Channel, ok, ledger.ReportSize)

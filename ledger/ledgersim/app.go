@@ -41,7 +41,7 @@ type Config struct {
 	Raw bool
 	// LongPrefix accepts sign bytes with a length prefix of more than one
 	// byte (129 bytes and up), which the upstream app refuses with parse
-	// error 7 (protocols.md A.5); whether gnoverse's fork does is unknown.
+	// error 7 (docs/protocols.md A.5); whether gnoverse's fork does is unknown.
 	LongPrefix bool
 	// Confirm and ConfirmDelay say how the user answers the first sign
 	// after the app starts; the delay is modeled time (StageConfirm).
@@ -69,7 +69,7 @@ const (
 )
 
 // Device is a simulated Ledger running the Tendermint validator app
-// (protocols.md A.3–A.6). It is safe for concurrent use; like the real
+// (docs/protocols.md A.3–A.6). It is safe for concurrent use; like the real
 // device it handles one APDU at a time. Reach it through its faces:
 // Transport (APDUs), OpenHID (64-byte HID reports) and ServeSpeculos (TCP).
 type Device struct {

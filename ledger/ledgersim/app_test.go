@@ -58,7 +58,7 @@ func proposal(h, r int64) []byte {
 	return tm2.CanonicalProposal{Height: h, Round: r, POLRound: -1, BlockID: tm2.SampleBlockID(), Timestamp: tm2.SampleTime, ChainID: "test11"}.Bytes()
 }
 
-// The double-sign rules of protocols.md A.6, through the client.
+// The double-sign rules of docs/protocols.md A.6, through the client.
 func TestDoubleSignStateMachine(t *testing.T) {
 	d := ledgersim.MustNew(ledgersim.Config{Time: ledgersim.Accounted})
 	s := open(t, d.Dialer(), ledger.Config{ChunkSize: 32})

@@ -1,7 +1,7 @@
 // Package ledgersim is a simulated Ledger running the Tendermint validator
 // app, for developing and benchmarking against with no device attached, in
 // the manner of net/http/httptest. It is the app's behaviour, not a table
-// of replies (protocols.md A.3–A.6, A.11):
+// of replies (docs/protocols.md A.3–A.6, A.11):
 //
 //   - GET_VERSION (0.9.1 unless Config.Version says otherwise) and
 //     PUBLIC_KEY_ED25519 of a key from Config.Seed;
@@ -33,7 +33,7 @@
 //
 // # Latency profile
 //
-// NanoSPlus comes from latency-profiles.md §1 (Nano S Plus, firmware 1.6.0,
+// NanoSPlus comes from docs/latency-profiles.md §1 (Nano S Plus, firmware 1.6.0,
 // USB full-speed HID): 526 ms of on-device Ed25519 per sign, 1 ms per
 // 64-byte HID report each way (so a one-report command with its
 // two-report signature reply costs the ~3 ms measured), and ledger-go's 50

@@ -13,7 +13,7 @@ import (
 
 // HIDPort is the device's HID face: one open handle that moves 64-byte
 // reports, framed as BOLOS does (ledger-secure-sdk ledger_protocol.c,
-// protocols.md A.8): the device reassembles an APDU from reports tagged
+// docs/protocols.md A.8): the device reassembles an APDU from reports tagged
 // 0x05 with consecutive sequence numbers, ignores other tags, starts over
 // on a sequence it did not expect, and answers on the request's channel.
 // It implements ledger.HIDDevice, so ledger.HIDTransport runs against it.

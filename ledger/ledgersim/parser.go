@@ -6,7 +6,7 @@ import (
 	"github.com/signerkit/signerkit/ledger"
 )
 
-// The message types the validator app accepts (protocols.md A.5).
+// The message types the validator app accepts (docs/protocols.md A.5).
 const (
 	TypePrevote   = 0x01
 	TypePrecommit = 0x02
@@ -27,7 +27,7 @@ type Vote struct {
 const maxParsedSize = 10000
 
 // ParseSignBytes parses sign bytes as the validator app v0.9.1 does
-// (app-tendermint src/lib/vote_parser.c, protocols.md A.5) and returns the
+// (app-tendermint src/lib/vote_parser.c, docs/protocols.md A.5) and returns the
 // vote or the app's parse-error code. With strictPrefix, the length
 // prefix must be one byte (L + 1 == len(b)), so sign bytes of 129 bytes or
 // more are refused with code 7, as the upstream app does; without it any
@@ -106,7 +106,7 @@ fields:
 	return v, 0
 }
 
-// fsm is the app's double-sign state (protocols.md A.6), kept in RAM and
+// fsm is the app's double-sign state (docs/protocols.md A.6), kept in RAM and
 // lost when the app restarts.
 type fsm struct {
 	initialized bool

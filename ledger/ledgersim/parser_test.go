@@ -24,7 +24,7 @@ func cat(parts ...[]byte) []byte {
 	return out
 }
 
-// The parser's rules and codes, step by step (protocols.md A.5).
+// The parser's rules and codes, step by step (docs/protocols.md A.5).
 func TestParseSignBytes(t *testing.T) {
 	typ := []byte{0x08, 0x01}
 	for _, tc := range []struct {

@@ -23,24 +23,24 @@ type Profile struct {
 }
 
 // NanoSPlus is the Ledger Nano S Plus running the validator app, from
-// latency-profiles.md §1 (firmware 1.6.0, USB full-speed HID): ~526 ms of
+// docs/latency-profiles.md §1 (firmware 1.6.0, USB full-speed HID): ~526 ms of
 // on-device Ed25519 per sign; 1 ms per HID report each way, which gives
 // the ~3 ms wire round trip measured for a one-report command and its
-// two-report signature reply (protocols.md A.9); and ledger-go's 50 ms
+// two-report signature reply (docs/protocols.md A.9); and ledger-go's 50 ms
 // sleep per APDU as its own component. The 16384-byte buffer is the app's
-// (protocols.md A.4).
+// (docs/protocols.md A.4).
 var NanoSPlus = Profile{
-	Name:          "nanosplus (latency-profiles.md §1)",
+	Name:          "nanosplus (docs/latency-profiles.md §1)",
 	Sign:          526 * time.Millisecond,
 	Report:        time.Millisecond,
 	BufferSize:    16384,
 	UpstreamStall: 50 * time.Millisecond,
 }
 
-// NanoS is a Ledger Nano S: the app's 1024-byte buffer (protocols.md A.4)
+// NanoS is a Ledger Nano S: the app's 1024-byte buffer (docs/protocols.md A.4)
 // with the Nano S Plus's timings, since no Nano S figures are published.
 var NanoS = Profile{
-	Name:          "nanos (buffer: protocols.md A.4; timings: nanosplus, latency-profiles.md §1)",
+	Name:          "nanos (buffer: docs/protocols.md A.4; timings: nanosplus, docs/latency-profiles.md §1)",
 	Sign:          NanoSPlus.Sign,
 	Report:        NanoSPlus.Report,
 	BufferSize:    1024,
@@ -48,7 +48,7 @@ var NanoS = Profile{
 }
 
 // stallProfile names the source of the modeled ledger-go stall.
-const stallProfile = "ledger-go drainRead 50ms (latency-profiles.md §1, protocols.md A.8)"
+const stallProfile = "ledger-go drainRead 50ms (docs/latency-profiles.md §1, docs/protocols.md A.8)"
 
 // reportCount returns the number of 64-byte HID reports that carry an
 // n-byte APDU or response: 57 bytes in the first, 59 in each next.

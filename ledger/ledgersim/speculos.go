@@ -14,7 +14,7 @@ const maxSpeculosCommand = 260
 
 // SpeculosServer is the device's Speculos face: a TCP server on loopback
 // that speaks Speculos's raw APDU protocol (LedgerHQ/speculos
-// speculos/mcu/apdu.py, protocols.md A.10), so ledger.SpeculosDialer and
+// speculos/mcu/apdu.py, docs/protocols.md A.10), so ledger.SpeculosDialer and
 // any Ledger tool that talks to Speculos run against the simulator. Like
 // Speculos it serves one client at a time: a new connection replaces the
 // old one. A TCP byte stream has no side channel for the caller's trace,

@@ -20,7 +20,7 @@ import (
 	"github.com/signerkit/signerkit/yubihsm"
 )
 
-// Command codes (protocols.md B.1).
+// Command codes (docs/protocols.md B.1).
 const (
 	CmdEcho             = 0x01
 	CmdCreateSession    = 0x03
@@ -60,7 +60,7 @@ const (
 // Sessions is the number of concurrent sessions the device holds.
 const Sessions = 16
 
-// IdleTimeout is how long an unused session lives (protocols.md B.5).
+// IdleTimeout is how long an unused session lives (docs/protocols.md B.5).
 const IdleTimeout = 30 * time.Second
 
 // Config configures a Device. The zero value is a YubiHSM 2 with the
@@ -228,7 +228,7 @@ var defaultAuthKey = sync.OnceValue(func() [2][scp03.KeyLen]byte {
 })
 
 // AddAuthKey stores a password authentication key (PBKDF2 as in
-// protocols.md B.3), replacing any with the same id.
+// docs/protocols.md B.3), replacing any with the same id.
 func (d *Device) AddAuthKey(id uint16, label string, password []byte, caps, delegated uint64, domains uint16) {
 	enc, mac := scp03.AuthKey(password)
 	d.addAuthKey(id, label, enc, mac, caps, delegated, domains)

@@ -39,7 +39,7 @@ func handle(t testing.TB, d *Device, frame []byte) []byte {
 	return resp
 }
 
-// TestKAT drives the device with the frames of protocols.md B.4 and checks
+// TestKAT drives the device with the frames of docs/protocols.md B.4 and checks
 // that its answers are the known ones, byte for byte.
 func TestKAT(t *testing.T) {
 	d := New(Config{Rand: bytes.NewReader(unhex(t, "08090a0b0c0d0e0f"))})

@@ -5,7 +5,7 @@
 //
 // A Device holds objects (authentication keys, Ed25519 and P-256 keys) and
 // 16 session slots, and implements the device side of SCP03 as the YubiHSM
-// 2 does (protocols.md B.4): session keys, card and host cryptograms, the
+// 2 does (docs/protocols.md B.4): session keys, card and host cryptograms, the
 // MAC chain, responses encrypted under the command's IV, the R-MAC that
 // does not move the chain, and the counter; the known-answer values of B.4
 // come out exactly. It answers plain Echo and Device Info, and inside
@@ -21,7 +21,7 @@
 // serialises them.
 //
 // Device.Handler serves the connector's API (POST /connector/api with
-// bodies of 3 to 3139 bytes, GET /connector/status; protocols.md B.6): in
+// bodies of 3 to 3139 bytes, GET /connector/status; docs/protocols.md B.6): in
 // tests through httptest.NewServer, for users through NewServer, a
 // loopback listener that Down and Up take away and bring back on the same
 // address.
@@ -32,7 +32,7 @@
 // linear in the message size between Yubico's figures: 105 ms at 32 B,
 // 121 ms at 64 B, 137 ms at 128 B, … 353 ms at 1024 B; ≈ 132 ms for a
 // 108-byte vote) and of Sign ECDSA on P-256 (73 ms), from Yubico's product
-// overview as quoted in latency-profiles.md §2. Commands without a
+// overview as quoted in docs/latency-profiles.md §2. Commands without a
 // published figure take no modeled time. By default the time is only
 // accounted (Accounted): the device reports it as a signer.Modeled
 // StageDevice, sent back in the X-Signerkit-Modeled response header, which

@@ -31,11 +31,11 @@ type Point struct {
 
 // YubiHSM2 is the profile of a YubiHSM 2 from Yubico's product overview
 // ("example metrics from an otherwise unoccupied YubiHSM 2"), as quoted in
-// latency-profiles.md §2 and protocols.md B.9. Whether the vendor figures
+// docs/latency-profiles.md §2 and docs/protocols.md B.9. Whether the vendor figures
 // include USB, connector or session overhead is not stated; the simulator
 // models them as device time.
 var YubiHSM2 = Profile{
-	Name: "yubihsm2 (latency-profiles.md §2)",
+	Name: "yubihsm2 (docs/latency-profiles.md §2)",
 	EdDSA: []Point{
 		{32, 105 * time.Millisecond},
 		{64, 121 * time.Millisecond},

@@ -21,7 +21,7 @@ import (
 const ConnectorVersion = "3.0.4"
 
 // Handler returns the device served as yubihsm-connector serves a YubiHSM 2
-// (protocols.md B.6): POST /connector/api takes one command frame of 3 to
+// (docs/protocols.md B.6): POST /connector/api takes one command frame of 3 to
 // 3139 bytes and answers 200 with the response frame (400 for a body out
 // of range, 405 for another method, 500 when the device is unplugged);
 // GET /connector/status answers the connector's text/plain status. Modeled

@@ -70,7 +70,7 @@ func TestYubihsmGo(t *testing.T) {
 	}
 
 	// Generate an Ed25519 key under a chosen id (yubihsm-go misreads the
-	// id in the answer, protocols.md B.7), sign, verify.
+	// id in the answer, docs/protocols.md B.7), sign, verify.
 	send(commands.CreateGenerateAsymmetricKeyCommand(0x0064, []byte("gen"), 1, commands.CapabilityAsymmetricSignEddsa, commands.AlgorithmED25519))
 	pk := send(commands.CreateGetPubKeyCommand(0x0064)).(*commands.GetPubKeyResponse)
 	msg := []byte("a vote at height 1")
