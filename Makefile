@@ -6,7 +6,7 @@ DEBIAN_PACKAGES ?= softhsm2 opensc
 BENCHSTAT_VERSION := v0.0.0-20260908200009-22c9c6c9d4da
 FUZZTIME ?= 15s
 
-.PHONY: test deps fmt-check vet build-nocgo race bench bench-smoke fuzz benchstat overhead softhsm-scaling report
+.PHONY: interop test deps fmt-check vet build-nocgo race bench bench-smoke fuzz benchstat overhead softhsm-scaling report
 
 ## test: install test dependencies, then check formatting, vet, build without
 ## cgo and run every test under the race detector.
@@ -36,6 +36,11 @@ build-nocgo:
 
 race:
 	$(GO) test -race ./...
+
+## interop: the nested module that runs gno's and CometBFT's own code
+## against signerkit (downloads their modules on first use).
+interop:
+	cd interop && $(GO) vet ./... && $(GO) test ./...
 
 ## bench: the benchmark suite on simulated devices (the same as
 ## `go test -bench=. ./...`).

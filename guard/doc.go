@@ -1,0 +1,73 @@
+// Package guard keeps a validator from double signing, whatever signer it
+// uses: a Guard wraps any signer.Signer, reads every request as consensus
+// sign bytes (package signbytes: gno tm2 or CometBFT), and signs only what
+// CometBFT's FilePV would, keeping its state durably on disk.
+//
+// # Rules
+//
+// The state is kept per chain id: the last height, round and step signed
+// (proposal 1, prevote 2, precommit 3), with those sign bytes and their
+// signature. A request below it is refused with a *DoubleSignError. At the
+// same height, round and step, identical bytes get the stored signature
+// without the wrapped signer being called, and a vote or proposal that
+// differs only in its timestamp (a node that crashed after signing and
+// built the message again) gets the stored signature with the earlier
+// timestamp, which the caller puts back into its message; anything else
+// there is refused. These are the rules of CometBFT v0.38's privval FilePV,
+// which gno's tm2 applies too. Every refusal wraps signer.ErrDoubleSign.
+//
+// SignBytes returns the whole outcome (Signed). SignContext and Sign, the
+// signer.Signer methods, return a signature only over the bytes asked for,
+// and a *TimestampError, carrying the earlier timestamp and signature, in
+// the timestamp-only case.
+//
+// # Durability
+//
+// A signature leaves the Guard only after the new state is on disk. Each
+// chain has one state file of two fixed 4 KiB slots; a sign writes the
+// older slot in place and syncs the file once (fdatasync on Linux), with no
+// rename, no temporary file and no directory sync on the signing path. Each
+// slot carries a sequence number and a CRC-32C, so a write torn by a crash
+// leaves the other slot, the previous state, intact; a signature whose
+// write was torn was never released. A new state file is written whole to
+// a temporary name, synced, linked into place and the directory synced, so
+// that neither the file nor its name is lost to a power cut.
+//
+// If a write or sync fails (a full disk, an I/O error), the signature is
+// dropped and the chain refuses every request with a *StorageError until
+// the Guard is closed and opened again, since after a failed sync what
+// reached the disk is only known by reading it back. A state file that is
+// damaged, truncated or not a state file gives a *CorruptError (wrapping
+// signer.ErrCorrupt) and is never reset or rewritten by the Guard.
+//
+// # Starting and migrating
+//
+// With Config.AutoInit a chain without a state file starts at height 0, as
+// a new FilePV does. Without it, the default, such a chain is refused with
+// ErrNoState until Init gives it a state: Init(ctx, chainID, h) makes the
+// Guard sign nothing below height h. To move a validator from another
+// signer, stop the old one and Init at one more than the last height it
+// may have signed.
+//
+// On systems with flock(2), a Guard holds an exclusive lock on each state
+// file it has open, so a second process (or Guard) on the same directory
+// is refused rather than signing from the same state.
+//
+// # Concurrency
+//
+// A Guard is safe for concurrent use. Requests for one chain are served one
+// at a time, each holding the chain's lock through the wrapped signer's
+// sign and the state sync; a request waiting for the lock gives up when its
+// context ends. So several sentries sending the same height, round and step
+// at once get the identical signature, from one sign by the wrapped signer.
+// Chains do not wait for each other.
+//
+// # Vote extensions
+//
+// A CometBFT v0.38 vote extension is signed only when the chain's last
+// signed message is the precommit for a block at the same height and round,
+// so sign the precommit first, then its extension. Extensions change no
+// state and cost no sync. (FilePV signs extensions without any check; they
+// are not slashable, but a signer that signs whatever it is sent is a
+// signing oracle.)
+package guard
