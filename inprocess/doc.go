@@ -2,27 +2,72 @@
 // signer path (an Ed25519 signature costs what crypto/ed25519 costs, about
 // 0.03 ms) and the floor every other backend is measured against.
 //
-// A Key is made by Generate, from a seed or scalar by FromSeed (RFC 8032
-// Ed25519 seeds; ECDSA private scalars), or around an existing private key
-// by FromPrivateKey. It signs Ed25519, ECDSA on P-256, P-384 and secp256k1
-// (deterministic, low-S, as Cosmos SDK and tm2 expect) and RSA PKCS #1 v1.5
-// and PSS, and implements signer.Signer. A Keyring keeps named keys and
-// implements signer's key store interfaces (generate, import, list, open,
-// delete).
+// It follows the shape every signerkit backend shares (see package
+// signer): Config names a key file, Open opens its key as a *Signer,
+// OpenStore returns a Store, and ParseURI reads an inprocess: URI, a
+// scheme the package registers with signer.Register when imported.
+//
+// # Signers
+//
+// A Signer is made by Open from a key file, by Generate, from a seed or
+// scalar by FromSeed (RFC 8032 Ed25519 seeds; ECDSA private scalars), or
+// around an existing private key by FromPrivateKey. It signs Ed25519,
+// ECDSA on P-256, P-384 and secp256k1 (deterministic, low-S, as Cosmos SDK
+// and tm2 expect) and RSA PKCS #1 v1.5 and PSS, and implements
+// signer.AlgorithmSigner. A Store keeps named keys and implements signer's
+// key store interfaces (generate, import, list, open, delete).
+//
+// # Key files
+//
+// ParseKeyFile and LoadKeyFile read a private key from a PEM file —
+// PKCS #8 ("PRIVATE KEY", as openssl genpkey writes), SEC 1 ("EC PRIVATE
+// KEY", including secp256k1, which crypto/x509 does not know) or PKCS #1
+// ("RSA PRIVATE KEY") — or from a CometBFT or gno priv_validator_key.json,
+// whose public key must match its private key. MarshalKeyFile and
+// WriteKeyFile write one. Key files are not encrypted: the file's mode is
+// all that protects them. Nothing here checks it, so keep them mode 0600,
+// as WriteKeyFile writes them; for a key encrypted at rest use keybase,
+// and for one that never leaves its device, a device backend.
+//
+// # URIs
+//
+// signer.Open opens a key file from a URI of the inprocess scheme:
+//
+//	inprocess:file=/etc/signerkit/validator.pem
+//	inprocess:file=/etc/signerkit/tls.pem;algorithm=rsa-pss
+//
+// Its attributes, both in the path:
+//
+//	file       the key file's path (required); percent-encode ';', '?',
+//	           '&' and '%' in it
+//	algorithm  the algorithm, as signer.ParseAlgorithm names it; needed
+//	           only to sign PSS with an RSA key (default rsa-pkcs1v15)
+//
+// The scheme takes no secret: pin-source and pin-value are refused as
+// unknown attributes, and a Secret passed to signer.OpenSecret is unused.
 //
 // # Key material
 //
-// A Key holds a copy of its private key of its own, whatever it was made
-// from, and Close wipes it: Ed25519 and secp256k1 keys completely; for
-// P-256, P-384 and RSA keys only the math/big private values, as crypto/rsa
-// and crypto/ecdsa keep copies of their own that no caller can reach, which
-// Close only drops for the garbage collector. The process's memory is the
-// boundary: anyone who can read it can read the keys. For keys that must
-// not be exportable, use a device backend.
+// A Signer holds a copy of its private key of its own, whatever it was
+// made from, and Close wipes it: Ed25519 and secp256k1 keys completely;
+// for P-256, P-384 and RSA keys only the math/big private values, as
+// crypto/rsa and crypto/ecdsa keep copies of their own that no caller can
+// reach, which Close only drops for the garbage collector. Open wipes the
+// key it read from the file once the Signer has its copy. The process's
+// memory is the boundary: anyone who can read it can read the keys. For
+// keys that must not be exportable, use a device backend.
+//
+// # Errors
+//
+// Errors start with "inprocess: " and wrap one of signer's sentinels:
+// signer.ErrCorrupt for a key file that cannot be read as a key,
+// ErrInvalidKey for inconsistent key material, ErrUnsupported for key
+// types this package does not sign with, ErrKeyNotFound for a missing key
+// or file. They never hold key bytes.
 //
 // # Concurrency
 //
-// Key and Keyring are safe for concurrent use. Signs run in parallel under
-// a read lock; Close waits for signs in flight, then wipes, and signs after
-// it fail with signer.ErrClosed.
+// Signer and Store are safe for concurrent use. Signs run in parallel
+// under a read lock; Close waits for signs in flight, then wipes, and
+// signs after it fail with signer.ErrClosed.
 package inprocess

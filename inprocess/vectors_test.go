@@ -20,6 +20,7 @@ import (
 	"github.com/signerkit/signerkit/inprocess"
 	"github.com/signerkit/signerkit/internal/refsecp256k1"
 	"github.com/signerkit/signerkit/signer"
+	"github.com/signerkit/signerkit/signer/signertest"
 )
 
 // TestRFC8032 checks FromSeed and signing against the Ed25519 test vectors
@@ -38,7 +39,7 @@ func TestRFC8032(t *testing.T) {
 	}
 	for _, v := range vectors {
 		t.Run(v.Name, func(t *testing.T) {
-			key, err := inprocess.FromSeed(signer.Ed25519, unhex(t, v.Secret))
+			key, err := inprocess.FromSeed(unhex(t, v.Secret), signer.Ed25519)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -130,7 +131,7 @@ func TestSecp256k1FromSeed(t *testing.T) {
 		if err != nil || d.Sign() == 0 {
 			continue
 		}
-		key, err := inprocess.FromSeed(signer.ECDSASecp256k1, d.FillBytes(make([]byte, 32)))
+		key, err := inprocess.FromSeed(d.FillBytes(make([]byte, 32)), signer.ECDSASecp256k1)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -162,7 +163,7 @@ func TestFromSeedRejects(t *testing.T) {
 		{"invalid algorithm", signer.Algorithm(0), make([]byte, 32), signer.ErrUnsupported},
 	}
 	for _, tc := range cases {
-		if _, err := inprocess.FromSeed(tc.alg, tc.seed); !errors.Is(err, tc.want) {
+		if _, err := inprocess.FromSeed(tc.seed, tc.alg); !errors.Is(err, tc.want) {
 			t.Errorf("%s: got %v, want %v", tc.name, err, tc.want)
 		}
 	}
@@ -178,7 +179,7 @@ func TestFromSeedP256MatchesStdlib(t *testing.T) {
 		if curve == elliptic.P384() {
 			alg = signer.ECDSAP384
 		}
-		key, err := inprocess.FromSeed(alg, priv.D.FillBytes(make([]byte, (curve.Params().BitSize+7)/8)))
+		key, err := inprocess.FromSeed(priv.D.FillBytes(make([]byte, (curve.Params().BitSize+7)/8)), alg)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -190,7 +191,7 @@ func TestFromSeedP256MatchesStdlib(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := alg.Verify(&priv.PublicKey, msg, sig); err != nil {
+		if err := signertest.VerifyStd(alg, &priv.PublicKey, msg, sig); err != nil {
 			t.Error(err)
 		}
 	}
@@ -237,21 +238,21 @@ func TestFromPrivateKey(t *testing.T) {
 			t.Errorf("%s: %v", tc.name, err)
 			continue
 		}
-		if err := tc.want.Verify(tc.priv.(crypto.Signer).Public(), msg, sig); err != nil {
+		if err := signertest.VerifyStd(tc.want, tc.priv.(crypto.Signer).Public(), msg, sig); err != nil {
 			t.Errorf("%s: %v", tc.name, err)
 		}
 		key.Close()
 	}
 	// The RSA key is copied: what the caller does to it afterwards does
-	// not reach the Key.
+	// not reach the Signer.
 	rk, err := inprocess.FromPrivateKey(rsaKey, signer.RSAPSS)
 	if err != nil {
 		t.Fatal(err)
 	}
 	saved := new(big.Int).Set(rsaKey.D)
 	rsaKey.D.SetInt64(1)
-	if sig, err := rk.SignContext(context.Background(), []byte("m")); err != nil || signer.RSAPSS.Verify(rk.Public(), []byte("m"), sig) != nil {
-		t.Errorf("the Key followed a change to the caller's RSA key: %v", err)
+	if sig, err := rk.SignContext(context.Background(), []byte("m")); err != nil || signertest.VerifyStd(signer.RSAPSS, rsaKey.Public(), []byte("m"), sig) != nil {
+		t.Errorf("the Signer followed a change to the caller's RSA key: %v", err)
 	}
 	rsaKey.D.Set(saved)
 	rk.Close()
@@ -284,7 +285,7 @@ func TestFromPrivateKey(t *testing.T) {
 		{"secp256k1 D of another key", withD(k1Priv, new(big.Int).Add(d, big.NewInt(1))), 0, signer.ErrInvalidKey},
 		{"p256 D of another key", withD(p256, new(big.Int).Add(p256.D, big.NewInt(1))), 0, signer.ErrInvalidKey},
 		{"ed25519 seed of one key, public half of another", mixedEd25519(), 0, signer.ErrInvalidKey},
-		{"typed nil of another signer type", (*inprocess.Key)(nil), 0, signer.ErrUnsupported},
+		{"typed nil of another signer type", (*inprocess.Signer)(nil), 0, signer.ErrUnsupported},
 		{"rsa 1024", rsa1024(t), signer.RSAPSS, signer.ErrUnsupported},
 	}
 	for _, tc := range refused {

@@ -10,6 +10,36 @@
 // decrypts on every sign, as gnokey does, so benchmarks can show both.
 // Nothing here is simulated: every figure is measured on the host.
 //
+// It follows the shape every signerkit backend shares (see package
+// signer): Config says where the keys are (Dir), how to unlock them
+// (Secret, a signer.Secret) and which key Open opens (Key); Open opens one
+// key as a *Signer; OpenStore returns the Store of a directory; ParseURI
+// reads a keybase: URI, a scheme the package registers with
+// signer.Register when imported.
+//
+// # URIs
+//
+// signer.Open opens a key from a URI of the keybase scheme:
+//
+//	keybase:dir=/var/lib/gnokey;label=validator?pin-source=env:GNOKEY_PASS
+//	keybase:dir=/var/lib/gnokey;label=validator?pin-source=/run/secrets/pass&mode=per-sign
+//
+// Path attributes:
+//
+//	dir    the key directory (required)
+//	label  the key's name, "<label>.key" in dir (required)
+//
+// Query attributes:
+//
+//	pin-source  where the passphrase is: env:NAME, file:/path or /path
+//	            (see signer.SecretSource)
+//	pin-value   the passphrase itself, for those who write it knowingly
+//	mode        unlock-once (the default) or per-sign
+//
+// With neither pin-source nor pin-value, the Secret given to
+// signer.OpenSecret is used. Errors name the attribute at fault and never
+// quote a pin-value.
+//
 // # Format (protocols.md Part C)
 //
 // A private key is an OpenPGP-style armor block ("TENDERMINT PRIVATE KEY",
@@ -23,7 +53,7 @@
 // and DecryptArmor convert keys; OpenArmor signs with an exported key.
 //
 // gnokey always uses cost 12 and the file does not say so. A Store
-// configured with another cost (tests use 4) adds a "cost" header, which
+// configured with another Cost (tests use 4) adds a "cost" header, which
 // this package reads and gnokey ignores: such files open in gnokey only
 // if written at cost 12. Costs run from MinCost (4) to MaxCost (20, about
 // a minute per unlock): a file that claims more is refused as ArmorBadCost
@@ -51,10 +81,18 @@
 // A Store is a directory (mode 0700; a directory open to other users is
 // refused) with one file per key, "<name>.key" (mode 0600): the key's
 // public key block, armored as gnokey armors public keys, then its private
-// key block as gnokey writes it (for armor gnokey wrote, the bytes Import
-// took), so List needs no passphrase and Export returns armor gnokey
-// imports. Names are 1 to 100 ASCII letters,
+// key block as gnokey writes it (for armor gnokey wrote, the bytes
+// ImportArmor took), so ListKeys needs no passphrase and ExportArmor
+// returns armor gnokey imports. Names (labels) are 1 to 100 ASCII letters,
 // digits, '.', '_' and '-', starting with a letter or digit.
+//
+// OpenStore creates nothing, so a mistyped directory is not left behind by
+// a read: a missing directory lists no keys, opening a key in it fails
+// with signer.ErrKeyNotFound, and the first key written (GenerateKey,
+// ImportKey, ImportArmor) creates it, mode 0700. Besides signer's key
+// store methods (GenerateKey, ImportKey, ListKeys, OpenKey, DeleteKey), a
+// Store offers gnokey's own operations: ImportArmor and ExportArmor, which
+// move armored keys in and out, KeyInfo, and ChangePassphrase.
 //
 // Files are written to a temporary file, synced, and renamed into place,
 // so a reader sees the old file or the new one, whole, even across a
@@ -81,16 +119,17 @@
 //
 // # Secrets
 //
-// Passphrases come through a Passphrase callback, whose result the package
-// wipes once the key is derived; PassphraseBytes serves one from a slice
-// the caller wipes. Decrypted key bytes are wiped after use, and an
+// Passphrases come through a signer.Secret (Config.Secret, or OpenArmor's
+// argument), whose result the package wipes once the key is derived;
+// signer.SecretBytes serves one from a slice the caller wipes.
+// Decrypted key bytes are wiped after use, and an
 // UnlockOnce Signer's key on Close. Copies out of reach may remain (in
 // crypto/ed25519's and the secp256k1 package's working values, on stacks
 // the runtime moved); the process's memory is the boundary.
 //
 // # Concurrency
 //
-// Store, Keys and Signer are safe for concurrent use. A Signer's signs run
+// Store and Signer are safe for concurrent use. A Signer's signs run
 // in parallel (in PerSign mode each runs its own key derivation); Close
 // waits for those in flight.
 package keybase

@@ -24,7 +24,7 @@ func Example() {
 	defer clear(passphrase)
 
 	ctx := context.Background()
-	key, err := keybase.OpenArmor(ctx, armor, keybase.PassphraseBytes(passphrase), keybase.UnlockOnce)
+	key, err := keybase.OpenArmor(ctx, armor, signer.SecretBytes(passphrase), keybase.UnlockOnce)
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -36,13 +36,13 @@ func Example() {
 		log.Fatal(err)
 	}
 	fmt.Println("public key:", hex.EncodeToString(key.Public().(ed25519.PublicKey)))
-	fmt.Println("valid:", signer.Ed25519.Verify(key.Public(), msg, sig) == nil)
+	fmt.Println("valid:", ed25519.Verify(key.Public().(ed25519.PublicKey), msg, sig))
 	// Output:
 	// public key: 03a107bff3ce10be1d70dd18e74bc09967e4d6309ba50d5f1ddc8664125531b8
 	// valid: true
 }
 
-func ExampleStore() {
+func ExampleOpenStore() {
 	dir, err := os.MkdirTemp("", "keybase-example")
 	if err != nil {
 		log.Fatal(err)
@@ -50,38 +50,80 @@ func ExampleStore() {
 	defer os.RemoveAll(dir)
 
 	ctx := context.Background()
-	// Cost 4 keeps the example fast; leave Cost at 0 (12, gnokey's) for
-	// real keys.
-	store, err := keybase.OpenStore(filepath.Join(dir, "keys"), keybase.Config{Cost: 4})
+	// The directory is created by the first key written. Cost 4 keeps the
+	// example fast; leave Cost at 0 (12, gnokey's) for real keys.
+	cfg := keybase.Config{
+		Dir:    filepath.Join(dir, "keys"),
+		Secret: signer.SecretBytes([]byte("correct horse battery staple")),
+		Cost:   4,
+	}
+	store, err := keybase.OpenStore(ctx, cfg)
 	if err != nil {
 		log.Fatal(err)
 	}
-	pass := keybase.PassphraseBytes([]byte("correct horse battery staple"))
-	if _, err := store.Create(ctx, "validator", signer.Ed25519, pass); err != nil {
+	defer store.Close()
+	if _, err := store.GenerateKey(ctx, signer.Ed25519, "validator"); err != nil {
 		log.Fatal(err)
 	}
-	if _, err := store.Create(ctx, "treasury", signer.ECDSASecp256k1, pass); err != nil {
+	if _, err := store.GenerateKey(ctx, signer.ECDSASecp256k1, "treasury"); err != nil {
 		log.Fatal(err)
 	}
-	keys, _ := store.List(ctx) // public keys, no passphrase needed
+	keys, _ := store.ListKeys(ctx) // public keys, no passphrase needed
 	for _, k := range keys {
 		fmt.Println(k.Label, k.Algorithm)
 	}
 
-	key, err := store.Open(ctx, "validator", pass, keybase.UnlockOnce)
+	key, err := store.OpenKey(ctx, signer.KeyRef{Label: "validator"})
 	if err != nil {
 		log.Fatal(err)
 	}
 	defer key.Close()
 	msg := []byte("precommit")
 	sig, _ := key.SignContext(ctx, msg)
-	fmt.Println("valid:", signer.Ed25519.Verify(key.Public(), msg, sig) == nil)
+	fmt.Println("valid:", ed25519.Verify(key.Public().(ed25519.PublicKey), msg, sig))
 
-	_, err = store.Open(ctx, "validator", keybase.PassphraseBytes([]byte("guess")), keybase.UnlockOnce)
+	cfg.Secret = signer.SecretBytes([]byte("guess"))
+	cfg.Key.Label = "validator"
+	_, err = keybase.Open(ctx, cfg)
 	fmt.Println(err)
 	// Output:
 	// treasury secp256k1
 	// validator ed25519
 	// valid: true
 	// keybase: key "validator": signer: wrong passphrase
+}
+
+// A key opened from one string, as a service configured with a URI opens
+// it: importing the package registers the keybase scheme, and the
+// passphrase comes from the environment.
+func Example_uRI() {
+	dir, err := os.MkdirTemp("", "keybase-example")
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+	ctx := context.Background()
+	os.Setenv("KEYBASE_EXAMPLE_PASS", "correct horse battery staple")
+	defer os.Unsetenv("KEYBASE_EXAMPLE_PASS")
+	store, err := keybase.OpenStore(ctx, keybase.Config{Dir: dir, Secret: signer.SecretEnv("KEYBASE_EXAMPLE_PASS"), Cost: 4})
+	if err != nil {
+		log.Fatal(err)
+	}
+	info, err := store.GenerateKey(ctx, signer.Ed25519, "validator")
+	if err != nil {
+		log.Fatal(err)
+	}
+
+	key, err := signer.Open(ctx, "keybase:dir="+dir+";label=validator?pin-source=env:KEYBASE_EXAMPLE_PASS&mode=unlock-once")
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer key.Close()
+	msg := []byte("precommit")
+	sig, err := key.SignContext(ctx, msg)
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Printf("%T, valid: %v\n", key, ed25519.Verify(info.Public.(ed25519.PublicKey), msg, sig))
+	// Output: *keybase.Signer, valid: true
 }

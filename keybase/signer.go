@@ -27,7 +27,8 @@ const (
 	// PerSign decrypts the key on every sign, running bcrypt each time
 	// (about a quarter of a second at DefaultCost), and wipes it after, as
 	// gnokey's keybase.Sign does (protocols.md C.4). It is here to measure
-	// that path; it keeps the Passphrase for the Signer's life.
+	// that path; it keeps the Secret for the Signer's life and calls it on
+	// every sign.
 	PerSign
 )
 
@@ -42,26 +43,13 @@ func (m Mode) String() string {
 	return fmt.Sprintf("Mode(%d)", uint8(m))
 }
 
-// Passphrase supplies a key's passphrase when the package needs it. The
-// slice it returns belongs to the package, which wipes it as soon as the
-// key is derived; return a fresh copy on every call. Its error is returned
-// wrapped. A Signer in PerSign mode calls it on every sign, possibly from
-// several goroutines at once.
-type Passphrase func() ([]byte, error)
-
-// PassphraseBytes returns a Passphrase that hands out copies of p. It keeps
-// p itself, not a copy, so the caller wipes the passphrase by wiping p once
-// nothing will call the Passphrase again (for PerSign, once its Signers
-// are closed).
-func PassphraseBytes(p []byte) Passphrase {
-	return func() ([]byte, error) { return append([]byte(nil), p...), nil }
-}
-
-func (p Passphrase) get() ([]byte, error) {
-	if p == nil {
-		return nil, fmt.Errorf("keybase: no Passphrase given: %w", signer.ErrInvalidArgument)
+// passphrase calls secret for a key's passphrase, which the caller wipes
+// once the key is derived.
+func passphrase(secret signer.Secret) ([]byte, error) {
+	if secret == nil {
+		return nil, fmt.Errorf("keybase: no passphrase: set Config.Secret: %w", signer.ErrInvalidArgument)
 	}
-	b, err := p()
+	b, err := secret()
 	if err != nil {
 		return nil, fmt.Errorf("keybase: passphrase: %w", err)
 	}
@@ -81,33 +69,36 @@ type Signer struct {
 
 	mu     sync.RWMutex // read-held by signs, write-held by Close
 	closed bool
-	key    *privateKey // UnlockOnce
-	sealed *sealedKey  // PerSign
-	pass   Passphrase  // PerSign
+	key    *privateKey   // UnlockOnce
+	sealed *sealedKey    // PerSign
+	secret signer.Secret // PerSign
 }
 
 var _ signer.AlgorithmSigner = (*Signer)(nil)
 
-// OpenArmor opens a private key armored by gnokey or EncryptArmor as a
-// Signer. In either mode it decrypts the key once, so a wrong passphrase
-// fails here; that derivation is reported as the kdf stage to ctx's trace.
-func OpenArmor(ctx context.Context, armor []byte, pass Passphrase, mode Mode) (*Signer, error) {
+// OpenArmor opens a private key armored by gnokey (`gnokey export`) or
+// EncryptArmor as a Signer, with secret for its passphrase. In either mode
+// it decrypts the key once, so a wrong passphrase fails here; that
+// derivation is reported as the kdf stage to ctx's trace. In PerSign mode
+// the Signer calls secret again on every sign.
+func OpenArmor(ctx context.Context, armor []byte, secret signer.Secret, mode Mode) (*Signer, error) {
 	s, err := parsePrivateArmor(armor)
 	if err != nil {
 		return nil, err
 	}
-	return newSigner(ctx, "", s, nil, pass, mode)
+	return newSigner(ctx, "", s, nil, secret, mode)
 }
 
-// newSigner decrypts s once with pass and opens it in mode. want, when not
-// nil, is the public key the key must have. It takes s: a PerSign Signer
-// keeps it until Close, and otherwise an unencrypted s is wiped here.
-func newSigner(ctx context.Context, name string, s *sealedKey, want crypto.PublicKey, pass Passphrase, mode Mode) (*Signer, error) {
+// newSigner decrypts s once with secret and opens it in mode. want, when
+// not nil, is the public key the key must have. It takes s: a PerSign
+// Signer keeps it until Close, and otherwise an unencrypted s is wiped
+// here.
+func newSigner(ctx context.Context, name string, s *sealedKey, want crypto.PublicKey, secret signer.Secret, mode Mode) (*Signer, error) {
 	if mode != UnlockOnce && mode != PerSign {
 		s.wipe()
 		return nil, fmt.Errorf("keybase: unknown mode %v: %w", mode, signer.ErrInvalidArgument)
 	}
-	k, err := unseal(ctx, s, pass)
+	k, err := unseal(ctx, s, secret)
 	if err != nil {
 		s.wipe()
 		return nil, named(name, err)
@@ -121,7 +112,7 @@ func newSigner(ctx context.Context, name string, s *sealedKey, want crypto.Publi
 	out := &Signer{name: name, mode: mode, alg: k.alg, pub: pub}
 	if mode == PerSign {
 		k.wipe()
-		out.sealed, out.pass = s, pass
+		out.sealed, out.secret = s, secret
 	} else {
 		s.wipe()
 		out.key = k
@@ -131,11 +122,11 @@ func newSigner(ctx context.Context, name string, s *sealedKey, want crypto.Publi
 
 // unseal gets the passphrase, derives the key and decrypts, reporting the
 // kdf stage.
-func unseal(ctx context.Context, s *sealedKey, pass Passphrase) (*privateKey, error) {
+func unseal(ctx context.Context, s *sealedKey, secret signer.Secret) (*privateKey, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("keybase: %w", err)
 	}
-	p, err := pass.get()
+	p, err := passphrase(secret)
 	if err != nil {
 		return nil, err
 	}
@@ -196,7 +187,7 @@ func (s *Signer) Public() crypto.PublicKey {
 
 var errClosed = fmt.Errorf("keybase: %w", signer.ErrClosed)
 
-// Close wipes the key (UnlockOnce) or drops the Passphrase (PerSign; an
+// Close wipes the key (UnlockOnce) or drops the Secret (PerSign; an
 // unencrypted key's bytes, which it keeps, are wiped). It waits for signs
 // in flight and is idempotent.
 func (s *Signer) Close() error {
@@ -208,7 +199,7 @@ func (s *Signer) Close() error {
 	s.closed = true
 	s.key.wipe()
 	s.sealed.wipe()
-	s.key, s.sealed, s.pass = nil, nil, nil
+	s.key, s.sealed, s.secret = nil, nil, nil
 	return nil
 }
 
@@ -224,7 +215,7 @@ func (s *Signer) withKey(ctx context.Context, f func(*privateKey) ([]byte, error
 	if s.mode == UnlockOnce {
 		return f(s.key)
 	}
-	k, err := unseal(ctx, s.sealed, s.pass)
+	k, err := unseal(ctx, s.sealed, s.secret)
 	if err != nil {
 		return nil, named(s.name, err)
 	}

@@ -19,14 +19,13 @@ func TestConformance(t *testing.T) {
 	ctx := context.Background()
 	s := testStore(t)
 	for _, alg := range []signer.Algorithm{signer.Ed25519, signer.ECDSASecp256k1} {
-		if _, err := s.Create(ctx, alg.String(), alg, pw); err != nil {
+		if _, err := s.GenerateKey(ctx, alg, alg.String()); err != nil {
 			t.Fatal(err)
 		}
 		for _, mode := range []Mode{UnlockOnce, PerSign} {
 			t.Run(alg.String()+"/"+mode.String(), func(t *testing.T) {
-				signertest.Run(t, func() (signer.Signer, error) {
-					return s.Open(ctx, alg.String(), pw, mode)
-				}, signertest.Options{})
+				cfg := Config{Dir: s.Dir(), Secret: pw, Mode: mode, Key: signer.KeyRef{Label: alg.String()}}
+				signertest.Run(t, func() (signer.Signer, error) { return Open(ctx, cfg) }, signertest.Options{})
 			})
 		}
 	}
@@ -36,7 +35,7 @@ func TestConformance(t *testing.T) {
 func storeWithKey(t testing.TB, alg signer.Algorithm) (*Store, signer.KeyInfo) {
 	t.Helper()
 	s := testStore(t)
-	info, err := s.Create(context.Background(), "k", alg, pw)
+	info, err := s.GenerateKey(context.Background(), alg, "k")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -82,7 +81,7 @@ func (r *recorder) take() []signer.Stage {
 }
 
 func TestTraceStages(t *testing.T) {
-	s, _ := storeWithKey(t, signer.Ed25519)
+	s, info := storeWithKey(t, signer.Ed25519)
 	ctx := context.Background()
 	var rec recorder
 	for _, tc := range []struct {
@@ -92,15 +91,19 @@ func TestTraceStages(t *testing.T) {
 		{UnlockOnce, []signer.Stage{signer.StageKDF}, []signer.Stage{signer.StageSign}},
 		{PerSign, []signer.Stage{signer.StageKDF}, []signer.Stage{signer.StageKDF, signer.StageSign}},
 	} {
-		sg, err := s.Open(rec.ctx(ctx), "k", pw, tc.mode)
+		sg, err := s.with(pw, tc.mode).open(rec.ctx(ctx), "k", 0)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if got := rec.take(); !slices.Equal(got, tc.open) {
 			t.Errorf("%v open: stages %v, want %v", tc.mode, got, tc.open)
 		}
-		if _, err := sg.SignContext(rec.ctx(ctx), []byte("m")); err != nil {
+		sig, err := sg.SignContext(rec.ctx(ctx), []byte("m"))
+		if err != nil {
 			t.Fatal(err)
+		}
+		if !ed25519.Verify(info.Public.(ed25519.PublicKey), []byte("m"), sig) {
+			t.Errorf("%v: signature does not verify", tc.mode)
 		}
 		if got := rec.take(); !slices.Equal(got, tc.sign) {
 			t.Errorf("%v sign: stages %v, want %v", tc.mode, got, tc.sign)
@@ -114,7 +117,7 @@ func TestTraceStages(t *testing.T) {
 func TestPerSignDeadline(t *testing.T) {
 	s, _ := storeWithKey(t, signer.Ed25519)
 	ctx := context.Background()
-	sg, err := s.Open(ctx, "k", pw, PerSign)
+	sg, err := s.with(pw, PerSign).open(ctx, "k", 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -139,7 +142,7 @@ func TestPerSignDeadline(t *testing.T) {
 	}
 }
 
-// PerSign asks for the passphrase on every sign and wipes what it gets.
+// PerSign asks for the Secret on every sign and wipes what it gets.
 func TestPerSignPassphrase(t *testing.T) {
 	s, info := storeWithKey(t, signer.Ed25519)
 	ctx := context.Background()
@@ -154,7 +157,7 @@ func TestPerSignPassphrase(t *testing.T) {
 		handed = append(handed, p)
 		return p, nil
 	}
-	sg, err := s.Open(ctx, "k", counting, PerSign)
+	sg, err := s.with(counting, PerSign).open(ctx, "k", 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -170,14 +173,14 @@ func TestPerSignPassphrase(t *testing.T) {
 	}
 	sg.Close()
 	if calls != 5 {
-		t.Errorf("Passphrase called %d times, want 5 (open and four signs)", calls)
+		t.Errorf("Secret called %d times, want 5 (open and four signs)", calls)
 	}
 	for _, p := range handed {
 		if !wiped(p) {
 			t.Fatalf("a passphrase handed over was not wiped: %q", p)
 		}
 	}
-	// A Passphrase that fails makes the sign fail, with its error.
+	// A Secret that fails makes the sign fail, with its error.
 	fail := false
 	flaky := func() ([]byte, error) {
 		if fail {
@@ -185,7 +188,7 @@ func TestPerSignPassphrase(t *testing.T) {
 		}
 		return pw()
 	}
-	sg, _ = s.Open(ctx, "k", flaky, PerSign)
+	sg, _ = s.with(flaky, PerSign).open(ctx, "k", 0)
 	defer sg.Close()
 	fail = true
 	if _, err := sg.SignContext(ctx, []byte("m")); err == nil || err.Error() != `keybase: key "k": passphrase: agent gone` {
@@ -196,7 +199,7 @@ func TestPerSignPassphrase(t *testing.T) {
 func TestCloseWipes(t *testing.T) {
 	s, _ := storeWithKey(t, signer.Ed25519)
 	ctx := context.Background()
-	sg, err := s.Open(ctx, "k", pw, UnlockOnce)
+	sg, err := s.open(ctx, "k", 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -209,10 +212,10 @@ func TestCloseWipes(t *testing.T) {
 		t.Errorf("got %v", err)
 	}
 	// secp256k1: the scalar is zeroed.
-	if _, err := s.Create(ctx, "k1", signer.ECDSASecp256k1, pw); err != nil {
+	if _, err := s.GenerateKey(ctx, signer.ECDSASecp256k1, "k1"); err != nil {
 		t.Fatal(err)
 	}
-	sg, err = s.Open(ctx, "k1", pw, UnlockOnce)
+	sg, err = s.open(ctx, "k1", 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -238,7 +241,7 @@ func TestOpenArmor(t *testing.T) {
 		t.Fatal(err)
 	}
 	var rec recorder
-	sg, err := OpenArmor(rec.ctx(ctx), armor, PassphraseBytes(katPassword), UnlockOnce)
+	sg, err := OpenArmor(rec.ctx(ctx), armor, signer.SecretBytes(katPassword), UnlockOnce)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -257,10 +260,10 @@ func TestOpenArmor(t *testing.T) {
 	if _, err := OpenArmor(ctx, armor, pw, PerSign); !errors.Is(err, signer.ErrWrongPassphrase) {
 		t.Errorf("wrong passphrase: got %v", err)
 	}
-	if _, err := OpenArmor(ctx, armor, PassphraseBytes(katPassword), Mode(9)); !errors.Is(err, signer.ErrInvalidArgument) {
+	if _, err := OpenArmor(ctx, armor, signer.SecretBytes(katPassword), Mode(9)); !errors.Is(err, signer.ErrInvalidArgument) {
 		t.Errorf("unknown mode: got %v", err)
 	}
-	if _, err := OpenArmor(ctx, []byte("junk"), PassphraseBytes(katPassword), UnlockOnce); !errors.Is(err, signer.ErrCorrupt) {
+	if _, err := OpenArmor(ctx, []byte("junk"), signer.SecretBytes(katPassword), UnlockOnce); !errors.Is(err, signer.ErrCorrupt) {
 		t.Errorf("junk armor: got %v", err)
 	}
 }
@@ -281,7 +284,7 @@ func TestUnencryptedKeyBytesWiped(t *testing.T) {
 			t.Fatalf("parse: %v", err)
 		}
 		data := s.data
-		sg, err := newSigner(ctx, "", s, k.public(), PassphraseBytes(nil), mode)
+		sg, err := newSigner(ctx, "", s, k.public(), signer.SecretBytes(nil), mode)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -303,12 +306,12 @@ func TestUnencryptedKeyBytesWiped(t *testing.T) {
 	}
 }
 
-// Keys.OpenKey refuses a ref of another algorithm before deriving the key,
-// and returns a nil signer.Signer with its errors.
+// OpenKey refuses a ref of another algorithm before deriving the key, and
+// returns a nil signer.Signer with its errors.
 func TestOpenKeyAlgorithm(t *testing.T) {
 	s, info := storeWithKey(t, signer.Ed25519)
 	ctx := context.Background()
-	keys := s.Keys(pw, UnlockOnce)
+	keys := s
 	var rec recorder
 	sg, err := keys.OpenKey(rec.ctx(ctx), signer.KeyRef{Label: "k", Algorithm: signer.ECDSASecp256k1})
 	if !errors.Is(err, signer.ErrInvalidArgument) || sg != nil {

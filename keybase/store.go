@@ -9,38 +9,38 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"runtime"
 	"sort"
 	"strings"
+	"sync/atomic"
 
 	"github.com/signerkit/signerkit/signer"
 )
 
-// Config configures a Store. The zero value writes gnokey-compatible keys.
-type Config struct {
-	// Cost is the bcrypt cost of the keys the store encrypts; 0 means
-	// DefaultCost (12). gnokey reads only cost 12: keys written at another
-	// cost carry a "cost" header that gnokey ignores, so it refuses them as
-	// a wrong passphrase. Lower costs are for tests. Keys are read at the
-	// cost they were written with, whatever this says.
-	Cost int
-	// AllowUnencrypted lets the store write keys with an empty passphrase,
-	// which gnokey stores unencrypted (protected by the file's mode
-	// alone). By default an empty passphrase is refused.
-	AllowUnencrypted bool
+// Store is a directory of named gnokey keys, one file each (see the
+// package doc for the file format), opened by OpenStore. It implements
+// signer's key store interfaces (signer.KeyGenerator, KeyImporter,
+// KeyLister, KeyOpener and KeyDeleter): labels are key names, and keys have
+// no ID. Every key it writes is encrypted under its Config's Secret at its
+// Cost, and every Signer it opens decrypts with that Secret in its Mode.
+//
+// A Store is safe for concurrent use, and on Linux, macOS and the BSDs so
+// are several Stores on one directory, in one process or several: writers
+// take a lock file (flock(2)). Elsewhere only the writers of one Store are
+// serialised. Every file is replaced whole by an atomic rename.
+type Store struct {
+	dir    string
+	cfg    Config
+	sema   chan struct{} // this Store's writers, before the lock file
+	closed atomic.Bool
 }
 
-// Store is a directory of named gnokey keys, one file each. See the package
-// doc for the file format. A Store is safe for concurrent use, and on
-// Linux, macOS and the BSDs so are several Stores on one directory, in one
-// process or several: writers take a lock file (flock(2)). Elsewhere only
-// the writers of one Store are serialised. Every file is replaced whole by
-// an atomic rename.
-type Store struct {
-	dir  string
-	cfg  Config
-	sema chan struct{} // this Store's writers, before the lock file
-}
+var (
+	_ signer.KeyGenerator = (*Store)(nil)
+	_ signer.KeyImporter  = (*Store)(nil)
+	_ signer.KeyLister    = (*Store)(nil)
+	_ signer.KeyOpener    = (*Store)(nil)
+	_ signer.KeyDeleter   = (*Store)(nil)
+)
 
 const (
 	keySuffix = ".key"
@@ -49,34 +49,26 @@ const (
 	MaxName = 100
 )
 
-// OpenStore opens the key directory dir, creating it with mode 0700 if it
-// does not exist. A directory that other users can read or enter is
-// refused with an error wrapping signer.ErrPermissionDenied (except on
-// Windows, where modes say nothing).
-func OpenStore(dir string, cfg Config) (*Store, error) {
-	if dir == "" {
-		return nil, fmt.Errorf("keybase: empty directory name: %w", signer.ErrInvalidArgument)
+var errStoreClosed = fmt.Errorf("keybase: store: %w", signer.ErrClosed)
+
+// check fails once the store is closed or ctx is done.
+func (s *Store) check(ctx context.Context) error {
+	if s.closed.Load() {
+		return errStoreClosed
 	}
-	if cfg.Cost == 0 {
-		cfg.Cost = DefaultCost
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("keybase: %w", err)
 	}
-	if cfg.Cost < MinCost || cfg.Cost > MaxCost {
-		return nil, fmt.Errorf("keybase: bcrypt cost %d, want %d to %d: %w", cfg.Cost, MinCost, MaxCost, signer.ErrInvalidArgument)
-	}
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return nil, fmt.Errorf("keybase: %w", err)
-	}
-	fi, err := os.Stat(dir)
-	if err != nil {
-		return nil, fmt.Errorf("keybase: %w", err)
-	}
-	if !fi.IsDir() {
-		return nil, fmt.Errorf("keybase: %s is not a directory: %w", dir, signer.ErrInvalidArgument)
-	}
-	if runtime.GOOS != "windows" && fi.Mode().Perm()&0o077 != 0 {
-		return nil, fmt.Errorf("keybase: %s has mode %v, open to other users; chmod 700 it: %w", dir, fi.Mode().Perm(), signer.ErrPermissionDenied)
-	}
-	return &Store{dir: dir, cfg: cfg, sema: make(chan struct{}, 1)}, nil
+	return nil
+}
+
+// Close closes the store: its methods fail with signer.ErrClosed from then
+// on. It holds no file or key open, so there is nothing else to release;
+// Signers it opened keep working until they are closed. Close is
+// idempotent.
+func (s *Store) Close() error {
+	s.closed.Store(true)
+	return nil
 }
 
 // Dir returns the store's directory.
@@ -111,8 +103,8 @@ func (s *Store) checkFree(ctx context.Context, name string) error {
 	if err := CheckName(name); err != nil {
 		return err
 	}
-	if err := ctx.Err(); err != nil {
-		return fmt.Errorf("keybase: %w", err)
+	if err := s.check(ctx); err != nil {
+		return err
 	}
 	if _, err := os.Lstat(s.path(name)); err == nil {
 		return fmt.Errorf("keybase: key %q: %w", name, signer.ErrKeyExists)
@@ -120,9 +112,24 @@ func (s *Store) checkFree(ctx context.Context, name string) error {
 	return nil
 }
 
-// passphrase gets a passphrase for writing a key.
-func (s *Store) passphrase(pass Passphrase) ([]byte, error) {
-	p, err := pass.get()
+// checkExists fails early, before taking the lock (and so before anything
+// is created), when name has no key file.
+func (s *Store) checkExists(ctx context.Context, name string) error {
+	if err := CheckName(name); err != nil {
+		return err
+	}
+	if err := s.check(ctx); err != nil {
+		return err
+	}
+	if _, err := os.Lstat(s.path(name)); errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("keybase: key %q: %w", name, signer.ErrKeyNotFound)
+	}
+	return nil
+}
+
+// passphrase gets a passphrase for writing a key from secret.
+func (s *Store) passphrase(secret signer.Secret) ([]byte, error) {
+	p, err := passphrase(secret)
 	if err != nil {
 		return nil, err
 	}
@@ -132,9 +139,9 @@ func (s *Store) passphrase(pass Passphrase) ([]byte, error) {
 	return p, nil
 }
 
-// store encrypts k under pass and writes it as a new key.
-func (s *Store) store(ctx context.Context, name string, k *privateKey, pass Passphrase) (signer.KeyInfo, error) {
-	p, err := s.passphrase(pass)
+// store encrypts k under the store's secret and writes it as a new key.
+func (s *Store) store(ctx context.Context, name string, k *privateKey) (signer.KeyInfo, error) {
+	p, err := s.passphrase(s.cfg.Secret)
 	if err != nil {
 		return signer.KeyInfo{}, err
 	}
@@ -160,11 +167,11 @@ func (s *Store) storeArmor(ctx context.Context, name string, k *privateKey, armo
 	return signer.KeyInfo{Label: name, Algorithm: k.alg, Public: pub}, nil
 }
 
-// Create generates a key for alg (signer.Ed25519 or
-// signer.ECDSASecp256k1) and stores it under name, encrypted under the
-// passphrase at the store's cost.
-func (s *Store) Create(ctx context.Context, name string, alg signer.Algorithm, pass Passphrase) (signer.KeyInfo, error) {
-	if err := s.checkFree(ctx, name); err != nil {
+// GenerateKey creates a key for alg (signer.Ed25519 or
+// signer.ECDSASecp256k1) and stores it under label, encrypted under the
+// store's Secret at its Cost. The first key written creates the directory.
+func (s *Store) GenerateKey(ctx context.Context, alg signer.Algorithm, label string) (signer.KeyInfo, error) {
+	if err := s.checkFree(ctx, label); err != nil {
 		return signer.KeyInfo{}, err
 	}
 	k, err := generate(alg)
@@ -172,21 +179,17 @@ func (s *Store) Create(ctx context.Context, name string, alg signer.Algorithm, p
 		return signer.KeyInfo{}, err
 	}
 	defer k.wipe()
-	return s.store(ctx, name, k, pass)
+	return s.store(ctx, label, k)
 }
 
-// ImportKey stores a copy of priv (ed25519.PrivateKey, or *ecdsa.PrivateKey
-// on signer.Secp256k1()) under name, encrypted under the passphrase.
-func (s *Store) ImportKey(ctx context.Context, name string, priv crypto.PrivateKey, pass Passphrase) (signer.KeyInfo, error) {
-	return s.importKey(ctx, name, priv, 0, pass)
-}
-
-// importKey imports priv, which must be a key for alg unless alg is 0.
-func (s *Store) importKey(ctx context.Context, name string, priv crypto.PrivateKey, alg signer.Algorithm, pass Passphrase) (signer.KeyInfo, error) {
+// ImportKey stores a copy of priv (an ed25519.PrivateKey, or an
+// *ecdsa.PrivateKey on signer.Secp256k1()) under label, encrypted under
+// the store's Secret. alg, when set, must be the key's algorithm.
+func (s *Store) ImportKey(ctx context.Context, priv crypto.PrivateKey, alg signer.Algorithm, label string) (signer.KeyInfo, error) {
 	if alg != 0 && alg != signer.Ed25519 && alg != signer.ECDSASecp256k1 {
 		return signer.KeyInfo{}, fmt.Errorf("keybase: gnokey keys are Ed25519 or secp256k1, not %v: %w", alg, signer.ErrUnsupported)
 	}
-	if err := s.checkFree(ctx, name); err != nil {
+	if err := s.checkFree(ctx, label); err != nil {
 		return signer.KeyInfo{}, err
 	}
 	k, err := fromPrivate(priv)
@@ -197,77 +200,21 @@ func (s *Store) importKey(ctx context.Context, name string, priv crypto.PrivateK
 	if alg != 0 && k.alg != alg {
 		return signer.KeyInfo{}, fmt.Errorf("keybase: a %v key cannot sign %v: %w", k.alg, alg, signer.ErrInvalidArgument)
 	}
-	return s.store(ctx, name, k, pass)
+	return s.store(ctx, label, k)
 }
 
-// Import stores an armored private key, as `gnokey export` writes it,
-// under name. It decrypts the key with the passphrase first, to check it
-// and to learn its public key. It stores the block armored as gnokey
-// writes it: armor gnokey wrote is kept byte for byte (without any text
-// around the block), so Export returns it unchanged; armor this package
-// reads but gnokey would not (white space around the body lines) is
-// stored re-armored, so that what Export returns imports into gnokey.
-// Unencrypted armor needs Config.AllowUnencrypted.
-func (s *Store) Import(ctx context.Context, name string, armor []byte, pass Passphrase) (signer.KeyInfo, error) {
-	if err := s.checkFree(ctx, name); err != nil {
-		return signer.KeyInfo{}, err
-	}
-	sealed, err := parsePrivateArmor(armor)
-	if err != nil {
-		return signer.KeyInfo{}, err
-	}
-	defer sealed.wipe()
-	if sealed.plaintext && !s.cfg.AllowUnencrypted {
-		return signer.KeyInfo{}, fmt.Errorf("keybase: the armor is unencrypted (set Config.AllowUnencrypted, or ImportKey it under a passphrase): %w", signer.ErrInvalidArgument)
-	}
-	k, err := unseal(ctx, sealed, pass)
-	if err != nil {
-		return signer.KeyInfo{}, err
-	}
-	defer k.wipe()
-	armored := sealed.armor()
-	defer clear(armored) // the key in base64, when unencrypted
-	return s.storeArmor(ctx, name, k, armored)
-}
-
-// Export returns the armored private key of name, as stored: encrypted
-// (the passphrase is not needed to export it, nor removed), readable by
-// `gnokey import` when the key was encrypted at DefaultCost (a key keeps
-// the cost it was imported with until ChangePassphrase re-encrypts it at
-// the store's).
-func (s *Store) Export(ctx context.Context, name string) ([]byte, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, fmt.Errorf("keybase: %w", err)
-	}
-	kf, err := s.read(name)
-	if err != nil {
+// ListKeys describes every key, sorted by label, without decrypting any. A
+// missing directory holds no keys. A key file that cannot be read is left
+// out and reported in the error, which wraps each file's error; the keys
+// that could be read are returned with it.
+func (s *Store) ListKeys(ctx context.Context) ([]signer.KeyInfo, error) {
+	if err := s.check(ctx); err != nil {
 		return nil, err
 	}
-	defer kf.sealed.wipe()
-	return kf.sealed.armor(), nil
-}
-
-// Info describes the key of name without its passphrase.
-func (s *Store) Info(ctx context.Context, name string) (signer.KeyInfo, error) {
-	if err := ctx.Err(); err != nil {
-		return signer.KeyInfo{}, fmt.Errorf("keybase: %w", err)
-	}
-	kf, err := s.read(name)
-	if err != nil {
-		return signer.KeyInfo{}, err
-	}
-	kf.sealed.wipe()
-	return signer.KeyInfo{Label: name, Algorithm: kf.alg, Public: kf.pub}, nil
-}
-
-// List describes every key, sorted by name, without passphrases. A key file
-// that cannot be read is left out and reported in the error, which wraps
-// each file's error; the keys that could be read are returned with it.
-func (s *Store) List(ctx context.Context) ([]signer.KeyInfo, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, fmt.Errorf("keybase: %w", err)
-	}
 	entries, err := os.ReadDir(s.dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
 	if err != nil {
 		return nil, fmt.Errorf("keybase: %w", err)
 	}
@@ -293,9 +240,47 @@ func (s *Store) List(ctx context.Context) ([]signer.KeyInfo, error) {
 	return out, errors.Join(errs...)
 }
 
-// Delete removes the key of name. Signers already open on it keep working.
-func (s *Store) Delete(ctx context.Context, name string) error {
-	if err := CheckName(name); err != nil {
+// OpenKey opens the key ref.Label names as a *Signer in the store's Mode,
+// decrypting it once with the store's Secret (see OpenArmor). The key must
+// match the public key stored with it, else the file is reported corrupt.
+// A ref.Algorithm other than the key's is refused before the key is
+// derived; keys have no ID, so a ref with one finds nothing.
+func (s *Store) OpenKey(ctx context.Context, ref signer.KeyRef) (signer.Signer, error) {
+	if err := checkRef(ref); err != nil {
+		return nil, err
+	}
+	k, err := s.open(ctx, ref.Label, ref.Algorithm)
+	if err != nil {
+		return nil, err // not a nil *Signer in a non-nil interface
+	}
+	return k, nil
+}
+
+// open opens the key of name, which must be a key for alg unless alg is 0;
+// a key of another algorithm is refused before any key derivation.
+func (s *Store) open(ctx context.Context, name string, alg signer.Algorithm) (*Signer, error) {
+	if err := s.check(ctx); err != nil {
+		return nil, err
+	}
+	kf, err := s.read(name)
+	if err != nil {
+		return nil, err
+	}
+	if alg != 0 && kf.alg != alg {
+		kf.sealed.wipe()
+		return nil, fmt.Errorf("keybase: key %q is %v, not %v: %w", name, kf.alg, alg, signer.ErrInvalidArgument)
+	}
+	return newSigner(ctx, name, kf.sealed, kf.pub, s.cfg.Secret, s.cfg.Mode)
+}
+
+// DeleteKey removes the key ref.Label names. Signers already open on it
+// keep working.
+func (s *Store) DeleteKey(ctx context.Context, ref signer.KeyRef) error {
+	if err := checkRef(ref); err != nil {
+		return err
+	}
+	name := ref.Label
+	if err := s.checkExists(ctx, name); err != nil {
 		return err
 	}
 	unlock, err := s.lock(ctx)
@@ -317,82 +302,13 @@ func (s *Store) Delete(ctx context.Context, name string) error {
 	return nil
 }
 
-// ChangePassphrase re-encrypts the key of name under newPass, at the
-// store's cost. It asks for both passphrases first, then holds the
-// store's lock while it reads, decrypts, re-encrypts and replaces the file
-// (two key derivations, about half a second at DefaultCost), so no other
-// writer can slip in between. A wrong old passphrase changes nothing and
-// fails with an error wrapping signer.ErrWrongPassphrase.
-func (s *Store) ChangePassphrase(ctx context.Context, name string, oldPass, newPass Passphrase) error {
-	if err := CheckName(name); err != nil {
-		return err
+// checkRef checks a reference to a key of a store: a label, no ID.
+func checkRef(ref signer.KeyRef) error {
+	switch {
+	case ref.ID != "":
+		return fmt.Errorf("keybase: key %v: keys have no id: %w", ref, signer.ErrKeyNotFound)
+	case ref.Label == "":
+		return fmt.Errorf("keybase: a key reference needs a label: %w", signer.ErrInvalidArgument)
 	}
-	oldP, err := oldPass.get()
-	if err != nil {
-		return err
-	}
-	defer clear(oldP)
-	newP, err := s.passphrase(newPass)
-	if err != nil {
-		return err
-	}
-	defer clear(newP)
-	unlock, err := s.lock(ctx)
-	if err != nil {
-		return err
-	}
-	defer unlock()
-	kf, err := s.read(name)
-	if err != nil {
-		return err
-	}
-	defer kf.sealed.wipe()
-	k, err := unseal(ctx, kf.sealed, PassphraseBytes(oldP))
-	if err != nil {
-		return named(name, err)
-	}
-	defer k.wipe()
-	if !equalPublic(k.public(), kf.pub) {
-		return named(name, fmt.Errorf("keybase: the private key does not match the public key stored with it: %w", signer.ErrCorrupt))
-	}
-	armor, err := seal(ctx, k, newP, s.cfg.Cost, rand.Reader)
-	if err != nil {
-		return err
-	}
-	defer clear(armor) // the key in base64, when unencrypted
-	data, err := keyFileBytes(kf.pub, armor)
-	if err != nil {
-		return err
-	}
-	defer clear(data)
-	tmp, err := s.writeTemp(name, data)
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp)
-	return s.rename(tmp, name, true)
-}
-
-// Open opens the key of name as a Signer in mode, decrypting it once with
-// the passphrase (see OpenArmor). The key must match the public key stored
-// with it, else the file is reported corrupt.
-func (s *Store) Open(ctx context.Context, name string, pass Passphrase, mode Mode) (*Signer, error) {
-	return s.open(ctx, name, 0, pass, mode)
-}
-
-// open opens the key of name, which must be a key for alg unless alg is 0;
-// a key of another algorithm is refused before any key derivation.
-func (s *Store) open(ctx context.Context, name string, alg signer.Algorithm, pass Passphrase, mode Mode) (*Signer, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, fmt.Errorf("keybase: %w", err)
-	}
-	kf, err := s.read(name)
-	if err != nil {
-		return nil, err
-	}
-	if alg != 0 && kf.alg != alg {
-		kf.sealed.wipe()
-		return nil, fmt.Errorf("keybase: key %q is %v, not %v: %w", name, kf.alg, alg, signer.ErrInvalidArgument)
-	}
-	return newSigner(ctx, name, kf.sealed, kf.pub, pass, mode)
+	return nil
 }

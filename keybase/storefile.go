@@ -207,8 +207,11 @@ func allDigits(s string) bool {
 // with signer.ErrKeyExists if the name is taken) or the replacement of one
 // (replace true). The file is written and synced under another name, then
 // renamed into place under the lock, so readers see the old file or the
-// new one, whole.
+// new one, whole. The first write creates the directory.
 func (s *Store) put(ctx context.Context, name string, data []byte, replace bool) error {
+	if err := s.ensureDir(); err != nil {
+		return err
+	}
 	tmp, err := s.writeTemp(name, data)
 	if err != nil {
 		return err

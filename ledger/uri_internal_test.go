@@ -16,7 +16,7 @@ func TestOpenURINilOnError(t *testing.T) {
 	addr := ln.Addr().String()
 	ln.Close()
 	for _, uri := range []string{
-		"ledger:?chunk-size=0",               // ParseURI fails
+		"ledger:?chunk-size=0",              // ParseURI fails
 		"ledger:speculos=" + addr,           // Open fails: nothing listens
 		"ledger:hid=/dev/signerkit-no-such", // Open fails: no such device, or no cgo
 	} {

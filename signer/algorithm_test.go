@@ -178,20 +178,20 @@ type keyID struct {
 
 var (
 	keysMu sync.Mutex
-	keys   = map[keyID]*inprocess.Key{}
+	keys   = map[keyID]*inprocess.Signer{}
 )
 
 // testKey returns fixture key n (0 or 1) for alg; the two differ. Keys
 // other than RSA are derived from fixed seeds, so fuzz failures replay with
 // the same keys. Keys are shared and never closed.
-func testKey(t testing.TB, alg signer.Algorithm, n int) *inprocess.Key {
+func testKey(t testing.TB, alg signer.Algorithm, n int) *inprocess.Signer {
 	t.Helper()
 	keysMu.Lock()
 	defer keysMu.Unlock()
 	if k := keys[keyID{alg, n}]; k != nil {
 		return k
 	}
-	var k *inprocess.Key
+	var k *inprocess.Signer
 	var err error
 	label := fmt.Sprintf("signerkit test key %v #%d", alg, n)
 	switch {
@@ -199,10 +199,10 @@ func testKey(t testing.TB, alg signer.Algorithm, n int) *inprocess.Key {
 		k, err = inprocess.FromPrivateKey(rsaKeys(t)[n], alg)
 	case alg == signer.ECDSAP384:
 		seed := sha512.Sum384([]byte(label))
-		k, err = inprocess.FromSeed(alg, seed[:])
+		k, err = inprocess.FromSeed(seed[:], alg)
 	default:
 		seed := sha256.Sum256([]byte(label))
-		k, err = inprocess.FromSeed(alg, seed[:])
+		k, err = inprocess.FromSeed(seed[:], alg)
 	}
 	if err != nil {
 		t.Fatalf("fixture key %v #%d: %v", alg, n, err)
@@ -216,7 +216,7 @@ func testKey(t testing.TB, alg signer.Algorithm, n int) *inprocess.Key {
 
 // signStd signs msg with k.SignContext and checks the result with the
 // standard library before returning it.
-func signStd(t testing.TB, k *inprocess.Key, msg []byte) []byte {
+func signStd(t testing.TB, k *inprocess.Signer, msg []byte) []byte {
 	t.Helper()
 	sig, err := k.SignContext(context.Background(), msg)
 	if err != nil {

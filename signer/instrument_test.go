@@ -18,7 +18,7 @@ import (
 // modeledSigner wraps a key the way a simulated device does: it reports a
 // modeled device stage it does not sleep, and fails on request.
 type modeledSigner struct {
-	*inprocess.Key
+	*inprocess.Signer
 	device time.Duration
 	fail   bool
 }
@@ -28,7 +28,7 @@ func (m *modeledSigner) SignContext(ctx context.Context, msg []byte) ([]byte, er
 		return nil, signer.ErrRejected
 	}
 	signer.ContextTrace(ctx).Modeled(signer.StageDevice, m.device, false, "test profile")
-	return m.Key.SignContext(ctx, msg)
+	return m.Signer.SignContext(ctx, msg)
 }
 
 func TestInstrumentedStatsPerLabel(t *testing.T) {
@@ -36,7 +36,7 @@ func TestInstrumentedStatsPerLabel(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	inner := &modeledSigner{Key: key, device: 100 * time.Millisecond}
+	inner := &modeledSigner{Signer: key, device: 100 * time.Millisecond}
 	m := signer.Instrument(inner)
 	ctx := context.Background()
 	sign := func(label string, msg string) {

@@ -129,6 +129,10 @@ func (u *URI) parseAttrs(s, sep string, seen map[string]bool, pinSeen bool) ([]U
 			return nil, &URIError{Scheme: u.Scheme, Problem: fmt.Sprintf("attribute name %q has characters other than letters, digits, '-' and '_'", truncate(name))}
 		}
 		if seen[name] {
+			if pinSeen {
+				// Perhaps the tail of an unescaped PIN: do not name it.
+				return nil, &URIError{Scheme: u.Scheme, Attr: AttrPINValue, Problem: "followed by an attribute given twice (escape '&' and ';' in a PIN as %26 and %3B)"}
+			}
 			return nil, &URIError{Scheme: u.Scheme, Attr: name, Problem: "given twice"}
 		}
 		seen[name] = true

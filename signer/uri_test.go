@@ -103,6 +103,7 @@ func TestURIPINNeverQuoted(t *testing.T) {
 		"pkcs11:object=k?pin-value=" + pin + "&x" + pin + "=y" + pin,
 		"pkcs11:pin-value=" + pin + ";x" + pin + "=y",
 		"pkcs11:pin-value=" + pin + ";" + pin + "!",
+		"pkcs11:object=k" + pin + "?pin-value=" + pin + "&object=" + pin,
 	} {
 		u, err := signer.ParseURI(uri)
 		if err == nil {

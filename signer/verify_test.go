@@ -950,7 +950,7 @@ func uncompressed(pub *ecdsa.PublicKey) []byte {
 func TestSecp256k1PublicKeyRoundTrip(t *testing.T) {
 	g := &ecdsa.PublicKey{Curve: signer.Secp256k1(), X: k1Gx, Y: k1Gy}
 	pubs := []*ecdsa.PublicKey{g}
-	var ks []*inprocess.Key
+	var ks []*inprocess.Signer
 	for n := range 2 {
 		ks = append(ks, testKey(t, signer.ECDSASecp256k1, n))
 	}

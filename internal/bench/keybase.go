@@ -44,7 +44,7 @@ func openKeybaseSigner(mode keybase.Mode) (*keybase.Signer, error) {
 	if err != nil {
 		return nil, err
 	}
-	return keybase.OpenArmor(context.Background(), armor, keybase.PassphraseBytes([]byte(keybasePassphrase)), mode)
+	return keybase.OpenArmor(context.Background(), armor, signer.SecretBytes([]byte(keybasePassphrase)), mode)
 }
 
 func openKeybase(shared func() (*keybase.Signer, error)) func(context.Context, Params) (*Instance, error) {

@@ -13,10 +13,10 @@ import (
 
 // A good store passes; each broken store below is caught.
 func TestCheckKeyStore(t *testing.T) {
-	good := &inprocess.Keyring{}
+	good := &inprocess.Store{}
 	opts := signertest.KeyStoreOptions{Algorithms: []signer.Algorithm{signer.Ed25519, signer.ECDSASecp256k1, signer.RSAPSS}}
 	if err := signertest.CheckKeyStore(good, opts); err != nil {
-		t.Fatalf("the in-process keyring fails: %v", err)
+		t.Fatalf("the in-process store fails: %v", err)
 	}
 	if keys, _ := good.ListKeys(context.Background()); len(keys) != 0 {
 		t.Errorf("CheckKeyStore left %d keys behind", len(keys))
@@ -28,10 +28,10 @@ func TestCheckKeyStore(t *testing.T) {
 		want  string
 	}{
 		{"not a store", struct{}{}, "does not implement signer.KeyLister"},
-		{"lists nothing", &hidesKeys{Keyring: &inprocess.Keyring{}}, "does not list"},
-		{"overwrites a label", &overwrites{Keyring: &inprocess.Keyring{}}, "ErrKeyExists"},
-		{"delete keeps the key", &keepsDeleted{Keyring: &inprocess.Keyring{}}, "after DeleteKey"},
-		{"opens another key", &opensOther{Keyring: &inprocess.Keyring{}}, "another public key"},
+		{"lists nothing", &hidesKeys{Store: &inprocess.Store{}}, "does not list"},
+		{"overwrites a label", &overwrites{Store: &inprocess.Store{}}, "ErrKeyExists"},
+		{"delete keeps the key", &keepsDeleted{Store: &inprocess.Store{}}, "after DeleteKey"},
+		{"opens another key", &opensOther{Store: &inprocess.Store{}}, "another public key"},
 	}
 	for _, tc := range cases {
 		err := signertest.CheckKeyStore(tc.store, opts)
@@ -41,25 +41,25 @@ func TestCheckKeyStore(t *testing.T) {
 	}
 }
 
-type hidesKeys struct{ *inprocess.Keyring }
+type hidesKeys struct{ *inprocess.Store }
 
 func (h *hidesKeys) ListKeys(context.Context) ([]signer.KeyInfo, error) { return nil, nil }
 
-type overwrites struct{ *inprocess.Keyring }
+type overwrites struct{ *inprocess.Store }
 
 func (o *overwrites) GenerateKey(ctx context.Context, alg signer.Algorithm, label string) (signer.KeyInfo, error) {
-	o.Keyring.DeleteKey(ctx, signer.KeyRef{Label: label})
-	return o.Keyring.GenerateKey(ctx, alg, label)
+	o.Store.DeleteKey(ctx, signer.KeyRef{Label: label})
+	return o.Store.GenerateKey(ctx, alg, label)
 }
 
-type keepsDeleted struct{ *inprocess.Keyring }
+type keepsDeleted struct{ *inprocess.Store }
 
 func (k *keepsDeleted) DeleteKey(context.Context, signer.KeyRef) error { return nil }
 
-type opensOther struct{ *inprocess.Keyring }
+type opensOther struct{ *inprocess.Store }
 
 func (o *opensOther) OpenKey(ctx context.Context, ref signer.KeyRef) (signer.Signer, error) {
-	s, err := o.Keyring.OpenKey(ctx, ref)
+	s, err := o.Store.OpenKey(ctx, ref)
 	if err != nil {
 		return nil, err
 	}

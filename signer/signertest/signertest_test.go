@@ -79,9 +79,9 @@ func stdKey(t testing.TB, alg signer.Algorithm, other bool) crypto.Signer {
 	return nil
 }
 
-// factory opens a new inprocess.Key over priv on every call, so that each
+// factory opens a new inprocess.Signer over priv on every call, so that each
 // check can close its own, and hands it to wrap (nil: the key as it is).
-func factory(priv crypto.PrivateKey, alg signer.Algorithm, wrap func(*inprocess.Key) signer.Signer) signertest.Factory {
+func factory(priv crypto.PrivateKey, alg signer.Algorithm, wrap func(*inprocess.Signer) signer.Signer) signertest.Factory {
 	return func() (signer.Signer, error) {
 		k, err := inprocess.FromPrivateKey(priv, alg)
 		if err != nil {
@@ -150,19 +150,19 @@ func TestCheckPassesGoodFakes(t *testing.T) {
 	hang := new(hangSwitch)
 	cases := []struct {
 		name string
-		wrap func(*inprocess.Key) signer.Signer
+		wrap func(*inprocess.Signer) signer.Signer
 		opts signertest.Options
 	}{
-		{"refuses past MaxMessage", func(k *inprocess.Key) signer.Signer {
-			return &sizeLimited{Key: k, max: 1024}
+		{"refuses past MaxMessage", func(k *inprocess.Signer) signer.Signer {
+			return &sizeLimited{Signer: k, max: 1024}
 		}, signertest.Options{MaxMessage: 1024}},
-		{"refuses past a MaxMessage below the payloads", func(k *inprocess.Key) signer.Signer {
-			return &sizeLimited{Key: k, max: 512}
+		{"refuses past a MaxMessage below the payloads", func(k *inprocess.Signer) signer.Signer {
+			return &sizeLimited{Signer: k, max: 512}
 		}, signertest.Options{MaxMessage: 512}},
-		{"hung device honours ctx", func(k *inprocess.Key) signer.Signer {
-			return &hangingDevice{Key: k, dev: hang, honoursCtx: true}
+		{"hung device honours ctx", func(k *inprocess.Signer) signer.Signer {
+			return &hangingDevice{Signer: k, dev: hang, honoursCtx: true}
 		}, signertest.Options{Hang: hang.Hang, Timeout: 5 * time.Second}},
-		{"modeled device inside transport", func(k *inprocess.Key) signer.Signer {
+		{"modeled device inside transport", func(k *inprocess.Signer) signer.Signer {
 			return &modeledDevice{k}
 		}, signertest.Options{}},
 		{"Options.Message and Concurrency", nil, signertest.Options{
@@ -189,7 +189,7 @@ func TestCheckPassesGoodFakes(t *testing.T) {
 type brokenCase struct {
 	name string
 	alg  signer.Algorithm // of the key under the wrapper
-	wrap func(k *inprocess.Key) signer.Signer
+	wrap func(k *inprocess.Signer) signer.Signer
 	opts signertest.Options
 	// want lists failures that must be reported, each as "Check: words":
 	// a failure of that check that contains those words.
@@ -201,148 +201,148 @@ func brokenCases(t *testing.T) []brokenCase {
 	wrongPub := stdKey(t, signer.Ed25519, false).Public()
 	rsaPriv := mustRSA(t) // the key stdKey gives the RSA cases
 	return []brokenCase{
-		{"Close wipes the key under signs in flight", signer.Ed25519, func(k *inprocess.Key) signer.Signer {
-			return &closeNoWait{Key: k}
+		{"Close wipes the key under signs in flight", signer.Ed25519, func(k *inprocess.Signer) signer.Signer {
+			return &closeNoWait{Signer: k}
 		}, signertest.Options{}, []string{"CloseWhileSigning: does not verify"}},
 		// (a)
-		{"Public is another key", signer.Ed25519, func(k *inprocess.Key) signer.Signer {
+		{"Public is another key", signer.Ed25519, func(k *inprocess.Signer) signer.Signer {
 			return &wrongPublic{k, wrongPub}
 		}, signertest.Options{}, []string{"Public: does not verify", "SignContext: "}},
 		// (b)
-		{"signature with a bit flipped", signer.Ed25519, func(k *inprocess.Key) signer.Signer {
+		{"signature with a bit flipped", signer.Ed25519, func(k *inprocess.Signer) signer.Signer {
 			return &flipBit{k}
 		}, signertest.Options{}, []string{"SignContext: does not verify"}},
-		{"ECDSA signature with a bit flipped", signer.ECDSAP256, func(k *inprocess.Key) signer.Signer {
+		{"ECDSA signature with a bit flipped", signer.ECDSAP256, func(k *inprocess.Signer) signer.Signer {
 			return &flipBit{k}
 		}, signertest.Options{}, []string{"SignContext: does not verify"}},
 		// (c)
-		{"signs a fixed message", signer.Ed25519, func(k *inprocess.Key) signer.Signer {
+		{"signs a fixed message", signer.Ed25519, func(k *inprocess.Signer) signer.Signer {
 			return &fixedMessage{k}
 		}, signertest.Options{}, []string{"SignContext: does not verify"}},
 		// (d)
-		{"P-256 SignContext in ASN.1", signer.ECDSAP256, func(k *inprocess.Key) signer.Signer {
+		{"P-256 SignContext in ASN.1", signer.ECDSAP256, func(k *inprocess.Signer) signer.Signer {
 			return &asn1Context{k}
 		}, signertest.Options{}, []string{"SignContext: want r‖s"}},
-		{"P-384 SignContext in ASN.1", signer.ECDSAP384, func(k *inprocess.Key) signer.Signer {
+		{"P-384 SignContext in ASN.1", signer.ECDSAP384, func(k *inprocess.Signer) signer.Signer {
 			return &asn1Context{k}
 		}, signertest.Options{}, []string{"SignContext: want r‖s"}},
 		// (e)
-		{"secp256k1 high S", signer.ECDSASecp256k1, func(k *inprocess.Key) signer.Signer {
+		{"secp256k1 high S", signer.ECDSASecp256k1, func(k *inprocess.Signer) signer.Signer {
 			return &highS{k}
 		}, signertest.Options{}, []string{"SignContext: high S"}},
 		// (f)
-		{"signs on a cancelled context", signer.Ed25519, func(k *inprocess.Key) signer.Signer {
+		{"signs on a cancelled context", signer.Ed25519, func(k *inprocess.Signer) signer.Signer {
 			return &ignoresCancel{k}
 		}, signertest.Options{}, []string{"Canceled: want an error wrapping context canceled"}},
 		// (g)
-		{"cancel error does not wrap ctx.Err", signer.Ed25519, func(k *inprocess.Key) signer.Signer {
+		{"cancel error does not wrap ctx.Err", signer.Ed25519, func(k *inprocess.Signer) signer.Signer {
 			return &unwrappedCancel{k}
 		}, signertest.Options{}, []string{"Canceled: want an error wrapping context canceled"}},
 		// (h)
-		{"traces a stage on a done context", signer.Ed25519, func(k *inprocess.Key) signer.Signer {
+		{"traces a stage on a done context", signer.Ed25519, func(k *inprocess.Signer) signer.Signer {
 			return &traceWhenDone{k}
 		}, signertest.Options{}, []string{"Canceled: trace reports"}},
 		// (i)
-		{"second Close fails", signer.Ed25519, func(k *inprocess.Key) signer.Signer {
-			return &closeOnce{Key: k}
+		{"second Close fails", signer.Ed25519, func(k *inprocess.Signer) signer.Signer {
+			return &closeOnce{Signer: k}
 		}, signertest.Options{}, []string{"Close: second Close"}},
 		// (j)
-		{"signs after Close", signer.Ed25519, func(k *inprocess.Key) signer.Signer {
+		{"signs after Close", signer.Ed25519, func(k *inprocess.Signer) signer.Signer {
 			return &closeNoop{k}
 		}, signertest.Options{}, []string{"Close: SignContext after Close: got nil", "Close: Sign after Close: got nil"}},
 		// (k)
-		{"Public nil after Close", signer.Ed25519, func(k *inprocess.Key) signer.Signer {
-			return &publicGoneAfterClose{Key: k}
+		{"Public nil after Close", signer.Ed25519, func(k *inprocess.Signer) signer.Signer {
+			return &publicGoneAfterClose{Signer: k}
 		}, signertest.Options{}, []string{"Close: Public() changed after Close", "Public: after Close"}},
 		// (l)
-		{"Ed25519 Sign refuses crypto.Hash(0)", signer.Ed25519, func(k *inprocess.Key) signer.Signer {
+		{"Ed25519 Sign refuses crypto.Hash(0)", signer.Ed25519, func(k *inprocess.Signer) signer.Signer {
 			return &ed25519NeedsOptions{k}
 		}, signertest.Options{}, []string{"CryptoSigner: crypto.Hash(0)"}},
-		{"Ed25519 Sign reads rand", signer.Ed25519, func(k *inprocess.Key) signer.Signer {
-			return &ed25519ReadsRand{Key: k, checkErr: true}
+		{"Ed25519 Sign reads rand", signer.Ed25519, func(k *inprocess.Signer) signer.Signer {
+			return &ed25519ReadsRand{Signer: k, checkErr: true}
 		}, signertest.Options{}, []string{"CryptoSigner: rand must not be read"}},
 		// (m)
-		{"ECDSA Sign pads a short digest", signer.ECDSAP256, func(k *inprocess.Key) signer.Signer {
+		{"ECDSA Sign pads a short digest", signer.ECDSAP256, func(k *inprocess.Signer) signer.Signer {
 			return &anyDigestLength{k}
 		}, signertest.Options{}, []string{"CryptoSigner: digest one byte short"}},
-		{"secp256k1 Sign pads a short digest", signer.ECDSASecp256k1, func(k *inprocess.Key) signer.Signer {
+		{"secp256k1 Sign pads a short digest", signer.ECDSASecp256k1, func(k *inprocess.Signer) signer.Signer {
 			return &anyDigestLength{k}
 		}, signertest.Options{}, []string{"CryptoSigner: digest one byte short"}},
-		{"RSA Sign pads a short digest", signer.RSAPKCS1v15, func(k *inprocess.Key) signer.Signer {
+		{"RSA Sign pads a short digest", signer.RSAPKCS1v15, func(k *inprocess.Signer) signer.Signer {
 			return &anyDigestLength{k}
 		}, signertest.Options{}, []string{"CryptoSigner: digest one byte short"}},
 		// (n)
-		{"modeled stage without a profile", signer.Ed25519, func(k *inprocess.Key) signer.Signer {
+		{"modeled stage without a profile", signer.Ed25519, func(k *inprocess.Signer) signer.Signer {
 			return &modeledNoProfile{k}
 		}, signertest.Options{}, []string{"Trace: names no profile"}},
 		// (o)
-		{"measured stage of an hour", signer.Ed25519, func(k *inprocess.Key) signer.Signer {
+		{"measured stage of an hour", signer.Ed25519, func(k *inprocess.Signer) signer.Signer {
 			return &hourLongStage{k}
 		}, signertest.Options{}, []string{"Trace: more than the call's wall time"}},
 		// (p)
-		{"keeps the first call's trace", signer.Ed25519, func(k *inprocess.Key) signer.Signer {
-			return &keepsTrace{Key: k}
+		{"keeps the first call's trace", signer.Ed25519, func(k *inprocess.Signer) signer.Signer {
+			return &keepsTrace{Signer: k}
 		}, signertest.Options{}, []string{"Trace: from a later call"}},
 		// (q)
-		{"shared signature buffer", signer.Ed25519, func(k *inprocess.Key) signer.Signer {
-			return &sharedBuffer{Key: k}
+		{"shared signature buffer", signer.Ed25519, func(k *inprocess.Signer) signer.Signer {
+			return &sharedBuffer{Signer: k}
 		}, signertest.Options{}, []string{"Concurrent: does not verify"}},
 		// (r)
 		{"signs past MaxMessage", signer.Ed25519, nil,
 			signertest.Options{MaxMessage: 1024}, []string{"MessageTooLarge: want an error wrapping ErrMessageTooLarge"}},
-		{"limit off by one", signer.Ed25519, func(k *inprocess.Key) signer.Signer {
-			return &sizeLimited{Key: k, max: 1025}
+		{"limit off by one", signer.Ed25519, func(k *inprocess.Signer) signer.Signer {
+			return &sizeLimited{Signer: k, max: 1025}
 		}, signertest.Options{MaxMessage: 1024}, []string{"MessageTooLarge: want an error wrapping ErrMessageTooLarge"}},
 		// (s)
-		{"hung device ignores ctx", signer.Ed25519, func(k *inprocess.Key) signer.Signer {
-			return &hangingDevice{Key: k, dev: hang}
+		{"hung device ignores ctx", signer.Ed25519, func(k *inprocess.Signer) signer.Signer {
+			return &hangingDevice{Signer: k, dev: hang}
 		}, signertest.Options{Hang: hang.Hang, Timeout: time.Second}, []string{"Deadline: did not return"}},
 		// (t)
-		{"modifies the message", signer.Ed25519, func(k *inprocess.Key) signer.Signer {
+		{"modifies the message", signer.Ed25519, func(k *inprocess.Signer) signer.Signer {
 			return &modifiesMessage{k}
 		}, signertest.Options{}, []string{"SignContext: modified the message"}},
 
 		// More breakages.
-		{"RSA-PSS SignContext with the longest salt", signer.RSAPSS, func(k *inprocess.Key) signer.Signer {
-			return &pssLongSalt{Key: k, priv: rsaPriv}
+		{"RSA-PSS SignContext with the longest salt", signer.RSAPSS, func(k *inprocess.Signer) signer.Signer {
+			return &pssLongSalt{Signer: k, priv: rsaPriv}
 		}, signertest.Options{}, []string{"SignContext: does not verify"}},
-		{"says PSS, signs PKCS #1 v1.5", signer.RSAPKCS1v15, func(k *inprocess.Key) signer.Signer {
+		{"says PSS, signs PKCS #1 v1.5", signer.RSAPKCS1v15, func(k *inprocess.Signer) signer.Signer {
 			return &claimsAlgorithm{k, signer.RSAPSS}
 		}, signertest.Options{}, []string{"SignContext: does not verify"}},
-		{"says P-256 on a P-384 key", signer.ECDSAP384, func(k *inprocess.Key) signer.Signer {
+		{"says P-256 on a P-384 key", signer.ECDSAP384, func(k *inprocess.Signer) signer.Signer {
 			return &claimsAlgorithm{k, signer.ECDSAP256}
 		}, signertest.Options{}, []string{"Public: does not fit"}},
-		{"no stage reported", signer.Ed25519, func(k *inprocess.Key) signer.Signer {
+		{"no stage reported", signer.Ed25519, func(k *inprocess.Signer) signer.Signer {
 			return &noTrace{k}
 		}, signertest.Options{}, []string{"Trace: no stage"}},
-		{"no sign, device or transport stage", signer.Ed25519, func(k *inprocess.Key) signer.Signer {
+		{"no sign, device or transport stage", signer.Ed25519, func(k *inprocess.Signer) signer.Signer {
 			return &onlyKDF{k}
 		}, signertest.Options{}, []string{"Trace: include none of sign, device, transport"}},
-		{"unknown stage", signer.Ed25519, func(k *inprocess.Key) signer.Signer {
+		{"unknown stage", signer.Ed25519, func(k *inprocess.Signer) signer.Signer {
 			return &extraStage{k, signer.StageInfo{Stage: 99}}
 		}, signertest.Options{}, []string{"Trace: unknown stage"}},
-		{"negative duration", signer.Ed25519, func(k *inprocess.Key) signer.Signer {
+		{"negative duration", signer.Ed25519, func(k *inprocess.Signer) signer.Signer {
 			return &extraStage{k, signer.StageInfo{Stage: signer.StageDevice, Duration: -time.Millisecond}}
 		}, signertest.Options{}, []string{"Trace: negative duration"}},
-		{"measured stage with a profile", signer.Ed25519, func(k *inprocess.Key) signer.Signer {
+		{"measured stage with a profile", signer.Ed25519, func(k *inprocess.Signer) signer.Signer {
 			return &extraStage{k, signer.StageInfo{Stage: signer.StageDevice, Profile: "fake"}}
 		}, signertest.Options{}, []string{"Trace: carries Slept, Within or a Profile"}},
-		{"slept outside transport", signer.Ed25519, func(k *inprocess.Key) signer.Signer {
+		{"slept outside transport", signer.Ed25519, func(k *inprocess.Signer) signer.Signer {
 			return &extraStage{k, signer.StageInfo{Stage: signer.StageDevice, Duration: time.Millisecond, Source: signer.Modeled, Slept: true, Profile: "fake"}}
 		}, signertest.Options{}, []string{"Trace: slept"}},
-		{"counter goes down", signer.Ed25519, func(k *inprocess.Key) signer.Signer {
+		{"counter goes down", signer.Ed25519, func(k *inprocess.Signer) signer.Signer {
 			return &countDown{k}
 		}, signertest.Options{}, []string{"Trace: negative increment"}},
-		{"Ed25519 Sign reads rand, ignoring read errors", signer.Ed25519, func(k *inprocess.Key) signer.Signer {
-			return &ed25519ReadsRand{Key: k}
+		{"Ed25519 Sign reads rand, ignoring read errors", signer.Ed25519, func(k *inprocess.Signer) signer.Signer {
+			return &ed25519ReadsRand{Signer: k}
 		}, signertest.Options{}, []string{"CryptoSigner: read rand"}},
-		{"kept trace gets counts only", signer.Ed25519, func(k *inprocess.Key) signer.Signer {
-			return &keepsTraceCounts{Key: k}
+		{"kept trace gets counts only", signer.Ed25519, func(k *inprocess.Signer) signer.Signer {
+			return &keepsTraceCounts{Signer: k}
 		}, signertest.Options{}, []string{"Trace: from a later call"}},
-		{"RSA-PSS Sign ignores the requested salt length", signer.RSAPSS, func(k *inprocess.Key) signer.Signer {
-			return &pssSignLongSalt{Key: k, priv: rsaPriv}
+		{"RSA-PSS Sign ignores the requested salt length", signer.RSAPSS, func(k *inprocess.Signer) signer.Signer {
+			return &pssSignLongSalt{Signer: k, priv: rsaPriv}
 		}, signertest.Options{}, []string{"CryptoSigner: RSA PSS over SHA-256: signature does not verify"}},
-		{"returns a signature with ctx.Err", signer.Ed25519, func(k *inprocess.Key) signer.Signer {
+		{"returns a signature with ctx.Err", signer.Ed25519, func(k *inprocess.Signer) signer.Signer {
 			return &sigWithError{k}
 		}, signertest.Options{}, []string{"Canceled: returned a signature with the error"}},
 	}
@@ -381,22 +381,22 @@ func TestCheckSubtleCases(t *testing.T) {
 	cases := []struct {
 		name string
 		alg  signer.Algorithm
-		wrap func(k *inprocess.Key) signer.Signer
+		wrap func(k *inprocess.Signer) signer.Signer
 		opts signertest.Options
 		// want is the check that must fail and a substring of its failure,
 		// or "" when the signer is good and Check must pass.
 		want, why string
 		gap       string
 	}{
-		{"RSA Sign uses the rand it is given, as *rsa.PrivateKey does", signer.RSAPKCS1v15, func(k *inprocess.Key) signer.Signer {
-			return &stdRSA{Key: k, priv: rsaPriv}
+		{"RSA Sign uses the rand it is given, as *rsa.PrivateKey does", signer.RSAPKCS1v15, func(k *inprocess.Signer) signer.Signer {
+			return &stdRSA{Signer: k, priv: rsaPriv}
 		}, signertest.Options{}, "", "",
 			"checkCryptoSigner's optional() passes the failing reader to RSA PSS, which needs rand for its salt (checks.go optional)"},
-		{"good signer with MaxMessage 100", signer.Ed25519, func(k *inprocess.Key) signer.Signer {
-			return &sizeLimited{Key: k, max: 100}
+		{"good signer with MaxMessage 100", signer.Ed25519, func(k *inprocess.Signer) signer.Signer {
+			return &sizeLimited{Signer: k, max: 100}
 		}, signertest.Options{MaxMessage: 100}, "", "",
 			"fixed message sizes (128 in checkTrace, 100 in checkCryptoSigner, 64 in checkDeadline, 32 elsewhere) ignore Options.MaxMessage"},
-		{"counter up 2 then down 1", signer.Ed25519, func(k *inprocess.Key) signer.Signer {
+		{"counter up 2 then down 1", signer.Ed25519, func(k *inprocess.Signer) signer.Signer {
 			return &countUpDown{k}
 		}, signertest.Options{}, "Trace", "negative increment",
 			"checkTrace looks at each counter's sum, not at each Count call (checks.go checkTrace, recorder)"},
@@ -423,46 +423,46 @@ func mustRSA(t testing.TB) *rsa.PrivateKey {
 }
 
 // ---------------------------------------------------------------------------
-// Broken and fake signers. Each embeds a good *inprocess.Key and overrides
+// Broken and fake signers. Each embeds a good *inprocess.Signer and overrides
 // one method to break one thing.
 
 type wrongPublic struct {
-	*inprocess.Key
+	*inprocess.Signer
 	pub crypto.PublicKey
 }
 
 func (w *wrongPublic) Public() crypto.PublicKey { return w.pub }
 
-type flipBit struct{ *inprocess.Key }
+type flipBit struct{ *inprocess.Signer }
 
 func (w *flipBit) SignContext(ctx context.Context, msg []byte) ([]byte, error) {
-	sig, err := w.Key.SignContext(ctx, msg)
+	sig, err := w.Signer.SignContext(ctx, msg)
 	if err == nil {
 		sig[len(sig)/3] ^= 0x04
 	}
 	return sig, err
 }
 
-type fixedMessage struct{ *inprocess.Key }
+type fixedMessage struct{ *inprocess.Signer }
 
 func (w *fixedMessage) SignContext(ctx context.Context, _ []byte) ([]byte, error) {
-	return w.Key.SignContext(ctx, []byte("always this message"))
+	return w.Signer.SignContext(ctx, []byte("always this message"))
 }
 
-type asn1Context struct{ *inprocess.Key }
+type asn1Context struct{ *inprocess.Signer }
 
 func (w *asn1Context) SignContext(ctx context.Context, msg []byte) ([]byte, error) {
-	sig, err := w.Key.SignContext(ctx, msg)
+	sig, err := w.Signer.SignContext(ctx, msg)
 	if err != nil {
 		return nil, err
 	}
 	return signer.ECDSAToASN1(w.Algorithm(), sig)
 }
 
-type highS struct{ *inprocess.Key }
+type highS struct{ *inprocess.Signer }
 
 func (w *highS) SignContext(ctx context.Context, msg []byte) ([]byte, error) {
-	sig, err := w.Key.SignContext(ctx, msg)
+	sig, err := w.Signer.SignContext(ctx, msg)
 	if err != nil {
 		return nil, err
 	}
@@ -472,31 +472,31 @@ func (w *highS) SignContext(ctx context.Context, msg []byte) ([]byte, error) {
 	return sig, nil
 }
 
-type ignoresCancel struct{ *inprocess.Key }
+type ignoresCancel struct{ *inprocess.Signer }
 
 func (w *ignoresCancel) SignContext(ctx context.Context, msg []byte) ([]byte, error) {
-	return w.Key.SignContext(context.WithoutCancel(ctx), msg)
+	return w.Signer.SignContext(context.WithoutCancel(ctx), msg)
 }
 
-type unwrappedCancel struct{ *inprocess.Key }
+type unwrappedCancel struct{ *inprocess.Signer }
 
 func (w *unwrappedCancel) SignContext(ctx context.Context, msg []byte) ([]byte, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("sign aborted: %v", err) // %v: does not wrap
 	}
-	return w.Key.SignContext(ctx, msg)
+	return w.Signer.SignContext(ctx, msg)
 }
 
-type traceWhenDone struct{ *inprocess.Key }
+type traceWhenDone struct{ *inprocess.Signer }
 
 func (w *traceWhenDone) SignContext(ctx context.Context, msg []byte) ([]byte, error) {
 	tr := signer.ContextTrace(ctx)
 	tr.Measured(signer.StageSession, tr.Start()) // before looking at ctx
-	return w.Key.SignContext(ctx, msg)
+	return w.Signer.SignContext(ctx, msg)
 }
 
 type closeOnce struct {
-	*inprocess.Key
+	*inprocess.Signer
 	closed atomic.Bool
 }
 
@@ -504,15 +504,15 @@ func (w *closeOnce) Close() error {
 	if !w.closed.CompareAndSwap(false, true) {
 		return errors.New("already closed")
 	}
-	return w.Key.Close()
+	return w.Signer.Close()
 }
 
-type closeNoop struct{ *inprocess.Key }
+type closeNoop struct{ *inprocess.Signer }
 
 func (w *closeNoop) Close() error { return nil }
 
 type publicGoneAfterClose struct {
-	*inprocess.Key
+	*inprocess.Signer
 	closed atomic.Bool
 }
 
@@ -520,27 +520,27 @@ func (w *publicGoneAfterClose) Public() crypto.PublicKey {
 	if w.closed.Load() {
 		return nil
 	}
-	return w.Key.Public()
+	return w.Signer.Public()
 }
 
 func (w *publicGoneAfterClose) Close() error {
 	w.closed.Store(true)
-	return w.Key.Close()
+	return w.Signer.Close()
 }
 
-type ed25519NeedsOptions struct{ *inprocess.Key }
+type ed25519NeedsOptions struct{ *inprocess.Signer }
 
 func (w *ed25519NeedsOptions) Sign(rnd io.Reader, msg []byte, opts crypto.SignerOpts) ([]byte, error) {
 	if _, ok := opts.(*ed25519.Options); !ok {
 		return nil, fmt.Errorf("want *ed25519.Options, got %T: %w", opts, signer.ErrUnsupported)
 	}
-	return w.Key.Sign(rnd, msg, opts)
+	return w.Signer.Sign(rnd, msg, opts)
 }
 
 // ed25519ReadsRand reads a "blinding nonce" from rand, which pure Ed25519
 // must ignore; with checkErr it fails when the read fails.
 type ed25519ReadsRand struct {
-	*inprocess.Key
+	*inprocess.Signer
 	checkErr bool
 }
 
@@ -552,12 +552,12 @@ func (w *ed25519ReadsRand) Sign(rnd io.Reader, msg []byte, opts crypto.SignerOpt
 	if _, err := io.ReadFull(rnd, nonce[:]); err != nil && w.checkErr {
 		return nil, fmt.Errorf("blinding nonce: %w", err)
 	}
-	return w.Key.Sign(rnd, msg, opts)
+	return w.Signer.Sign(rnd, msg, opts)
 }
 
 // anyDigestLength pads or truncates a digest to the length of the hash that
 // opts names, and signs it.
-type anyDigestLength struct{ *inprocess.Key }
+type anyDigestLength struct{ *inprocess.Signer }
 
 func (w *anyDigestLength) Sign(rnd io.Reader, digest []byte, opts crypto.SignerOpts) ([]byte, error) {
 	if opts != nil {
@@ -567,23 +567,23 @@ func (w *anyDigestLength) Sign(rnd io.Reader, digest []byte, opts crypto.SignerO
 			digest = d
 		}
 	}
-	return w.Key.Sign(rnd, digest, opts)
+	return w.Signer.Sign(rnd, digest, opts)
 }
 
-type modeledNoProfile struct{ *inprocess.Key }
+type modeledNoProfile struct{ *inprocess.Signer }
 
 func (w *modeledNoProfile) SignContext(ctx context.Context, msg []byte) ([]byte, error) {
-	sig, err := w.Key.SignContext(ctx, msg)
+	sig, err := w.Signer.SignContext(ctx, msg)
 	if err == nil {
 		signer.ContextTrace(ctx).Modeled(signer.StageWire, 40*time.Microsecond, false, "")
 	}
 	return sig, err
 }
 
-type hourLongStage struct{ *inprocess.Key }
+type hourLongStage struct{ *inprocess.Signer }
 
 func (w *hourLongStage) SignContext(ctx context.Context, msg []byte) ([]byte, error) {
-	sig, err := w.Key.SignContext(ctx, msg)
+	sig, err := w.Signer.SignContext(ctx, msg)
 	if err == nil {
 		signer.ContextTrace(ctx).MeasuredDuration(signer.StageDevice, time.Hour)
 	}
@@ -599,7 +599,7 @@ func (withoutValues) Value(any) any { return nil }
 // keepsTrace keeps the Trace of its first traced call and reports every
 // later sign to it.
 type keepsTrace struct {
-	*inprocess.Key
+	*inprocess.Signer
 	mu sync.Mutex
 	tr *signer.Trace
 }
@@ -615,7 +615,7 @@ func (w *keepsTrace) SignContext(ctx context.Context, msg []byte) ([]byte, error
 	tr := w.tr
 	w.mu.Unlock()
 	start := tr.Start()
-	sig, err := w.Key.SignContext(withoutValues{ctx}, msg)
+	sig, err := w.Signer.SignContext(withoutValues{ctx}, msg)
 	tr.Measured(signer.StageSign, start)
 	return sig, err
 }
@@ -623,13 +623,13 @@ func (w *keepsTrace) SignContext(ctx context.Context, msg []byte) ([]byte, error
 // keepsTraceCounts reports its stages right but counts round trips on the
 // Trace of its first traced call, every call.
 type keepsTraceCounts struct {
-	*inprocess.Key
+	*inprocess.Signer
 	mu sync.Mutex
 	tr *signer.Trace
 }
 
 func (w *keepsTraceCounts) SignContext(ctx context.Context, msg []byte) ([]byte, error) {
-	sig, err := w.Key.SignContext(ctx, msg)
+	sig, err := w.Signer.SignContext(ctx, msg)
 	if err != nil {
 		return nil, err
 	}
@@ -647,13 +647,13 @@ func (w *keepsTraceCounts) SignContext(ctx context.Context, msg []byte) ([]byte,
 // every access holds the lock, so there is no data race for -race to see,
 // but a concurrent call can overwrite the buffer between the two.
 type sharedBuffer struct {
-	*inprocess.Key
+	*inprocess.Signer
 	mu  sync.Mutex
 	buf []byte
 }
 
 func (w *sharedBuffer) SignContext(ctx context.Context, msg []byte) ([]byte, error) {
-	sig, err := w.Key.SignContext(ctx, msg)
+	sig, err := w.Signer.SignContext(ctx, msg)
 	if err != nil {
 		return nil, err
 	}
@@ -668,7 +668,7 @@ func (w *sharedBuffer) SignContext(ctx context.Context, msg []byte) ([]byte, err
 
 // sizeLimited refuses messages longer than max (0: no limit).
 type sizeLimited struct {
-	*inprocess.Key
+	*inprocess.Signer
 	max int
 }
 
@@ -676,7 +676,7 @@ func (w *sizeLimited) SignContext(ctx context.Context, msg []byte) ([]byte, erro
 	if w.max > 0 && len(msg) > w.max {
 		return nil, fmt.Errorf("%d-byte message, device takes %d: %w", len(msg), w.max, signer.ErrMessageTooLarge)
 	}
-	return w.Key.SignContext(ctx, msg)
+	return w.Signer.SignContext(ctx, msg)
 }
 
 // hangSwitch makes the fake devices that share it stop answering.
@@ -710,7 +710,7 @@ func (h *hangSwitch) hung() <-chan struct{} {
 // hangingDevice waits while its device is hung: until release, or, with
 // honoursCtx, until ctx is done.
 type hangingDevice struct {
-	*inprocess.Key
+	*inprocess.Signer
 	dev        *hangSwitch
 	honoursCtx bool
 }
@@ -730,13 +730,13 @@ func (w *hangingDevice) SignContext(ctx context.Context, msg []byte) ([]byte, er
 			<-gate
 		}
 	}
-	return w.Key.SignContext(ctx, msg)
+	return w.Signer.SignContext(ctx, msg)
 }
 
 // modeledDevice reports what a simulated device does: a measured transport
 // stage inside which it slept a modeled device stage, counters, then the
 // host's sign stage.
-type modeledDevice struct{ *inprocess.Key }
+type modeledDevice struct{ *inprocess.Signer }
 
 func (w *modeledDevice) SignContext(ctx context.Context, msg []byte) ([]byte, error) {
 	if err := ctx.Err(); err != nil {
@@ -750,27 +750,27 @@ func (w *modeledDevice) SignContext(ctx context.Context, msg []byte) ([]byte, er
 	tr.Add(signer.CountAPDUs, 2)
 	tr.Measured(signer.StageTransport, start)
 	tr.Modeled(signer.StageWire, 50*time.Microsecond, false, "fake (signertest_test.go)")
-	return w.Key.SignContext(ctx, msg)
+	return w.Signer.SignContext(ctx, msg)
 }
 
-type modifiesMessage struct{ *inprocess.Key }
+type modifiesMessage struct{ *inprocess.Signer }
 
 func (w *modifiesMessage) SignContext(ctx context.Context, msg []byte) ([]byte, error) {
 	if len(msg) > 0 {
 		msg[0] ^= 0x80 // "frames" the message in place
 	}
-	return w.Key.SignContext(ctx, msg)
+	return w.Signer.SignContext(ctx, msg)
 }
 
 // pssLongSalt makes PSS signatures with the longest salt, not one as long
 // as the hash.
 type pssLongSalt struct {
-	*inprocess.Key
+	*inprocess.Signer
 	priv *rsa.PrivateKey
 }
 
 func (w *pssLongSalt) SignContext(ctx context.Context, msg []byte) ([]byte, error) {
-	if _, err := w.Key.SignContext(ctx, msg); err != nil { // ctx, Close, trace
+	if _, err := w.Signer.SignContext(ctx, msg); err != nil { // ctx, Close, trace
 		return nil, err
 	}
 	d := sha256.Sum256(msg)
@@ -780,12 +780,12 @@ func (w *pssLongSalt) SignContext(ctx context.Context, msg []byte) ([]byte, erro
 // pssSignLongSalt does the same in crypto.Signer.Sign, whatever salt length
 // opts asks for.
 type pssSignLongSalt struct {
-	*inprocess.Key
+	*inprocess.Signer
 	priv *rsa.PrivateKey
 }
 
 func (w *pssSignLongSalt) Sign(rnd io.Reader, digest []byte, opts crypto.SignerOpts) ([]byte, error) {
-	sig, err := w.Key.Sign(rnd, digest, opts) // checks Close and digest
+	sig, err := w.Signer.Sign(rnd, digest, opts) // checks Close and digest
 	pss, ok := opts.(*rsa.PSSOptions)
 	if err != nil || !ok {
 		return sig, err
@@ -795,37 +795,37 @@ func (w *pssSignLongSalt) Sign(rnd io.Reader, digest []byte, opts crypto.SignerO
 
 // claimsAlgorithm says its SignContext uses alg, which it does not.
 type claimsAlgorithm struct {
-	*inprocess.Key
+	*inprocess.Signer
 	alg signer.Algorithm
 }
 
 func (w *claimsAlgorithm) Algorithm() signer.Algorithm { return w.alg }
 
-type noTrace struct{ *inprocess.Key }
+type noTrace struct{ *inprocess.Signer }
 
 func (w *noTrace) SignContext(ctx context.Context, msg []byte) ([]byte, error) {
-	return w.Key.SignContext(withoutValues{ctx}, msg)
+	return w.Signer.SignContext(withoutValues{ctx}, msg)
 }
 
 // onlyKDF reports its sign as a KDF stage.
-type onlyKDF struct{ *inprocess.Key }
+type onlyKDF struct{ *inprocess.Signer }
 
 func (w *onlyKDF) SignContext(ctx context.Context, msg []byte) ([]byte, error) {
 	tr := signer.ContextTrace(ctx)
 	start := tr.Start()
-	sig, err := w.Key.SignContext(withoutValues{ctx}, msg)
+	sig, err := w.Signer.SignContext(withoutValues{ctx}, msg)
 	tr.Measured(signer.StageKDF, start)
 	return sig, err
 }
 
 // extraStage reports info after each successful sign.
 type extraStage struct {
-	*inprocess.Key
+	*inprocess.Signer
 	info signer.StageInfo
 }
 
 func (w *extraStage) SignContext(ctx context.Context, msg []byte) ([]byte, error) {
-	sig, err := w.Key.SignContext(ctx, msg)
+	sig, err := w.Signer.SignContext(ctx, msg)
 	if tr := signer.ContextTrace(ctx); err == nil && tr != nil && tr.StageDone != nil {
 		tr.StageDone(w.info)
 	}
@@ -833,10 +833,10 @@ func (w *extraStage) SignContext(ctx context.Context, msg []byte) ([]byte, error
 }
 
 // countUpDown reports a counter that grows by 2, then by −1.
-type countUpDown struct{ *inprocess.Key }
+type countUpDown struct{ *inprocess.Signer }
 
 func (w *countUpDown) SignContext(ctx context.Context, msg []byte) ([]byte, error) {
-	sig, err := w.Key.SignContext(ctx, msg)
+	sig, err := w.Signer.SignContext(ctx, msg)
 	if err == nil {
 		tr := signer.ContextTrace(ctx)
 		tr.Add(signer.CountRetries, 2)
@@ -848,12 +848,12 @@ func (w *countUpDown) SignContext(ctx context.Context, msg []byte) ([]byte, erro
 // stdRSA signs in crypto.Signer.Sign as *rsa.PrivateKey.Sign does, with the
 // rand it is given (PSS reads its salt from it): a good signer.
 type stdRSA struct {
-	*inprocess.Key
+	*inprocess.Signer
 	priv *rsa.PrivateKey
 }
 
 func (w *stdRSA) Sign(rnd io.Reader, digest []byte, opts crypto.SignerOpts) ([]byte, error) {
-	if _, err := w.Key.Sign(rand.Reader, digest, opts); err != nil { // checks Close and digest
+	if _, err := w.Signer.Sign(rand.Reader, digest, opts); err != nil { // checks Close and digest
 		return nil, err
 	}
 	if rnd == nil {
@@ -862,10 +862,10 @@ func (w *stdRSA) Sign(rnd io.Reader, digest []byte, opts crypto.SignerOpts) ([]b
 	return w.priv.Sign(rnd, digest, opts)
 }
 
-type countDown struct{ *inprocess.Key }
+type countDown struct{ *inprocess.Signer }
 
 func (w *countDown) SignContext(ctx context.Context, msg []byte) ([]byte, error) {
-	sig, err := w.Key.SignContext(ctx, msg)
+	sig, err := w.Signer.SignContext(ctx, msg)
 	if err == nil {
 		signer.ContextTrace(ctx).Add(signer.CountRetries, -1)
 	}
@@ -874,14 +874,14 @@ func (w *countDown) SignContext(ctx context.Context, msg []byte) ([]byte, error)
 
 // sigWithError returns, on a done context, the error and a signature made
 // anyway.
-type sigWithError struct{ *inprocess.Key }
+type sigWithError struct{ *inprocess.Signer }
 
 func (w *sigWithError) SignContext(ctx context.Context, msg []byte) ([]byte, error) {
 	if err := ctx.Err(); err != nil {
-		sig, _ := w.Key.SignContext(withoutValues{context.WithoutCancel(ctx)}, msg)
+		sig, _ := w.Signer.SignContext(withoutValues{context.WithoutCancel(ctx)}, msg)
 		return sig, fmt.Errorf("too late: %w", err)
 	}
-	return w.Key.SignContext(ctx, msg)
+	return w.Signer.SignContext(ctx, msg)
 }
 
 // ---------------------------------------------------------------------------
@@ -1121,7 +1121,7 @@ func TestVerifyStdKeyOfAnotherCurve(t *testing.T) {
 // only messages whose leading 8-byte height rises strictly, so it refuses
 // a byte-identical retransmit and anything out of order.
 type validatorApp struct {
-	*inprocess.Key
+	*inprocess.Signer
 	mu   sync.Mutex
 	last uint64
 }
@@ -1150,7 +1150,7 @@ func (v *validatorApp) SignContext(ctx context.Context, msg []byte) ([]byte, err
 	if err := v.admit(msg); err != nil {
 		return nil, err
 	}
-	return v.Key.SignContext(ctx, msg)
+	return v.Signer.SignContext(ctx, msg)
 }
 
 func (v *validatorApp) Sign(rnd io.Reader, msg []byte, opts crypto.SignerOpts) ([]byte, error) {
@@ -1160,7 +1160,7 @@ func (v *validatorApp) Sign(rnd io.Reader, msg []byte, opts crypto.SignerOpts) (
 	if err := v.admit(msg); err != nil {
 		return nil, err
 	}
-	return v.Key.Sign(rnd, msg, opts)
+	return v.Signer.Sign(rnd, msg, opts)
 }
 
 // TestCheckPassesValidatorApp shows that a device which refuses double
@@ -1179,7 +1179,7 @@ func TestCheckPassesValidatorApp(t *testing.T) {
 		}
 		return msg
 	}
-	open := factory(priv, signer.Ed25519, func(k *inprocess.Key) signer.Signer { return &validatorApp{Key: k} })
+	open := factory(priv, signer.Ed25519, func(k *inprocess.Signer) signer.Signer { return &validatorApp{Signer: k} })
 	if err := signertest.Check(open, signertest.Options{Message: message, Concurrency: 1}); err != nil {
 		t.Errorf("a validator-app-like device fails the suite:\n%v", err)
 	}
@@ -1192,7 +1192,7 @@ func TestCheckPassesValidatorApp(t *testing.T) {
 // closeNoWait wipes its key on Close without waiting for signs in flight:
 // a sign that was under way returns a signature made with the wiped key.
 type closeNoWait struct {
-	*inprocess.Key
+	*inprocess.Signer
 	closed atomic.Bool
 }
 
@@ -1200,7 +1200,7 @@ func (w *closeNoWait) SignContext(ctx context.Context, msg []byte) ([]byte, erro
 	if w.closed.Load() {
 		return nil, signer.ErrClosed
 	}
-	sig, err := w.Key.SignContext(ctx, msg)
+	sig, err := w.Signer.SignContext(ctx, msg)
 	time.Sleep(time.Millisecond) // still in flight
 	if w.closed.Load() {
 		return make([]byte, len(sig)), err // what a wiped key signs

@@ -1,0 +1,107 @@
+package inprocess
+
+import (
+	"crypto"
+	"crypto/ecdsa"
+	"crypto/ed25519"
+	"crypto/rsa"
+	"crypto/x509"
+	"encoding/asn1"
+	"encoding/pem"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+
+	"github.com/signerkit/signerkit/signer"
+)
+
+// MarshalKeyFile returns priv as a PEM key file that ParseKeyFile reads:
+// PKCS #8 ("PRIVATE KEY") for Ed25519, P-256, P-384 and RSA keys, and SEC
+// 1 ("EC PRIVATE KEY", with the public key) for secp256k1 keys, the form
+// OpenSSL writes for them. priv is an ed25519.PrivateKey, an
+// *ecdsa.PrivateKey or an *rsa.PrivateKey of 2048 to 8192 bits, checked as
+// FromPrivateKey checks it. The result holds the key in the clear: write
+// it with WriteKeyFile, or to a file only its owner can read.
+func MarshalKeyFile(priv crypto.PrivateKey) ([]byte, error) {
+	alg := signer.Algorithm(0)
+	if _, ok := priv.(*rsa.PrivateKey); ok {
+		alg = signer.RSAPKCS1v15
+	}
+	k, err := FromPrivateKey(priv, alg) // checks the key
+	if err != nil {
+		return nil, err
+	}
+	defer k.Close()
+	var der []byte
+	typ := "PRIVATE KEY"
+	switch {
+	case k.k1 != nil:
+		typ = "EC PRIVATE KEY"
+		d := k.k1.Key.Bytes()
+		pub := k.pub.(*ecdsa.PublicKey)
+		point := append([]byte{4}, append(pub.X.FillBytes(make([]byte, 32)), pub.Y.FillBytes(make([]byte, 32))...)...)
+		der, err = asn1.Marshal(ecPrivateKey{Version: 1, PrivateKey: d[:], NamedCurveOID: oidSecp256k1, PublicKey: asn1.BitString{Bytes: point, BitLength: 8 * len(point)}})
+		clear(d[:])
+	case k.ed != nil:
+		der, err = x509.MarshalPKCS8PrivateKey(k.ed)
+	case k.ec != nil:
+		der, err = x509.MarshalPKCS8PrivateKey(k.ec)
+	default:
+		der, err = x509.MarshalPKCS8PrivateKey(k.rsa)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("inprocess: %w", err)
+	}
+	defer clear(der)
+	return pem.EncodeToMemory(&pem.Block{Type: typ, Bytes: der}), nil
+}
+
+// WriteKeyFile writes priv (see MarshalKeyFile) to a new file at path,
+// mode 0600, and syncs it. An existing file is left alone and the error
+// wraps signer.ErrKeyExists.
+func WriteKeyFile(path string, priv crypto.PrivateKey) error {
+	data, err := MarshalKeyFile(priv)
+	if err != nil {
+		return err
+	}
+	defer clear(data)
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if errors.Is(err, fs.ErrExist) {
+		return &keyFileError{path: path, err: signer.ErrKeyExists}
+	}
+	if err != nil {
+		return fmt.Errorf("inprocess: %w", err)
+	}
+	_, err = f.Write(data)
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		os.Remove(path)
+		return fmt.Errorf("inprocess: writing key file %s: %w", path, err)
+	}
+	return nil
+}
+
+// wipePrivate clears what it can of a private key that ParseKeyFile
+// returned.
+func wipePrivate(priv crypto.PrivateKey) {
+	switch k := priv.(type) {
+	case ed25519.PrivateKey:
+		clear(k)
+	case *ecdsa.PrivateKey:
+		wipe(k.D)
+	case *rsa.PrivateKey:
+		wipe(k.D)
+		for _, p := range k.Primes {
+			wipe(p)
+		}
+		wipe(k.Precomputed.Dp)
+		wipe(k.Precomputed.Dq)
+		wipe(k.Precomputed.Qinv)
+	}
+}

@@ -1,0 +1,210 @@
+package inprocess
+
+import (
+	"bytes"
+	"crypto"
+	"crypto/ecdh"
+	"crypto/ecdsa"
+	"crypto/ed25519"
+	"crypto/rand"
+	"crypto/rsa"
+	"fmt"
+	"math/big"
+
+	"github.com/decred/dcrd/dcrec/secp256k1/v4"
+
+	"github.com/signerkit/signerkit/signer"
+)
+
+// DefaultRSABits is the modulus size Generate uses for RSA keys.
+const DefaultRSABits = 2048
+
+// Generate makes a new key for alg from crypto/rand, RSA keys with
+// DefaultRSABits.
+func Generate(alg signer.Algorithm) (*Signer, error) {
+	switch alg {
+	case signer.Ed25519:
+		_, priv, err := ed25519.GenerateKey(rand.Reader)
+		if err != nil {
+			return nil, fmt.Errorf("inprocess: %w", err)
+		}
+		return newEd25519(alg, priv), nil
+	case signer.ECDSAP256, signer.ECDSAP384:
+		priv, err := ecdsa.GenerateKey(alg.Curve(), rand.Reader)
+		if err != nil {
+			return nil, fmt.Errorf("inprocess: %w", err)
+		}
+		return &Signer{alg: alg, pub: copyPublic(&priv.PublicKey), ec: priv}, nil
+	case signer.ECDSASecp256k1:
+		priv, err := secp256k1.GeneratePrivateKey()
+		if err != nil {
+			return nil, fmt.Errorf("inprocess: %w", err)
+		}
+		return newSecp256k1(priv), nil
+	case signer.RSAPKCS1v15, signer.RSAPSS:
+		return GenerateRSA(alg, DefaultRSABits)
+	}
+	return nil, fmt.Errorf("inprocess: cannot generate a %v key: %w", alg, signer.ErrUnsupported)
+}
+
+// GenerateRSA makes a new RSA key of the given modulus size (2048 to 8192
+// bits) whose SignContext uses alg, RSAPKCS1v15 or RSAPSS.
+func GenerateRSA(alg signer.Algorithm, bits int) (*Signer, error) {
+	if !alg.IsRSA() {
+		return nil, fmt.Errorf("inprocess: %v is not an RSA algorithm: %w", alg, signer.ErrUnsupported)
+	}
+	if bits < 2048 || bits > 8192 {
+		return nil, fmt.Errorf("inprocess: RSA modulus of %d bits, want 2048 to 8192: %w", bits, signer.ErrUnsupported)
+	}
+	priv, err := rsa.GenerateKey(rand.Reader, bits)
+	if err != nil {
+		return nil, fmt.Errorf("inprocess: %w", err)
+	}
+	return &Signer{alg: alg, pub: copyPublic(&priv.PublicKey), rsa: priv}, nil
+}
+
+// FromSeed makes the key for alg determined by seed: for Ed25519 the
+// 32-byte RFC 8032 private key (ed25519.NewKeyFromSeed); for the ECDSA
+// algorithms the private scalar, big-endian, as long as the curve's order
+// (32 bytes for P-256 and secp256k1, 48 for P-384), in [1, n−1]. RSA keys
+// have no seed. FromSeed does not keep seed.
+func FromSeed(seed []byte, alg signer.Algorithm) (*Signer, error) {
+	switch alg {
+	case signer.Ed25519:
+		if len(seed) != ed25519.SeedSize {
+			return nil, fmt.Errorf("inprocess: Ed25519 seed is %d bytes, want %d: %w", len(seed), ed25519.SeedSize, signer.ErrInvalidKey)
+		}
+		return newEd25519(alg, ed25519.NewKeyFromSeed(seed)), nil
+	case signer.ECDSAP256, signer.ECDSAP384:
+		c := ecdh.P256()
+		if alg == signer.ECDSAP384 {
+			c = ecdh.P384()
+		}
+		k, err := c.NewPrivateKey(seed) // checks length and range
+		if err != nil {
+			return nil, fmt.Errorf("inprocess: %v private scalar is not %d bytes in [1, n-1]: %w", alg, alg.Curve().Params().BitSize/8, signer.ErrInvalidKey)
+		}
+		point := k.PublicKey().Bytes() // 0x04 ‖ X ‖ Y
+		size := (len(point) - 1) / 2
+		priv := &ecdsa.PrivateKey{
+			PublicKey: ecdsa.PublicKey{
+				Curve: alg.Curve(),
+				X:     new(big.Int).SetBytes(point[1 : 1+size]),
+				Y:     new(big.Int).SetBytes(point[1+size:]),
+			},
+			D: new(big.Int).SetBytes(seed),
+		}
+		return &Signer{alg: alg, pub: copyPublic(&priv.PublicKey), ec: priv}, nil
+	case signer.ECDSASecp256k1:
+		var d secp256k1.ModNScalar
+		if len(seed) != 32 || d.SetByteSlice(seed) || d.IsZero() {
+			return nil, fmt.Errorf("inprocess: secp256k1 private scalar is not 32 bytes in [1, n-1]: %w", signer.ErrInvalidKey)
+		}
+		return newSecp256k1(secp256k1.NewPrivateKey(&d)), nil
+	}
+	return nil, fmt.Errorf("inprocess: no seed form for %v keys: %w", alg, signer.ErrUnsupported)
+}
+
+// FromPrivateKey wraps a copy of an existing private key:
+// ed25519.PrivateKey, *ecdsa.PrivateKey on P-256, P-384 or secp256k1
+// (signer.Secp256k1), or *rsa.PrivateKey of 2048 to 8192 bits. alg may be
+// 0 except for RSA keys, where it picks RSAPKCS1v15 or RSAPSS. The key is
+// checked first — its public half derived from its private half, an ECDSA
+// scalar in range, an RSA key that validates — and refused with an error
+// wrapping signer.ErrInvalidKey otherwise. Close wipes the copy, never the
+// caller's key.
+func FromPrivateKey(priv crypto.PrivateKey, alg signer.Algorithm) (*Signer, error) {
+	switch k := priv.(type) {
+	case ed25519.PrivateKey:
+		return fromEd25519(k, alg)
+	case *ecdsa.PrivateKey:
+		return fromECDSA(k, alg)
+	case *rsa.PrivateKey:
+		return fromRSA(k, alg)
+	}
+	return nil, fmt.Errorf("inprocess: %T is not a private key this package takes: %w", priv, signer.ErrUnsupported)
+}
+
+func fromEd25519(k ed25519.PrivateKey, alg signer.Algorithm) (*Signer, error) {
+	if alg != 0 && alg != signer.Ed25519 {
+		return nil, fmt.Errorf("inprocess: an Ed25519 key cannot sign %v: %w", alg, signer.ErrUnsupported)
+	}
+	if len(k) != ed25519.PrivateKeySize {
+		return nil, fmt.Errorf("inprocess: Ed25519 private key is %d bytes, want %d: %w", len(k), ed25519.PrivateKeySize, signer.ErrInvalidKey)
+	}
+	own := ed25519.NewKeyFromSeed(k.Seed())
+	if !bytes.Equal(own, k) {
+		clear(own)
+		return nil, fmt.Errorf("inprocess: Ed25519 public key is not the one its seed gives: %w", signer.ErrInvalidKey)
+	}
+	return newEd25519(signer.Ed25519, own), nil
+}
+
+func fromECDSA(k *ecdsa.PrivateKey, alg signer.Algorithm) (*Signer, error) {
+	if k == nil || k.D == nil || k.Curve == nil || k.X == nil || k.Y == nil {
+		return nil, fmt.Errorf("inprocess: incomplete ECDSA private key: %w", signer.ErrInvalidKey)
+	}
+	if p := k.Curve.Params().P; k.X.Sign() < 0 || k.Y.Sign() < 0 || k.X.Cmp(p) >= 0 || k.Y.Cmp(p) >= 0 {
+		return nil, fmt.Errorf("inprocess: ECDSA public key coordinates out of range: %w", signer.ErrInvalidKey)
+	}
+	if alg == 0 {
+		a, err := signer.AlgorithmOf(k)
+		if err != nil {
+			return nil, fmt.Errorf("inprocess: %w", err)
+		}
+		alg = a
+	}
+	if err := alg.CheckKey(&k.PublicKey); err != nil {
+		return nil, fmt.Errorf("inprocess: %w", err)
+	}
+	// Rebuild the key from its scalar, which checks the scalar's range
+	// and makes the copy, then make sure it is the key pair the caller
+	// meant.
+	size := (k.Curve.Params().BitSize + 7) / 8
+	if k.D.Sign() <= 0 || k.D.BitLen() > 8*size {
+		return nil, fmt.Errorf("inprocess: %v private scalar out of range: %w", alg, signer.ErrInvalidKey)
+	}
+	d := k.D.FillBytes(make([]byte, size))
+	key, err := FromSeed(d, alg)
+	clear(d)
+	if err != nil {
+		return nil, err
+	}
+	if !k.PublicKey.Equal(key.pub) {
+		key.Close()
+		return nil, fmt.Errorf("inprocess: %v private key does not match its public key: %w", alg, signer.ErrInvalidKey)
+	}
+	return key, nil
+}
+
+func fromRSA(k *rsa.PrivateKey, alg signer.Algorithm) (*Signer, error) {
+	if !alg.IsRSA() {
+		return nil, fmt.Errorf("inprocess: an RSA key needs alg RSAPKCS1v15 or RSAPSS, not %v: %w", alg, signer.ErrUnsupported)
+	}
+	if k == nil || k.N == nil || k.D == nil || len(k.Primes) < 2 {
+		return nil, fmt.Errorf("inprocess: incomplete RSA private key: %w", signer.ErrInvalidKey)
+	}
+	if bits := k.N.BitLen(); bits < 2048 || bits > 8192 {
+		return nil, fmt.Errorf("inprocess: RSA modulus of %d bits, want 2048 to 8192: %w", bits, signer.ErrUnsupported)
+	}
+	if err := k.Validate(); err != nil {
+		return nil, fmt.Errorf("inprocess: invalid RSA key: %w", signer.ErrInvalidKey)
+	}
+	c := &rsa.PrivateKey{
+		PublicKey: rsa.PublicKey{N: new(big.Int).Set(k.N), E: k.E},
+		D:         new(big.Int).Set(k.D),
+	}
+	for _, p := range k.Primes {
+		c.Primes = append(c.Primes, new(big.Int).Set(p))
+	}
+	c.Precompute()
+	return &Signer{alg: alg, pub: copyPublic(&c.PublicKey), rsa: c}, nil
+}
+
+func newEd25519(alg signer.Algorithm, priv ed25519.PrivateKey) *Signer {
+	return &Signer{alg: alg, pub: priv.Public(), ed: priv}
+}
+
+func newSecp256k1(priv *secp256k1.PrivateKey) *Signer {
+	return &Signer{alg: signer.ECDSASecp256k1, pub: priv.PubKey().ToECDSA(), k1: priv}
+}
