@@ -1,0 +1,101 @@
+package privval
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/signerkit/signerkit/signer"
+)
+
+// BenchmarkRoundTrip measures a sign as the validator sees it: a node-side
+// client sends a prevote at the next height and waits for the signed
+// answer, over Unix and TCP, with an in-process Ed25519 key behind the
+// guard. added-ms/op is the validator's view minus the backend's sign (as
+// signer.Instrument times it), that is, framing, decoding, the guard, its
+// state write and the sockets. The -durable rows keep the guard's state in
+// a directory on disk and report its syncs (fsync/op, fsync-ms/op); the
+// others keep it in memory. Rows are named as in the root table:
+// privval-<protocol>-<tcp|unix>[-durable].
+func BenchmarkRoundTrip(b *testing.B) {
+	for _, proto := range []string{"v038", "native"} {
+		for _, network := range []string{"unix", "tcp"} {
+			for _, durable := range []bool{false, true} {
+				name := "privval-" + proto + "-" + network
+				if durable {
+					name += "-durable"
+				}
+				b.Run(name, func(b *testing.B) { benchRoundTrip(b, proto, network, durable) })
+			}
+		}
+	}
+}
+
+func benchRoundTrip(b *testing.B, proto, network string, durable bool) {
+	key := signer.Instrument(newKey(4))
+	g := newGuard(b, key, durable)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	defer func() {
+		cancel()
+		if err := <-done; !errors.Is(err, context.Canceled) {
+			b.Error(err)
+		}
+	}()
+	ln := listen(b, network)
+
+	var call func(h int64)
+	switch proto {
+	case "v038":
+		e, err := NewEndpoint(g, Config{Dialect: V038, Network: network, Address: ln.Addr().String(), ChainID: chainID})
+		if err != nil {
+			b.Fatal(err)
+		}
+		go func() { done <- e.Run(ctx) }()
+		n := accept(b, ln, V038)
+		call = func(h int64) {
+			b, err := n.roundTrip(encSignVoteRequest(testVote(typePrevote, h, 0, 1), chainID, V038))
+			if err != nil {
+				panic(err)
+			}
+			if r, err := decodeResponse(b, V038); err != nil || r.err != nil {
+				panic(r.err.Description)
+			}
+		}
+	case "native":
+		s, err := NewServer(g, ServerConfig{ChainID: chainID})
+		if err != nil {
+			b.Fatal(err)
+		}
+		go func() { done <- s.Serve(ctx, ln) }()
+		n := dialNative(b, ln)
+		call = func(h int64) {
+			sb := tm2Bytes(b, testVote(typePrevote, h, 0, 1), chainID)
+			if _, _, msg, isErr := n.call(encNativeSignRequest(sb)); isErr {
+				panic(msg)
+			}
+		}
+	}
+	call(1) // connect, create the state file
+	key.Reset()
+	g0 := g.Stats()
+	b.ResetTimer()
+	start := time.Now()
+	for i := 0; i < b.N; i++ {
+		call(int64(i + 2))
+	}
+	elapsed := time.Since(start)
+	b.StopTimer()
+	var backend time.Duration
+	for _, l := range key.Snapshot().Labels {
+		backend += l.Total
+	}
+	gs := g.Stats()
+	n := float64(b.N)
+	ms := func(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+	b.ReportMetric(ms(elapsed-backend)/n, "added-ms/op")
+	b.ReportMetric(ms(backend)/n, "backend-ms/op")
+	b.ReportMetric(float64(gs.Syncs-g0.Syncs)/n, "fsync/op")
+	b.ReportMetric(ms(gs.SyncTime-g0.SyncTime)/n, "fsync-ms/op")
+}

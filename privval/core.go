@@ -1,0 +1,211 @@
+package privval
+
+import (
+	"context"
+	"crypto"
+	"crypto/ed25519"
+	"fmt"
+	"io"
+	"net"
+	"sync/atomic"
+	"time"
+
+	"github.com/signerkit/signerkit/guard"
+	"github.com/signerkit/signerkit/signer"
+)
+
+// Labels of requests that are not signs. Signs are labelled with their
+// phase: signbytes.Proposal.String(), Prevote's and Precommit's
+// ("proposal", "prevote", "precommit"), or LabelSign for native sign bytes
+// that are not a vote or proposal.
+const (
+	LabelPubKey = "pubkey"
+	LabelPing   = "ping"
+	LabelSign   = "sign"
+)
+
+// Handshake secures a connection just made (dialed by an Endpoint,
+// accepted by a Server): typically a SecretConnection handshake that also
+// checks the peer's identity key against an allowlist. It returns the
+// connection to speak the protocol over and the peer's identity key (nil
+// when the channel has none). It must give up when ctx ends. A nil
+// Handshake leaves the connection as it is, which is right for Unix
+// sockets.
+type Handshake func(ctx context.Context, conn net.Conn) (net.Conn, ed25519.PublicKey, error)
+
+// RequestInfo describes one request an Endpoint or Server served, as given
+// to the OnRequest hooks.
+type RequestInfo struct {
+	// Label is the request's phase ("proposal", "prevote", "precommit"),
+	// or LabelPubKey, LabelPing or LabelSign.
+	Label string
+	// ChainID, Height and Round are the request's (zero where it has
+	// none).
+	ChainID       string
+	Height, Round int64
+	// Peer is the validator's identity key from the Handshake, if any.
+	Peer ed25519.PublicKey
+	// Start is when the request had been read and Duration the time from
+	// then until the response was written.
+	Start    time.Time
+	Duration time.Duration
+	// Cached and TimestampChanged are the guard's (guard.Signed).
+	Cached, TimestampChanged bool
+	// Err is why the request was refused: the error sent back to the
+	// validator. It is nil for a request served.
+	Err error
+}
+
+// Stats are an Endpoint's or Server's counters and per-phase latencies.
+type Stats struct {
+	// Phases holds, per label (see RequestInfo.Label), the count, errors
+	// (refused requests), min, p50, p90, p99 and max of the time from a
+	// request read to its response written, guard and signer included.
+	Phases signer.Snapshot
+	// Connections counts connections that completed their handshake.
+	Connections uint64
+	// Requests counts requests answered, Refused those answered with an
+	// error, and ProtocolErrors the frames that ended a connection.
+	Requests, Refused, ProtocolErrors uint64
+}
+
+// core is what the Endpoint and the Server share: the guard, the checks
+// and the statistics.
+type core struct {
+	g              *guard.Guard
+	pub            ed25519.PublicKey
+	chainID        string
+	requestTimeout time.Duration
+	onRequest      func(RequestInfo)
+	onDisconnect   func(error)
+
+	inst                                    *signer.Instrumented
+	conns, requests, refused, protocolError atomic.Uint64
+}
+
+func newCore(g *guard.Guard, chainID string, requestTimeout time.Duration, onRequest func(RequestInfo), onDisconnect func(error)) (*core, error) {
+	if g == nil {
+		return nil, fmt.Errorf("privval: nil guard: %w", signer.ErrInvalidArgument)
+	}
+	pub, ok := g.Public().(ed25519.PublicKey)
+	if !ok || len(pub) != ed25519.PublicKeySize {
+		return nil, fmt.Errorf("privval: the validator key is %T; gno and CometBFT validators here take Ed25519: %w", g.Public(), signer.ErrUnsupported)
+	}
+	if requestTimeout <= 0 {
+		requestTimeout = DefaultRequestTimeout
+	}
+	return &core{g: g, pub: pub, chainID: chainID, requestTimeout: requestTimeout,
+		onRequest: onRequest, onDisconnect: onDisconnect, inst: signer.Instrument(opSigner{})}, nil
+}
+
+func (c *core) stats() Stats {
+	return Stats{Phases: c.inst.Snapshot(), Connections: c.conns.Load(), Requests: c.requests.Load(),
+		Refused: c.refused.Load(), ProtocolErrors: c.protocolError.Load()}
+}
+
+func (c *core) checkChain(chainID string) error {
+	if c.chainID != "" && chainID != c.chainID {
+		return invalidRequest("chain id %q, this signer serves %q", chainID, c.chainID)
+	}
+	return nil
+}
+
+// serveOne times and reports one request. handle answers it, writing the
+// response, and returns the refusal sent (nil when served) and an error
+// that ends the connection.
+func (c *core) serveOne(ctx context.Context, info *RequestInfo, handle func(ctx context.Context, info *RequestInfo) (refusal, fatal error)) error {
+	op := &timedOp{info: info, handle: handle}
+	info.Start = time.Now()
+	ctx, cancel := context.WithTimeout(signer.WithLabel(ctx, info.Label), c.requestTimeout)
+	_, _ = c.inst.SignContext(context.WithValue(ctx, opKey{}, op), nil)
+	cancel()
+	info.Duration = time.Since(info.Start)
+	if op.fatal != nil {
+		return op.fatal
+	}
+	c.requests.Add(1)
+	if info.Err != nil {
+		c.refused.Add(1)
+	}
+	if c.onRequest != nil {
+		c.onRequest(*info)
+	}
+	return nil
+}
+
+func (c *core) disconnected(err error) {
+	if c.onDisconnect != nil {
+		c.onDisconnect(err)
+	}
+}
+
+// timedOp is one request run inside signer.Instrumented, so that the
+// library's per-label statistics time it.
+type timedOp struct {
+	info   *RequestInfo
+	handle func(ctx context.Context, info *RequestInfo) (refusal, fatal error)
+	fatal  error
+}
+
+type opKey struct{}
+
+// opSigner is the signer.Signer that Instrumented wraps: SignContext runs
+// the timedOp carried by its context. A refused request counts as an error
+// in the statistics.
+type opSigner struct{}
+
+func (opSigner) Public() crypto.PublicKey { return nil }
+func (opSigner) Close() error             { return nil }
+func (opSigner) Sign(io.Reader, []byte, crypto.SignerOpts) ([]byte, error) {
+	return nil, signer.ErrUnsupported
+}
+func (opSigner) SignContext(ctx context.Context, _ []byte) ([]byte, error) {
+	op, _ := ctx.Value(opKey{}).(*timedOp)
+	if op == nil {
+		return nil, signer.ErrUnsupported
+	}
+	refusal, fatal := op.handle(ctx, op.info)
+	op.info.Err = refusal
+	op.fatal = fatal
+	if fatal != nil {
+		return nil, fatal
+	}
+	return nil, refusal
+}
+
+// handshake runs h on conn within timeout.
+func handshake(ctx context.Context, h Handshake, conn net.Conn, timeout time.Duration) (net.Conn, ed25519.PublicKey, error) {
+	if h == nil {
+		return conn, nil, nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	_ = conn.SetDeadline(time.Now().Add(timeout))
+	stop := context.AfterFunc(ctx, func() { _ = conn.SetDeadline(time.Unix(1, 0)) })
+	sc, peer, err := h(ctx, conn)
+	stop()
+	if err != nil {
+		return nil, nil, fmt.Errorf("privval: handshake: %w", err)
+	}
+	_ = conn.SetDeadline(time.Time{})
+	return sc, peer, nil
+}
+
+// Defaults.
+const (
+	// DefaultRequestTimeout bounds the guard and signer on one request:
+	// CometBFT and gno nodes wait 5 s for an answer.
+	DefaultRequestTimeout = 5 * time.Second
+	// DefaultWriteTimeout bounds the write of one response.
+	DefaultWriteTimeout = 5 * time.Second
+	// DefaultHandshakeTimeout bounds a Handshake.
+	DefaultHandshakeTimeout = 10 * time.Second
+	// DefaultIdleTimeout is how long an Endpoint waits for a request
+	// before it drops the connection and dials again. CometBFT and gno
+	// ping every 2/3 of their 5 s read/write timeout.
+	DefaultIdleTimeout = 30 * time.Second
+	// DefaultMinBackoff and DefaultMaxBackoff bound the wait between an
+	// Endpoint's dials.
+	DefaultMinBackoff = 100 * time.Millisecond
+	DefaultMaxBackoff = 5 * time.Second
+)

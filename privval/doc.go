@@ -1,0 +1,76 @@
+// Package privval puts a signerkit signer behind a gno or CometBFT
+// validator: it is the signer side of the remote-signer protocols those
+// nodes speak, and it signs every request through a guard.Guard, so that
+// the key never double signs whichever node, sentry or restarted process
+// asks.
+//
+// # Protocols
+//
+// Endpoint speaks the CometBFT privval protocol: the node listens
+// (priv_validator_laddr in CometBFT, [consensus.priv_validator.tmkms_listener]
+// in gno v1.7.1) and the Endpoint dials it, then answers PubKeyRequest,
+// SignVoteRequest, SignProposalRequest and PingRequest, each a
+// varint-delimited protobuf privval Message of at most 10 KiB. It dials
+// again, with exponential backoff and jitter, whenever the connection
+// ends. Config.Dialect picks the version:
+//
+//   - V038: CometBFT v0.38, with vote extensions. The Endpoint signs the
+//     extension of every precommit for a block, even an empty one, and
+//     refuses an extension on anything else, as CometBFT's FilePV does.
+//   - V034: Tendermint and CometBFT v0.34.
+//   - GnoTMKMS: the v0.34 protocol as gno v1.7.1's tmkms_listener speaks it,
+//     with the sign bytes gno's tm2 builds (see package signbytes).
+//
+// Server speaks gno's native remote-signer protocol
+// (tm2/pkg/bft/privval/signer/remote, the one gnokms served): the node
+// ([consensus.priv_validator.remote_signer]) dials the Server and sends
+// amino PubKeyRequest and SignRequest messages, each a uvarint-length
+// google.protobuf.Any of at most 1 MiB, carrying opaque sign bytes.
+//
+// # Secure channels
+//
+// Over TCP both protocols run inside a SecretConnection: CometBFT's and
+// gno's tmkms listener use the Merlin-bound one, gno's native protocol
+// tm2's older one, each with an allowlist of identity keys. This package
+// takes the channel as a hook: Config.Handshake and ServerConfig.Handshake
+// receive each new connection and return the secured one and the peer's
+// identity key (or an error, which ends the connection). Unix sockets are
+// used as they are, as the nodes use them.
+//
+// # Signing
+//
+// A vote or proposal becomes canonical sign bytes (package signbytes) and
+// goes to guard.Guard.SignBytes. A sign the guard allows is sent back in
+// the node's message with its signature and, when the guard answered a
+// timestamp-only change with the earlier signature, the earlier timestamp,
+// as FilePV does. A sign the guard refuses (a double sign), a request for
+// another chain (Config.ChainID) or a request that cannot be signed goes
+// back as a RemoteSignerError whose Code is an ErrorCode, and the
+// connection stays up. The native protocol cannot carry a timestamp back,
+// so there a timestamp-only change is refused; a gno node keeps its own
+// state and answers that case itself.
+//
+// A frame that breaks the protocol (garbled, truncated, of an unknown or
+// unexpected type, above the size cap) ends its connection with a
+// *ProtocolError, reported to OnDisconnect; an Endpoint then dials again.
+// Every goroutine an Endpoint or Server starts has returned when Run or
+// Serve returns.
+//
+// # Statistics and tracing
+//
+// Every request is labelled with its phase ("proposal", "prevote",
+// "precommit"; "pubkey" and "ping" for the others) and timed from the
+// moment it is read to the moment its response is written. The per-phase
+// count, errors (refusals), min, p50, p90, p99 and max come from
+// signer.Instrument, in Stats().Phases; OnRequest receives each request's
+// label, height, round, duration, guard outcome and refusal. The context
+// given to Run or Serve reaches the guard and the backend, so a
+// signer.Trace attached to it sees their stages.
+//
+// # Concurrency
+//
+// An Endpoint serves one connection at a time; run one per validator or
+// sentry, all over one Guard, which serves one sign per chain at a time
+// and gives every sentry asking for the same height, round and step the
+// same signature. A Server serves any number of connections at once.
+package privval

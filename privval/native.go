@@ -1,0 +1,308 @@
+package privval
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"sync"
+	"time"
+	"unicode/utf8"
+
+	"github.com/signerkit/signerkit/guard"
+	"github.com/signerkit/signerkit/signbytes"
+)
+
+// MaxNativeFrame is the largest message of gno's native remote-signer
+// protocol (tm2/pkg/bft/privval/signer/remote.MaxMessageSize, 1 MiB).
+const MaxNativeFrame = 1 << 20
+
+// Amino names of the native protocol's messages (package tm.remotesigner)
+// and of tm2's Ed25519 public key.
+const (
+	typePubKeyRequest  = "/tm.remotesigner.PubKeyRequest"
+	typePubKeyResponse = "/tm.remotesigner.PubKeyResponse"
+	typeSignRequest    = "/tm.remotesigner.SignRequest"
+	typeSignResponse   = "/tm.remotesigner.SignResponse"
+	typePubKeyEd25519  = "/tm.PubKeyEd25519"
+)
+
+// nativeRequest is a decoded request of the native protocol.
+type nativeRequest struct {
+	pubKey    bool   // a PubKeyRequest; else a SignRequest
+	signBytes []byte // aliases the frame
+}
+
+// decodeAny reads an amino google.protobuf.Any: the type URL (field 1)
+// and the value (field 2), each at most once and in that order, as amino
+// writes them.
+func decodeAny(b []byte) (typeURL string, value []byte, err error) {
+	seen := 0
+	err = fields(b, func(f field) error {
+		if f.num <= seen || f.num > 2 {
+			return wireErr(f.off, "field %d in an Any", f.num)
+		}
+		seen = f.num
+		v, err := f.bytes()
+		if err != nil {
+			return err
+		}
+		if f.num == 1 {
+			if !utf8.Valid(v) {
+				return wireErr(f.off, "type URL is not UTF-8")
+			}
+			typeURL = string(v)
+		} else {
+			value = v
+		}
+		return nil
+	})
+	if err == nil && seen == 0 {
+		err = wireErr(0, "Any without a type URL")
+	}
+	return typeURL, value, err
+}
+
+// decodeNativeRequest decodes one request frame of gno's native protocol.
+func decodeNativeRequest(b []byte) (nativeRequest, error) {
+	url, value, err := decodeAny(b)
+	if err != nil {
+		return nativeRequest{}, asProtocolError(err)
+	}
+	switch url {
+	case typePubKeyRequest:
+		if len(value) != 0 {
+			return nativeRequest{}, protoErr("PubKeyRequest with %d bytes of content", len(value))
+		}
+		return nativeRequest{pubKey: true}, nil
+	case typeSignRequest:
+		var req nativeRequest
+		n := 0
+		err := fields(value, func(f field) error {
+			if f.num != 1 || n > 0 {
+				return wireErr(f.off, "field %d in a SignRequest", f.num)
+			}
+			n++
+			req.signBytes, err = f.bytes()
+			return err
+		})
+		if err != nil {
+			return nativeRequest{}, asProtocolError(err)
+		}
+		return req, nil
+	case typePubKeyResponse, typeSignResponse:
+		return nativeRequest{}, protoErr("a response (%s) where a request was expected", url)
+	}
+	return nativeRequest{}, &ProtocolError{Reason: fmt.Sprintf("unknown message type %q", url), Unknown: true}
+}
+
+func (e *enc) any(typeURL string, value func(*enc)) {
+	e.string(1, typeURL)
+	var v enc
+	value(&v)
+	e.bytes(2, v.b)
+}
+
+// appendNativePubKeyResponse appends PubKeyResponse{PubKey: Ed25519 pub}.
+func appendNativePubKeyResponse(dst, pub []byte) []byte {
+	e := enc{b: dst}
+	e.any(typePubKeyResponse, func(v *enc) {
+		v.message(1, func(k *enc) {
+			k.any(typePubKeyEd25519, func(kv *enc) { kv.bytes(1, pub) })
+		})
+	})
+	return e.b
+}
+
+// appendNativeSignResponse appends SignResponse{Signature} or, when
+// refusal is not nil, SignResponse{Error: {Err: refusal}}.
+func appendNativeSignResponse(dst, sig []byte, refusal error) []byte {
+	e := enc{b: dst}
+	e.any(typeSignResponse, func(v *enc) {
+		if refusal != nil {
+			v.message(2, func(r *enc) { r.string(1, refusal.Error()) })
+			return
+		}
+		v.bytes(1, sig)
+	})
+	return e.b
+}
+
+// ServerConfig configures a Server.
+type ServerConfig struct {
+	// Handshake secures each accepted connection (tm2's SecretConnection
+	// and its authorized keys, on TCP). Nil serves connections as they
+	// are, which is right for Unix sockets.
+	Handshake Handshake
+
+	// ChainID, when set, is the only chain the Server signs for.
+	ChainID string
+
+	// IdleTimeout, when set, drops a connection that sends no request
+	// for that long. gno's client sends none between signs, and keeps
+	// TCP connections alive with TCP keep-alives, so the default is none.
+	IdleTimeout time.Duration
+	// WriteTimeout, RequestTimeout and HandshakeTimeout: zero means the
+	// Default of the same name.
+	WriteTimeout, RequestTimeout, HandshakeTimeout time.Duration
+
+	// OnRequest, if set, is called after each request is answered.
+	OnRequest func(RequestInfo)
+	// OnDisconnect, if set, is called with the reason each connection
+	// ended: a *ProtocolError for a garbled frame, io.EOF when the node
+	// closed it, a net error, a handshake error.
+	OnDisconnect func(error)
+}
+
+// Server is the signer side of gno's native remote-signer protocol
+// (tm2/pkg/bft/privval/signer/remote, which gnokms served): the node
+// dials it and sends amino PubKeyRequest and SignRequest messages, which
+// the Server answers through a guard.Guard. The node keeps its own
+// double-sign state; the guard's protects against a second node signing
+// with the same key. A Server serves any number of connections at once.
+type Server struct {
+	*core
+	cfg ServerConfig
+}
+
+// NewServer returns a Server that signs through g. The guard's key must be
+// Ed25519.
+func NewServer(g *guard.Guard, cfg ServerConfig) (*Server, error) {
+	c, err := newCore(g, cfg.ChainID, cfg.RequestTimeout, cfg.OnRequest, cfg.OnDisconnect)
+	if err != nil {
+		return nil, err
+	}
+	if cfg.WriteTimeout <= 0 {
+		cfg.WriteTimeout = DefaultWriteTimeout
+	}
+	if cfg.HandshakeTimeout <= 0 {
+		cfg.HandshakeTimeout = DefaultHandshakeTimeout
+	}
+	return &Server{core: c, cfg: cfg}, nil
+}
+
+// Stats returns the Server's counters and per-phase latencies.
+func (s *Server) Stats() Stats { return s.stats() }
+
+// Serve accepts connections on ln and serves them until ctx ends. It then
+// closes ln and every connection, waits for their goroutines to finish and
+// returns ctx's error. An Accept error other than a timeout ends Serve
+// early with that error (ln closed by the caller, for one).
+func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
+	stop := context.AfterFunc(ctx, func() { _ = ln.Close() })
+	defer stop()
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	var delay time.Duration
+	for {
+		conn, err := ln.Accept()
+		if err != nil {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			var ne net.Error
+			if errors.As(err, &ne) && ne.Timeout() {
+				delay = min(max(2*delay, 5*time.Millisecond), time.Second)
+				time.Sleep(delay)
+				continue
+			}
+			_ = ln.Close()
+			return fmt.Errorf("privval: accept: %w", err)
+		}
+		delay = 0
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			s.disconnected(s.serveConn(ctx, conn))
+		}()
+	}
+}
+
+func (s *Server) serveConn(ctx context.Context, conn net.Conn) error {
+	stop := context.AfterFunc(ctx, func() { _ = conn.Close() })
+	defer stop()
+	defer conn.Close()
+	sc, peer, err := handshake(ctx, s.cfg.Handshake, conn, s.cfg.HandshakeTimeout)
+	if err != nil {
+		return err
+	}
+	if sc != conn {
+		defer sc.Close()
+	}
+	s.conns.Add(1)
+	br := bufio.NewReaderSize(sc, 4096)
+	var in, msg, out []byte
+	for {
+		deadline := time.Time{}
+		if s.cfg.IdleTimeout > 0 {
+			deadline = time.Now().Add(s.cfg.IdleTimeout)
+		}
+		if err := sc.SetReadDeadline(deadline); err != nil {
+			return err
+		}
+		frame, err := readFrame(br, MaxNativeFrame, in)
+		if err != nil {
+			var pe *ProtocolError
+			if errors.As(err, &pe) {
+				s.protocolError.Add(1)
+			}
+			return err
+		}
+		in = frame
+		req, err := decodeNativeRequest(frame)
+		if err != nil {
+			s.protocolError.Add(1)
+			return err
+		}
+		info := RequestInfo{Label: LabelPubKey, Peer: peer}
+		if !req.pubKey {
+			info.Label = LabelSign
+			if m, err := signbytes.Parse(req.signBytes); err == nil {
+				info.Label, info.ChainID, info.Height, info.Round = m.Phase.String(), m.ChainID, m.Height, m.Round
+				if m.Phase == signbytes.VoteExtension {
+					info.Label = signbytes.Precommit.String()
+				}
+			}
+		}
+		err = s.serveOne(ctx, &info, func(ctx context.Context, info *RequestInfo) (error, error) {
+			var refusal error
+			if req.pubKey {
+				msg = appendNativePubKeyResponse(msg[:0], s.pub)
+			} else {
+				var sig []byte
+				sig, refusal = s.sign(ctx, req.signBytes, info)
+				msg = appendNativeSignResponse(msg[:0], sig, refusal)
+			}
+			out = appendFrame(out[:0], msg)
+			if err := sc.SetWriteDeadline(time.Now().Add(s.cfg.WriteTimeout)); err != nil {
+				return refusal, err
+			}
+			if _, err := sc.Write(out); err != nil {
+				return refusal, err
+			}
+			return refusal, nil
+		})
+		if err != nil {
+			return err
+		}
+	}
+}
+
+func (s *Server) sign(ctx context.Context, sb []byte, info *RequestInfo) ([]byte, error) {
+	if s.chainID != "" && info.ChainID != s.chainID {
+		return nil, invalidRequest("chain id %q, this signer serves %q", info.ChainID, s.chainID)
+	}
+	r, err := s.g.SignBytes(ctx, sb)
+	if err != nil {
+		return nil, err
+	}
+	info.Cached, info.TimestampChanged = r.Cached, r.TimestampChanged
+	if r.TimestampChanged {
+		// The protocol cannot carry the earlier timestamp back.
+		m, _ := signbytes.Parse(r.SignBytes)
+		return nil, &guard.TimestampError{ChainID: m.ChainID, Height: m.Height, Round: m.Round, Step: m.Step(),
+			Timestamp: r.Timestamp, SignBytes: r.SignBytes, Signature: r.Signature}
+	}
+	return r.Signature, nil
+}
