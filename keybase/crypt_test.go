@@ -26,7 +26,7 @@ import (
 // is the point (the known answers).
 const testCost = 4
 
-// protocols.md C.5, decrypted by gno's own UnarmorDecryptPrivKey.
+// docs/protocols.md C.5, decrypted by gno's own UnarmorDecryptPrivKey.
 var (
 	katPassword = []byte("password")
 	katSalt     = mustHex("a0a1a2a3a4a5a6a7a8a9aaabacadaeaf")
@@ -34,7 +34,7 @@ var (
 	katSeed     = mustHex("000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f")
 	katBcrypt   = "$2a$12$mIEgm4QjnocmoYoppI0spuygELuCDoRy0aHPbQJKdtXyEMoKQzl4K"
 	katKey      = mustHex("5202512541c918000282a558aa3bd9f6eeb9b7189d39b1f4580ef724abe67bfc")
-	// protocols.md C.3: the amino bytes of the Ed25519 key of seed 00..1f.
+	// docs/protocols.md C.3: the amino bytes of the Ed25519 key of seed 00..1f.
 	katAmino = mustHex("0a122f746d2e507269764b65794564323535313912420a40000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f03a107bff3ce10be1d70dd18e74bc09967e4d6309ba50d5f1ddc8664125531b8")
 )
 

@@ -4,7 +4,7 @@
 //
 // gnokey decrypts its key on every signature, running bcrypt at cost 12
 // each time: about 173 ms per sign in the latency analysis
-// (latency-profiles.md §1, "sidecar → gnokey keybase"), 250-280 ms on
+// (docs/latency-profiles.md §1, "sidecar → gnokey keybase"), 250-280 ms on
 // slower hosts. A Signer opened here in UnlockOnce mode (the default)
 // decrypts once and then costs what crypto/ed25519 costs; PerSign mode
 // decrypts on every sign, as gnokey does, so benchmarks can show both.
@@ -40,7 +40,7 @@
 // signer.OpenSecret is used. Errors name the attribute at fault and never
 // quote a pin-value.
 //
-// # Format (protocols.md Part C)
+// # Format (docs/protocols.md Part C)
 //
 // A private key is an OpenPGP-style armor block ("TENDERMINT PRIVATE KEY",
 // CRC-24 checksum) with headers "kdf: bcrypt" and "salt: <32 hex digits>",

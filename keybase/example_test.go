@@ -13,7 +13,7 @@ import (
 	"github.com/signerkit/signerkit/signer"
 )
 
-// A key exported by `gnokey export` (protocols.md C.5), opened once and
+// A key exported by `gnokey export` (docs/protocols.md C.5), opened once and
 // then signing at in-process speed.
 func Example() {
 	armor, err := os.ReadFile("testdata/kat-c5.armor")

@@ -15,7 +15,7 @@ import (
 	"github.com/signerkit/signerkit/signer"
 )
 
-// The amino "Any" type URLs of tm2's keys (protocols.md C.3).
+// The amino "Any" type URLs of tm2's keys (docs/protocols.md C.3).
 const (
 	typePrivEd25519   = "/tm.PrivKeyEd25519"
 	typePrivSecp256k1 = "/tm.PrivKeySecp256k1"

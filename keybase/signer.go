@@ -26,7 +26,7 @@ const (
 	UnlockOnce Mode = iota
 	// PerSign decrypts the key on every sign, running bcrypt each time
 	// (about a quarter of a second at DefaultCost), and wipes it after, as
-	// gnokey's keybase.Sign does (protocols.md C.4). It is here to measure
+	// gnokey's keybase.Sign does (docs/protocols.md C.4). It is here to measure
 	// that path; it keeps the Secret for the Signer's life and calls it on
 	// every sign.
 	PerSign

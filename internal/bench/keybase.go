@@ -15,7 +15,7 @@ func init() {
 	// and kept unlocked: judged against inprocess-ed25519.
 	Register(Backend{Name: "keybase-unlocked-ed25519", Algorithm: signer.Ed25519, Open: openKeybase(keybaseUnlocked), Traced: true, Validator: true})
 	// The same file decrypted on every sign, as gnokey's keybase.Sign does
-	// (protocols.md C.4): one bcrypt at cost 12 per sign, reported as the
+	// (docs/protocols.md C.4): one bcrypt at cost 12 per sign, reported as the
 	// kdf stage.
 	Register(Backend{Name: "keybase-persign-ed25519", Algorithm: signer.Ed25519, Open: openKeybase(keybasePerSign), Traced: true, Validator: true})
 }
