@@ -23,15 +23,17 @@
 //   - Config says where the keys are (a file, a directory, a device, a
 //     connector, a module and token), how to unlock them (Secret, a
 //     signer.Secret, wherever the backend needs a passphrase, password or
-//     PIN), and which key Open opens (Key, a KeyRef). Its zero values are
-//     documented defaults.
+//     PIN), and which key Open opens (Key, a KeyRef, wherever the store
+//     can hold more than one: a Ledger's validator app has one key, so
+//     ledger.Config has no Key, and needs no Secret, so it has no Secret
+//     either). Its zero values are documented defaults.
 //   - Open(ctx, cfg) opens one key and returns the backend's concrete
 //     signer, always named Signer (*keybase.Signer, *pkcs11.Signer, …). Its
 //     Close releases everything Open acquired.
 //   - OpenStore(ctx, cfg) returns the backend's Store, which manages the
 //     keys it holds with the same method names everywhere: OpenKey,
-//     ListKeys and, where the device allows, GenerateKey, ImportKey and
-//     DeleteKey (the KeyOpener, KeyLister, KeyGenerator, KeyImporter and
+//     ListKeys and, where the device allows (all but a Ledger),
+//     GenerateKey, ImportKey and DeleteKey (the KeyOpener, KeyLister, KeyGenerator, KeyImporter and
 //     KeyDeleter interfaces below), and Close. A Store's OpenKey returns
 //     its backend's *Signer as a Signer.
 //   - ParseURI(uri) returns the Config that a URI of the backend's scheme
