@@ -46,9 +46,21 @@ func TestFidelity(t *testing.T) {
 	}
 	for _, c := range cases {
 		be := backend(t, c.backend)
-		row, err := RunRow(context.Background(), be, bench.Params{Payload: c.payload, Chunk: c.chunk}, cfg)
-		if err != nil {
-			t.Fatal(err)
+		// Host time outside every stage is measured, so a loaded machine
+		// (a stalled thread, a GC under -race) can push one run's mean
+		// past 2 %. A missing stage fails every run; noise does not, so a
+		// row gets three tries at adding up.
+		var row Row
+		for try := 0; try < 3; try++ {
+			var err error
+			row, err = RunRow(context.Background(), be, bench.Params{Payload: c.payload, Chunk: c.chunk}, cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if cov := row.Coverage(); row.E2E.Avg < 1 || (cov >= 0.98 && cov <= 1.02) {
+				break
+			}
+			t.Logf("%s %d B: stages add up to %.1f%% of e2e on try %d (%s)", row.Path(), c.payload, 100*row.Coverage(), try+1, stageList(row))
 		}
 		// The modeled part is the profile's and must land in the range;
 		// the end-to-end p50 adds this host's time, a fraction of a
