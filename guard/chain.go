@@ -24,6 +24,10 @@ type chain struct {
 	rec    record
 	slot   int   // the slot holding rec
 	failed error // set by a failed write or sync; sticks until Close
+
+	// extMsg and extSig are the last vote extension signed and its
+	// signature, handed again to the next sentry that asks.
+	extMsg, extSig []byte
 }
 
 func (g *Guard) chain(id string) *chain {

@@ -67,7 +67,9 @@
 // A CometBFT v0.38 vote extension is signed only when the chain's last
 // signed message is the precommit for a block at the same height and round,
 // so sign the precommit first, then its extension. Extensions change no
-// state and cost no sync. (FilePV signs extensions without any check; they
-// are not slashable, but a signer that signs whatever it is sent is a
-// signing oracle.)
+// state and cost no sync. The last extension signed is kept in memory, so
+// the sentries that each forward the precommit get its extension's
+// signature again without a second backend sign. (FilePV signs extensions
+// without any check; they are not slashable, but a signer that signs
+// whatever it is sent is a signing oracle.)
 package guard

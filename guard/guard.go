@@ -329,10 +329,18 @@ func (g *Guard) signExtension(ctx context.Context, c *chain, m signbytes.Message
 			LastHeight: cur.Height, LastRound: cur.Round, LastStep: cur.Step,
 			Reason: "a vote extension is signed only right after its precommit for a block"}
 	}
+	// Sentries that each forward the precommit ask for its extension too:
+	// the same bytes get the signature already made, from memory (an
+	// extension carries no double-sign state, so nothing is written).
+	if c.extSig != nil && bytes.Equal(c.extMsg, msg) {
+		g.cached.Add(1)
+		return Signed{Signature: bytes.Clone(c.extSig), SignBytes: bytes.Clone(msg), Cached: true}, nil
+	}
 	g.signs.Add(1)
 	sig, err := g.s.SignContext(ctx, msg)
 	if err != nil {
 		return Signed{}, err
 	}
+	c.extMsg, c.extSig = bytes.Clone(msg), bytes.Clone(sig)
 	return Signed{Signature: sig, SignBytes: bytes.Clone(msg)}, nil
 }
