@@ -3,6 +3,7 @@ module github.com/signerkit/signerkit
 go 1.24.0
 
 require (
+	filippo.io/edwards25519 v1.2.0
 	github.com/certusone/yubihsm-go v0.3.0
 	github.com/decred/dcrd/dcrec/secp256k1/v4 v4.4.1
 	github.com/miekg/pkcs11 v1.1.1
