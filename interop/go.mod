@@ -11,6 +11,7 @@ require (
 )
 
 require (
+	filippo.io/edwards25519 v1.2.0 // indirect
 	github.com/btcsuite/btcd/btcec/v2 v2.5.0 // indirect
 	github.com/cosmos/ics23/go v0.11.0 // indirect
 	github.com/gtank/merlin v0.1.1 // indirect

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	tmed25519 "github.com/tendermint/tendermint/crypto/ed25519"
 	tmlog "github.com/tendermint/tendermint/libs/log"
 	tmprivval "github.com/tendermint/tendermint/privval"
 	tmproto "github.com/tendermint/tendermint/proto/tendermint/types"
@@ -18,14 +19,30 @@ import (
 // CometBFT v0.34.35's node side (module path
 // github.com/tendermint/tendermint) against our Endpoint in the V034
 // dialect: public key, proposal, prevote, precommit, a timestamp-only
-// change, and a double sign refused with the connection kept.
+// change, and a double sign refused with the connection kept. Over
+// "tcp+secretconnection" the listener is v0.34's privval.TCPListener, as a
+// node with priv_validator_laddr = "tcp://…" runs it, and our Endpoint
+// runs privval.SecretConnection with the node's identity on its allowlist.
 func TestPrivvalCometBFT034(t *testing.T) {
-	for _, network := range []string{"unix", "tcp"} {
-		t.Run(network, func(t *testing.T) {
+	for _, tc := range []string{"unix", "tcp", "tcp+secretconnection"} {
+		t.Run(tc, func(t *testing.T) {
+			network, secret := tc, false
+			if tc == "tcp+secretconnection" {
+				network, secret = "tcp", true
+			}
 			ln := pvListen(t, network)
 			var l net.Listener = ln
-			if network == "unix" {
+			var opts []func(*spv.Config)
+			switch {
+			case network == "unix":
 				l = tmprivval.NewUnixListener(ln)
+			case secret:
+				nodeKey := pvIdentity(0x4a)
+				l = tmprivval.NewTCPListener(ln, tmed25519.PrivKey(nodeKey))
+				opts = append(opts, func(c *spv.Config) {
+					c.Handshake = spv.SecretConnection(pvIdentity(0x5a), []ed25519.PublicKey{pvPub(nodeKey)})
+					c.OnRequest = peerChecker(t, pvPub(nodeKey))
+				})
 			}
 			ep := tmprivval.NewSignerListenerEndpoint(tmlog.NewNopLogger(), l)
 			sc, err := tmprivval.NewSignerClient(ep, pvChain)
@@ -35,7 +52,7 @@ func TestPrivvalCometBFT034(t *testing.T) {
 			t.Cleanup(func() { _ = ep.Stop() })
 			k := newKey(10)
 			pub := k.priv.Public().(ed25519.PublicKey)
-			ours := pvRun(t, pvGuard(t, k), spv.V034, network, ln.Addr().String())
+			ours := pvRun(t, pvGuard(t, k), spv.V034, network, ln.Addr().String(), opts...)
 			if err := sc.WaitForConnection(10 * time.Second); err != nil {
 				t.Fatal(err)
 			}

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	cmted25519 "github.com/cometbft/cometbft/crypto/ed25519"
 	cmtlog "github.com/cometbft/cometbft/libs/log"
 	"github.com/cometbft/cometbft/privval"
 	cmtproto "github.com/cometbft/cometbft/proto/tendermint/types"
@@ -24,20 +25,31 @@ import (
 //
 // Over Unix the listener is CometBFT's UnixListener, as a node with
 // priv_validator_laddr = "unix://…" runs it. Over TCP a node wraps its
-// listener in SecretConnection (privval.TCPListener); until
-// internal/secretconn lands this test runs the same SignerListenerEndpoint
-// on a plain TCP listener (see TestPrivvalCometBFTSecretConnection).
+// listener in SecretConnection (privval.TCPListener): that is
+// TestPrivvalCometBFTSecretConnection; the "tcp" case here runs the same
+// SignerListenerEndpoint on a plain TCP listener.
 func TestPrivvalCometBFT(t *testing.T) {
 	for _, network := range []string{"unix", "tcp"} {
-		t.Run(network, func(t *testing.T) { testPrivvalCometBFT(t, network) })
+		t.Run(network, func(t *testing.T) { testPrivvalCometBFT(t, network, nil) })
 	}
 }
 
-func testPrivvalCometBFT(t *testing.T, network string) {
+// testPrivvalCometBFT runs the checks over network. With nodeKey, the
+// node's listener is CometBFT's privval.TCPListener with that identity,
+// and our Endpoint runs privval.SecretConnection allowing only it.
+func testPrivvalCometBFT(t *testing.T, network string, nodeKey ed25519.PrivateKey) {
 	ln := pvListen(t, network)
 	var l net.Listener = ln
-	if network == "unix" {
+	var opts []func(*spv.Config)
+	switch {
+	case network == "unix":
 		l = privval.NewUnixListener(ln)
+	case nodeKey != nil:
+		l = privval.NewTCPListener(ln, cmted25519.PrivKey(nodeKey))
+		opts = append(opts, func(c *spv.Config) {
+			c.Handshake = spv.SecretConnection(pvIdentity(0x57), []ed25519.PublicKey{pvPub(nodeKey)})
+			c.OnRequest = peerChecker(t, pvPub(nodeKey))
+		})
 	}
 	ep := privval.NewSignerListenerEndpoint(cmtlog.NewNopLogger(), l)
 	sc, err := privval.NewSignerClient(ep, pvChain)
@@ -47,7 +59,7 @@ func testPrivvalCometBFT(t *testing.T, network string) {
 	t.Cleanup(func() { _ = ep.Stop() })
 
 	k := newKey(7)
-	ours := pvRun(t, pvGuard(t, k), spv.V038, network, ln.Addr().String())
+	ours := pvRun(t, pvGuard(t, k), spv.V038, network, ln.Addr().String(), opts...)
 	if err := sc.WaitForConnection(10 * time.Second); err != nil {
 		t.Fatal(err)
 	}
@@ -168,7 +180,36 @@ func testPrivvalCometBFT(t *testing.T, network string) {
 }
 
 // TestPrivvalCometBFTSecretConnection is CometBFT's production TCP path:
-// privval.TCPListener runs SecretConnection on every accepted connection.
+// privval.TCPListener runs SecretConnection (Merlin) on every accepted
+// connection, and our Endpoint runs privval.SecretConnection with the
+// node's identity on its allowlist. CometBFT checks no allowlist of its
+// own; a node whose identity is not on ours is refused by our Endpoint,
+// which dials again and never answers it.
 func TestPrivvalCometBFTSecretConnection(t *testing.T) {
-	t.Skip("TODO(internal/secretconn): CometBFT's privval.TCPListener needs the signer to run SecretConnection (Merlin); waits for internal/secretconn to be wired in as Config.Handshake")
+	nodeKey := pvIdentity(0x47)
+	t.Run("allowed", func(t *testing.T) { testPrivvalCometBFT(t, "tcp", nodeKey) })
+	t.Run("node not allowed", func(t *testing.T) {
+		ln := pvListen(t, "tcp")
+		ep := privval.NewSignerListenerEndpoint(cmtlog.NewNopLogger(), privval.NewTCPListener(ln, cmted25519.PrivKey(nodeKey)),
+			privval.SignerListenerEndpointTimeoutReadWrite(500*time.Millisecond))
+		sc, err := privval.NewSignerClient(ep, pvChain)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = ep.Stop() })
+		var dis disconnects
+		other := pvPub(pvIdentity(0x48))
+		ours := pvRun(t, pvGuard(t, newKey(7)), spv.V038, "tcp", ln.Addr().String(), func(c *spv.Config) {
+			c.Handshake = spv.SecretConnection(pvIdentity(0x57), []ed25519.PublicKey{other})
+			c.OnDisconnect = dis.add
+		})
+		// Refused, and refused again on the next dial.
+		dis.wait(t, 2, unauthorized(pvPub(nodeKey)))
+		if pk, err := sc.GetPubKey(); err == nil {
+			t.Fatalf("the node got public key %X from a signer that refused it", pk.Bytes())
+		}
+		if st := ours.Stats(); st.Connections != 0 || st.Requests != 0 {
+			t.Fatalf("our endpoint's stats: %+v", st)
+		}
+	})
 }

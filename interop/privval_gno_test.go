@@ -12,9 +12,11 @@ import (
 	"time"
 
 	gnoprivval "github.com/gnolang/gno/tm2/pkg/bft/privval"
+	"github.com/gnolang/gno/tm2/pkg/bft/privval/signer/remote"
 	"github.com/gnolang/gno/tm2/pkg/bft/privval/signer/remote/client"
 	"github.com/gnolang/gno/tm2/pkg/bft/privval/upstream"
 	gnotypes "github.com/gnolang/gno/tm2/pkg/bft/types"
+	gnoed25519 "github.com/gnolang/gno/tm2/pkg/crypto/ed25519"
 
 	spv "github.com/signerkit/signerkit/privval"
 )
@@ -92,10 +94,10 @@ func gnoChecks(t *testing.T, pv gnotypes.PrivValidator, k *edKey) {
 // gno v1.7.1's tmkms_listener node side (upstream.SignerListenerEndpoint
 // with upstream.SignerClient, the v0.34 protocol) against our Endpoint in
 // the GnoTMKMS dialect. Over Unix the listener is gno's UnixListener, as a
-// node with listen_addr = "unix://…" runs it; over TCP gno's TCPListener
-// requires SecretConnection, so the same SignerListenerEndpoint runs on a
-// plain TCP listener until internal/secretconn lands (see
-// TestPrivvalGnoTMKMSSecretConnection).
+// node with listen_addr = "unix://…" runs it. Over TCP gno's TCPListener
+// requires SecretConnection: that is TestPrivvalGnoTMKMSSecretConnection;
+// the "tcp" case here runs the same SignerListenerEndpoint on a plain TCP
+// listener.
 func TestPrivvalGnoTMKMS(t *testing.T) {
 	for _, network := range []string{"unix", "tcp"} {
 		t.Run(network, func(t *testing.T) {
@@ -112,60 +114,119 @@ func TestPrivvalGnoTMKMS(t *testing.T) {
 			t.Cleanup(func() { _ = sc.Close() })
 			k := newKey(8)
 			ours := pvRun(t, pvGuard(t, k), spv.GnoTMKMS, network, ln.Addr().String())
-			if err := sc.Init(10 * time.Second); err != nil {
-				t.Fatal(err)
-			}
-			gnoChecks(t, sc, k)
-
-			// Double signs: a conflicting prevote at height 2, and a
-			// proposal below the state. gno's client gets the
-			// RemoteSignerError; the connection is kept.
-			conflict := &gnotypes.Vote{Type: gnotypes.PrevoteType, Height: 2, BlockID: gnoBlockID(3, 0, 1),
-				Timestamp: time.Now().UTC(), ValidatorAddress: sc.PubKey().Address()}
-			err = sc.SignVote(pvChain, conflict)
-			var rse *upstream.WrappedRemoteSignerError
-			if !errors.As(err, &rse) || rse.Code != int32(spv.CodeDoubleSign) || conflict.Signature != nil {
-				t.Fatalf("conflicting prevote: %v (%T)", err, err)
-			}
-			err = sc.SignProposal(pvChain, &gnotypes.Proposal{Type: gnotypes.ProposalType, Height: 1, POLRound: -1, BlockID: gnoBlockID(1, 0, 1), Timestamp: time.Now().UTC()})
-			if !errors.As(err, &rse) {
-				t.Fatalf("proposal regression: %v", err)
-			}
-			if !sc.IsConnected() {
-				t.Fatal("gno's endpoint dropped the connection after a refusal")
-			}
-			if err := sc.Ping(); err != nil {
-				t.Fatal(err)
-			}
-			if st := ours.Stats(); st.Connections != 1 || st.Refused != 2 || st.ProtocolErrors != 0 {
-				t.Fatalf("our endpoint's stats: %+v", st)
-			}
+			gnoTMKMSChecks(t, sc, ours, k)
 		})
 	}
 }
 
+// gnoTMKMSChecks runs gnoChecks through sc, gno's tmkms SignerClient,
+// then double signs refused with the connection kept.
+func gnoTMKMSChecks(t *testing.T, sc *upstream.SignerClient, ours *spv.Endpoint, k *edKey) {
+	t.Helper()
+	if err := sc.Init(10 * time.Second); err != nil {
+		t.Fatal(err)
+	}
+	gnoChecks(t, sc, k)
+
+	// Double signs: a conflicting prevote at height 2, and a proposal
+	// below the state. gno's client gets the RemoteSignerError; the
+	// connection is kept.
+	conflict := &gnotypes.Vote{Type: gnotypes.PrevoteType, Height: 2, BlockID: gnoBlockID(3, 0, 1),
+		Timestamp: time.Now().UTC(), ValidatorAddress: sc.PubKey().Address()}
+	err := sc.SignVote(pvChain, conflict)
+	var rse *upstream.WrappedRemoteSignerError
+	if !errors.As(err, &rse) || rse.Code != int32(spv.CodeDoubleSign) || conflict.Signature != nil {
+		t.Fatalf("conflicting prevote: %v (%T)", err, err)
+	}
+	err = sc.SignProposal(pvChain, &gnotypes.Proposal{Type: gnotypes.ProposalType, Height: 1, POLRound: -1, BlockID: gnoBlockID(1, 0, 1), Timestamp: time.Now().UTC()})
+	if !errors.As(err, &rse) {
+		t.Fatalf("proposal regression: %v", err)
+	}
+	if !sc.IsConnected() {
+		t.Fatal("gno's endpoint dropped the connection after a refusal")
+	}
+	if err := sc.Ping(); err != nil {
+		t.Fatal(err)
+	}
+	if st := ours.Stats(); st.Connections != 1 || st.Refused != 2 || st.ProtocolErrors != 0 {
+		t.Fatalf("our endpoint's stats: %+v", st)
+	}
+}
+
 // TestPrivvalGnoTMKMSSecretConnection is gno's production TCP path:
-// upstream.TCPListener runs SecretConnection and checks
-// allowed_kms_pubkeys.
+// upstream.TCPListener runs SecretConnection (Merlin) and checks
+// allowed_kms_pubkeys, and our Endpoint runs privval.SecretConnection
+// with the node's identity on its allowlist. With our identity not in
+// allowed_kms_pubkeys, gno drops every connection and gets no key.
 func TestPrivvalGnoTMKMSSecretConnection(t *testing.T) {
-	t.Skip("TODO(internal/secretconn): gno's upstream.TCPListener needs the signer to run SecretConnection (Merlin) with an allowed key; waits for internal/secretconn to be wired in as Config.Handshake")
+	nodeKey, ourID := pvIdentity(0x28), pvIdentity(0x38)
+	listen := func(t *testing.T, allowed ed25519.PublicKey) (*upstream.SignerClient, string) {
+		ln := pvListen(t, "tcp")
+		l := upstream.NewTCPListener(ln.(*net.TCPListener), gnoed25519.PrivKeyEd25519(nodeKey),
+			[]gnoed25519.PubKeyEd25519{gnoed25519.PubKeyEd25519(allowed)})
+		sc, err := upstream.NewSignerClient(upstream.NewSignerListenerEndpoint(nopSlog(), l), pvChain)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = sc.Close() })
+		return sc, ln.Addr().String()
+	}
+	t.Run("allowed", func(t *testing.T) {
+		sc, addr := listen(t, pvPub(ourID))
+		k := newKey(8)
+		ours := pvRun(t, pvGuard(t, k), spv.GnoTMKMS, "tcp", addr, func(c *spv.Config) {
+			c.Handshake = spv.SecretConnection(ourID, []ed25519.PublicKey{pvPub(nodeKey)})
+			c.OnRequest = peerChecker(t, pvPub(nodeKey))
+		})
+		gnoTMKMSChecks(t, sc, ours, k)
+	})
+	t.Run("signer not allowed", func(t *testing.T) {
+		sc, addr := listen(t, pvPub(pvIdentity(0x39)))
+		var dis disconnects
+		ours := pvRun(t, pvGuard(t, newKey(8)), spv.GnoTMKMS, "tcp", addr, func(c *spv.Config) {
+			c.Handshake = spv.SecretConnection(ourID, []ed25519.PublicKey{pvPub(nodeKey)})
+			c.OnDisconnect = dis.add
+		})
+		// Our handshake completes (gno's key is on our allowlist); gno
+		// then checks ours and closes, again on every dial.
+		dis.wait(t, 2, func(error) bool { return true })
+		if err := sc.Init(time.Second); err == nil {
+			t.Fatal("gno accepted a signer not in allowed_kms_pubkeys")
+		}
+		if st := ours.Stats(); st.Connections < 1 || st.Requests != 0 {
+			t.Fatalf("our endpoint's stats: %+v", st)
+		}
+	})
 }
 
 // gno v1.7.1's native remote signer client
 // (tm2/pkg/bft/privval/signer/remote/client), as a node with
 // remote_signer.server_address = "unix://…" runs it, under gno's
 // PrivValidator (tm2's FileState, as the node keeps it), against our
-// Server. gno's client runs tm2's SecretConnection on every TCP
-// connection, so TCP waits for internal/secretconn (see
-// TestPrivvalGnoNativeSecretConnection).
+// Server. Over TCP gno's client runs tm2's SecretConnection: that is
+// TestPrivvalGnoNativeSecretConnection.
 func TestPrivvalGnoNative(t *testing.T) {
 	ln := pvListen(t, "unix")
 	k := newKey(9)
-	g := pvGuard(t, k)
-	ours := pvServe(t, g, ln)
+	ours := pvServe(t, pvGuard(t, k), ln)
+	gnoNativeChecks(t, ours, spv.Stats{}, k, "unix://"+ln.Addr().String())
+}
+
+// gnoNativeClient connects gno's native client to addr.
+func gnoNativeClient(ctx context.Context, addr string, opts ...client.Option) (*client.RemoteSignerClient, error) {
+	opts = append([]client.Option{client.WithDialMaxRetries(10), client.WithDialRetryInterval(20 * time.Millisecond),
+		client.WithRequestTimeout(5 * time.Second)}, opts...)
+	return client.NewRemoteSignerClient(ctx, addr, nopSlog(), opts...)
+}
+
+// gnoNativeChecks runs gnoChecks through gno's PrivValidator over a native
+// client to addr, then a second node's double sign and a sign for another
+// chain, both refused with the connections kept. base is our Server's
+// Stats before.
+func gnoNativeChecks(t *testing.T, ours *spv.Server, base spv.Stats, k *edKey, addr string, opts ...client.Option) {
+	t.Helper()
 	newClient := func() *client.RemoteSignerClient {
-		c, err := client.NewRemoteSignerClient(context.Background(), "unix://"+ln.Addr().String(), nopSlog(),
-			client.WithDialMaxRetries(10), client.WithDialRetryInterval(20*time.Millisecond), client.WithRequestTimeout(5*time.Second))
+		c, err := gnoNativeClient(context.Background(), addr, opts...)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -206,14 +267,70 @@ func TestPrivvalGnoNative(t *testing.T) {
 	if err := next.Verify(pvChain, pv.PubKey()); err != nil {
 		t.Fatal(err)
 	}
-	if st := ours.Stats(); st.Connections != 2 || st.Refused != 2 || st.ProtocolErrors != 0 {
-		t.Fatalf("our server's stats: %+v", st)
+	if !ed25519.Verify(k.priv.Public().(ed25519.PublicKey), next.SignBytes(pvChain), next.Signature) {
+		t.Fatal("next precommit: crypto/ed25519")
+	}
+	if st := ours.Stats(); st.Connections-base.Connections != 2 || st.Refused-base.Refused != 2 || st.ProtocolErrors != base.ProtocolErrors {
+		t.Fatalf("our server's stats: %+v, before %+v", st, base)
 	}
 }
 
 // TestPrivvalGnoNativeSecretConnection is gno's native protocol over TCP:
-// the client and server run tm2's pre-Merlin SecretConnection and check
-// tcp_authorized_keys.
+// gno's client (remote_signer.server_address = "tcp://…", with its own
+// identity and tcp_authorized_keys) runs tm2's pre-Merlin SecretConnection,
+// and our Server privval.LegacySecretConnection with the node's identity
+// on its allowlist. A node not on our allowlist is refused and the
+// Server serves on; a node that does not authorize our identity refuses
+// us.
 func TestPrivvalGnoNativeSecretConnection(t *testing.T) {
-	t.Skip("TODO(internal/secretconn): gno's remote signer client runs tm2's pre-Merlin SecretConnection on every TCP connection; waits for internal/secretconn to be wired in as ServerConfig.Handshake")
+	nodeKey, ourID := pvIdentity(0x29), pvIdentity(0x39)
+	nodeOpt := client.WithClientPrivKey(gnoed25519.PrivKeyEd25519(nodeKey))
+	authOpt := client.WithAuthorizedKeys([]gnoed25519.PubKeyEd25519{gnoed25519.PubKeyEd25519(pvPub(ourID))})
+	ln := pvListen(t, "tcp")
+	addr := "tcp://" + ln.Addr().String()
+	k := newKey(9)
+	var dis disconnects
+	ours := pvServe(t, pvGuard(t, k), ln, func(c *spv.ServerConfig) {
+		c.Handshake = spv.LegacySecretConnection(ourID, []ed25519.PublicKey{pvPub(nodeKey)})
+		c.OnRequest = peerChecker(t, pvPub(nodeKey))
+		c.OnDisconnect = dis.add
+	})
+
+	t.Run("node not allowed", func(t *testing.T) {
+		// gno's client completes its side of the handshake, loses the
+		// connection on its first request and dials again, with no
+		// backoff, until its context ends.
+		stranger := pvIdentity(0x2a)
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		defer cancel()
+		c, err := gnoNativeClient(ctx, addr, client.WithClientPrivKey(gnoed25519.PrivKeyEd25519(stranger)), authOpt,
+			client.WithDialMaxRetries(0))
+		if err == nil {
+			_ = c.Close()
+			t.Fatal("a node not on our allowlist got our public key")
+		}
+		dis.wait(t, 1, unauthorized(pvPub(stranger)))
+	})
+	t.Run("signer not authorized by the node", func(t *testing.T) {
+		_, err := gnoNativeClient(context.Background(), addr, nodeOpt,
+			client.WithAuthorizedKeys([]gnoed25519.PubKeyEd25519{gnoed25519.PubKeyEd25519(pvPub(pvIdentity(0x3a)))}),
+			client.WithDialMaxRetries(0))
+		if !errors.Is(err, remote.ErrUnauthorizedPubKey) {
+			t.Fatalf("want remote.ErrUnauthorizedPubKey, got %v", err)
+		}
+		// Our side completed the handshake (the node's key is on our
+		// allowlist) before gno checked ours and hung up.
+		for deadline := time.Now().Add(10 * time.Second); ours.Stats().Connections != 1; time.Sleep(5 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("our server's stats: %+v", ours.Stats())
+			}
+		}
+	})
+	if st := ours.Stats(); st.Requests != 0 {
+		t.Fatalf("our server answered a refused node: %+v", st)
+	}
+	// The Server serves on: the allowed node, after the refusals.
+	t.Run("allowed", func(t *testing.T) {
+		gnoNativeChecks(t, ours, ours.Stats(), k, addr, nodeOpt, authOpt)
+	})
 }

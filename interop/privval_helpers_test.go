@@ -1,16 +1,21 @@
 package interop
 
 import (
+	"bytes"
 	"context"
+	"crypto/ed25519"
 	"errors"
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/signerkit/signerkit/guard"
 	spv "github.com/signerkit/signerkit/privval"
+	"github.com/signerkit/signerkit/signer"
 )
 
 const pvChain = "interop-privval"
@@ -48,10 +53,15 @@ func pvGuard(t *testing.T, k *edKey) *guard.Guard {
 }
 
 // pvRun starts our endpoint dialing network/addr and stops it at cleanup.
-func pvRun(t *testing.T, g *guard.Guard, d spv.Dialect, network, addr string) *spv.Endpoint {
+// Each opt, if any, edits the Config first (a Handshake, hooks).
+func pvRun(t *testing.T, g *guard.Guard, d spv.Dialect, network, addr string, opts ...func(*spv.Config)) *spv.Endpoint {
 	t.Helper()
-	e, err := spv.NewEndpoint(g, spv.Config{Dialect: d, Network: network, Address: addr, ChainID: pvChain,
-		MinBackoff: 10 * time.Millisecond, MaxBackoff: 200 * time.Millisecond})
+	cfg := spv.Config{Dialect: d, Network: network, Address: addr, ChainID: pvChain,
+		MinBackoff: 10 * time.Millisecond, MaxBackoff: 200 * time.Millisecond}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	e, err := spv.NewEndpoint(g, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -72,10 +82,15 @@ func pvRun(t *testing.T, g *guard.Guard, d spv.Dialect, network, addr string) *s
 	return e
 }
 
-// pvServe starts our native server on ln and stops it at cleanup.
-func pvServe(t *testing.T, g *guard.Guard, ln net.Listener) *spv.Server {
+// pvServe starts our native server on ln and stops it at cleanup. Each
+// opt, if any, edits the ServerConfig first.
+func pvServe(t *testing.T, g *guard.Guard, ln net.Listener, opts ...func(*spv.ServerConfig)) *spv.Server {
 	t.Helper()
-	s, err := spv.NewServer(g, spv.ServerConfig{ChainID: pvChain})
+	cfg := spv.ServerConfig{ChainID: pvChain}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	s, err := spv.NewServer(g, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -94,4 +109,68 @@ func pvServe(t *testing.T, g *guard.Guard, ln net.Listener) *spv.Server {
 		}
 	})
 	return s
+}
+
+// pvIdentity is a SecretConnection identity key (a signer's or a node's),
+// distinct from the validator key.
+func pvIdentity(seed byte) ed25519.PrivateKey {
+	return ed25519.NewKeyFromSeed(bytes.Repeat([]byte{seed}, 32))
+}
+
+// pvPub is priv's public key.
+func pvPub(priv ed25519.PrivateKey) ed25519.PublicKey { return priv.Public().(ed25519.PublicKey) }
+
+// disconnects records the errors an Endpoint or Server reports to
+// OnDisconnect.
+type disconnects struct {
+	mu   sync.Mutex
+	errs []error
+}
+
+func (d *disconnects) add(err error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.errs = append(d.errs, err)
+}
+
+// wait waits up to 10 s for n errors that match, and returns the last.
+func (d *disconnects) wait(t *testing.T, n int, match func(error) bool) error {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		d.mu.Lock()
+		var got []error
+		for _, err := range d.errs {
+			if match(err) {
+				got = append(got, err)
+			}
+		}
+		all := slices.Clone(d.errs)
+		d.mu.Unlock()
+		if len(got) >= n {
+			return got[len(got)-1]
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("wanted %d matching disconnects, got %v", n, all)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// unauthorized matches a handshake refused by our allowlist.
+func unauthorized(key ed25519.PublicKey) func(error) bool {
+	return func(err error) bool {
+		var ue *spv.UnauthorizedPeerError
+		return errors.As(err, &ue) && ue.Key.Equal(key) && errors.Is(err, signer.ErrPermissionDenied)
+	}
+}
+
+// peerChecker returns an OnRequest hook that fails t if a request comes
+// from any identity other than want.
+func peerChecker(t *testing.T, want ed25519.PublicKey) func(spv.RequestInfo) {
+	return func(info spv.RequestInfo) {
+		if !want.Equal(info.Peer) {
+			t.Errorf("%s request from peer %x, want %x", info.Label, info.Peer, want)
+		}
+	}
 }

@@ -29,13 +29,30 @@
 //
 // # Secure channels
 //
-// Over TCP both protocols run inside a SecretConnection: CometBFT's and
-// gno's tmkms listener use the Merlin-bound one, gno's native protocol
-// tm2's older one, each with an allowlist of identity keys. This package
-// takes the channel as a hook: Config.Handshake and ServerConfig.Handshake
-// receive each new connection and return the secured one and the peer's
-// identity key (or an error, which ends the connection). Unix sockets are
-// used as they are, as the nodes use them.
+// Over TCP both protocols run inside Tendermint's SecretConnection
+// (X25519, ChaCha20-Poly1305, each side proving an Ed25519 identity key).
+// This package takes the channel as a hook: Config.Handshake and
+// ServerConfig.Handshake receive each new connection and return the
+// secured one and the peer's identity key (or an error, which ends the
+// connection; an Endpoint then dials again, a Server serves on). Unix
+// sockets are used as they are, as the nodes use them.
+//
+// SecretConnection(identity, allow) is the Merlin-bound handshake that
+// CometBFT v0.34 and v0.38 (privval.TCPListener) and gno's tmkms_listener
+// run: set it as Config.Handshake on a TCP Endpoint. identity is the
+// signer's identity key, which a gno node must list in
+// [consensus.priv_validator.tmkms_listener] allowed_kms_pubkeys.
+// LegacySecretConnection(identity, allow) is tm2's pre-Merlin handshake,
+// which gno's native remote-signer client runs on every TCP connection:
+// set it as ServerConfig.Handshake on a TCP Server, and list identity in
+// the node's remote_signer tcp_authorized_keys. In both, allow is the
+// node identity keys accepted (gno's node_id key, or the key a CometBFT
+// node's TCPListener is given); a node with another key gets an
+// *UnauthorizedPeerError, which wraps signer.ErrPermissionDenied, and the
+// connection is closed before any request is read. A nil allow accepts
+// any node, which a stock CometBFT node needs since it makes a new
+// identity at every start; the HandshakeTimeout bounds a peer that stalls
+// mid-handshake.
 //
 // # Signing
 //
