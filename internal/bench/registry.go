@@ -37,6 +37,12 @@ type Instance struct {
 	// Algorithm is what Sign produces when the backend's Algorithm is left
 	// zero (a key known only once opened); FromSigner sets it.
 	Algorithm signer.Algorithm
+	// Metrics, when set, returns running totals of quantities the row
+	// measures itself, keyed by unit without "/op" ("added-ms", "fsync").
+	// Sign reads it just before and just after the timed loop and reports
+	// each difference divided by the number of signs as <key>/op. Nil
+	// reports nothing more.
+	Metrics func() map[string]float64
 }
 
 // FromSigner makes an Instance of s.

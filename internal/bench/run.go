@@ -18,7 +18,8 @@ import (
 // Metrics, all per sign: ns/op is measured host time and e2e-ms/op the
 // latency a caller would see (host time plus modeled time a simulator only
 // accounted; for a row without a trace, host time alone). A traced row adds
-// the stages and counters that ReportStages describes.
+// the stages and counters that ReportStages describes, and a row whose
+// Instance has Metrics its own <key>/op.
 func Sign(b *testing.B, be Backend, p Params) {
 	inst, err := be.Open(context.Background(), p)
 	if err != nil {
@@ -40,6 +41,10 @@ func Sign(b *testing.B, be Backend, p Params) {
 	if _, err := inst.Sign(context.Background(), next()); err != nil {
 		b.Fatalf("%s: first sign: %v", be.Name, err)
 	}
+	var before map[string]float64
+	if inst.Metrics != nil {
+		before = inst.Metrics()
+	}
 	var msg, sig []byte
 	b.ReportAllocs()
 	for b.Loop() {
@@ -49,8 +54,17 @@ func Sign(b *testing.B, be Backend, p Params) {
 			b.Fatalf("%s: sign: %v", be.Name, err)
 		}
 	}
+	var after map[string]float64
+	if inst.Metrics != nil {
+		after = inst.Metrics()
+	}
 	if err := inst.Verify(be, msg, sig); err != nil {
 		b.Fatalf("%s: %v", be.Name, err)
+	}
+	if b.N > 0 {
+		for unit, v := range after {
+			b.ReportMetric((v-before[unit])/float64(b.N), unit+"/op")
+		}
 	}
 	if col != nil {
 		ReportStages(b, col.Summary(), b.N, b.Elapsed(), be.Stages...)

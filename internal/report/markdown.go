@@ -140,6 +140,9 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 
 	p("## One sign of a vote-sized message, per signer path\n\n")
 	r.writeSummary(bw, timeoutMs)
+	if note := r.remoteSignerNote(); note != "" {
+		p("\n%s\n", note)
+	}
 
 	if len(r.Phases) > 0 {
 		p("\n## Consensus phases at consecutive heights\n\n")
@@ -206,6 +209,48 @@ func (r *Report) writeSummary(bw *bufio.Writer, timeoutMs float64) {
 		p("| %s | %d | %s | %s | %s | %s | %s | %s | %s |\n", mdEscape(row.Path()), row.Payload, p50, p99, basis(row),
 			shareCell(row, timeoutMs), dominantCell(row), mdEscape(stageList(row)), cov)
 	}
+}
+
+// GnokmsAddedMs is what gno's gnokms sidecar added to every sign in the
+// latency analysis (docs/latency-profiles.md §1): the reference for the
+// remote-signer rows.
+const GnokmsAddedMs = 0.5
+
+// remoteSignerNote says what the remote-signer rows (privval-…) add to
+// the in-process key they serve, beside gnokms's figure, or "" when the
+// report has none.
+func (r *Report) remoteSignerNote() string {
+	mid := func(row Row) float64 {
+		if row.HasDist() {
+			return row.E2E.P50
+		}
+		return row.E2E.Avg
+	}
+	var base *Row
+	var pv []Row
+	for _, row := range r.Reference() {
+		switch {
+		case row.Backend == "inprocess-ed25519":
+			base = &row
+		case strings.HasPrefix(row.Backend, "privval-"):
+			pv = append(pv, row)
+		}
+	}
+	if len(pv) == 0 {
+		return ""
+	}
+	added := ""
+	if base != nil {
+		var parts []string
+		for _, row := range pv {
+			parts = append(parts, fmt.Sprintf("%s %s", mdEscape(row.Path()), fmtMs(mid(row)-mid(*base))))
+		}
+		added = " Over `inprocess-ed25519` they add (ms per sign, p50, or the mean for rows from `go test -bench`): " + strings.Join(parts, ", ") + "."
+	}
+	return "Remote signers: the `privval-*` rows serve an in-process Ed25519 key through package privval to a validator in the same process " +
+		"(CometBFT privval protocol in its gno-tmkms dialect, or gno's native remote-signer protocol; SecretConnection over TCP; " +
+		"`-durable`: the guard's state synced to disk once per sign)." + added +
+		fmt.Sprintf(" For reference, gno's gnokms sidecar added ~%.1f ms per sign in the latency analysis ([docs/latency-profiles.md](../latency-profiles.md) §1).", GnokmsAddedMs)
 }
 
 func (r *Report) profiles() []string {

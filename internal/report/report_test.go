@@ -299,3 +299,25 @@ func TestStagesChartKnowsEveryStage(t *testing.T) {
 		}
 	}
 }
+
+// The remote-signer rows get what they add over the in-process key, beside
+// gnokms's ~0.5 ms.
+func TestRemoteSignerNote(t *testing.T) {
+	rep := &Report{Rows: []Row{
+		{Backend: "inprocess-ed25519", Payload: 128, Source: "bench", E2E: Dist{Avg: 0.02}},
+		{Backend: "privval-native-unix", Payload: 108, Source: "bench", E2E: Dist{Avg: 0.06}},
+	}}
+	var b bytes.Buffer
+	if err := rep.WriteMarkdown(&b); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"privval-native-unix 0.040", "gnokms sidecar added ~0.5 ms"} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("the report does not say %q:\n%s", want, b.String())
+		}
+	}
+	rep.Rows = rep.Rows[:1]
+	if note := rep.remoteSignerNote(); note != "" {
+		t.Errorf("a note without remote-signer rows: %q", note)
+	}
+}
