@@ -30,14 +30,22 @@
 //
 // A Signer speaks the app's three instructions (docs/protocols.md A.3):
 // GET_VERSION, checked against Config.MinVersion at open; PUBLIC_KEY_ED25519,
-// read at open so Public never does I/O; and SIGN_ED25519, with the message
+// read at open so Public never does I/O (and returns a copy the caller may
+// modify), refused with an error wrapping signer.ErrInvalidKey when it is of
+// small order or not canonically encoded (no seed gives such a key, and
+// under a small-order one a single constant reply would verify for every
+// message); and SIGN_ED25519, with the message
 // split into Config.ChunkSize chunks (1–250, default 250), P1 the chunk's
 // index from 1 and P2 the number of chunks. The app signs only well-formed
 // tm2 sign bytes (a one-byte length prefix, so at most 128 bytes upstream)
 // whose height, round and step move forward (docs/protocols.md A.5, A.6). The
 // first sign after the app starts waits for the user to confirm it on the
-// device, for as long as the caller's context allows. Every signature is
-// verified under the public key before it is returned.
+// device, for as long as the caller's context allows; Sign, the
+// crypto.Signer method, which has no context, allows Config.SignTimeout
+// (DefaultSignTimeout, 30 s, room for that confirmation) and then fails
+// with an error wrapping context.DeadlineExceeded, dropping the transport
+// and freeing the device's one sign slot. Every signature is verified
+// under the public key before it is returned.
 //
 // # Transports
 //

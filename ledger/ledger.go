@@ -1,6 +1,7 @@
 package ledger
 
 import (
+	"bytes"
 	"context"
 	"crypto"
 	"crypto/ed25519"
@@ -9,6 +10,7 @@ import (
 	"io"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/signerkit/signerkit/signer"
 )
@@ -36,9 +38,29 @@ type Config struct {
 	// MinVersion is the oldest app version accepted; zero means 0.5.0,
 	// what gnokms requires.
 	MinVersion Version
+	// SignTimeout bounds Sign, the crypto.Signer method, which takes no
+	// context: a sign that has not finished by then (the wait for the
+	// device's one sign slot included) fails with an error wrapping
+	// context.DeadlineExceeded and its transport is dropped, so a hung
+	// device cannot hold the caller, or the slot, for ever. Zero or
+	// negative means DefaultSignTimeout. SignContext is bounded by its
+	// context instead.
+	SignTimeout time.Duration
 }
 
+// DefaultSignTimeout bounds Sign when Config.SignTimeout is zero. It
+// leaves room for the user to confirm the first sign after the app starts
+// on the device.
+const DefaultSignTimeout = 30 * time.Second
+
 var defaultMinVersion = Version{Minor: 5}
+
+func (c Config) signTimeout() time.Duration {
+	if c.SignTimeout <= 0 {
+		return DefaultSignTimeout
+	}
+	return c.SignTimeout
+}
 
 func (c Config) chunkSize() int {
 	if c.ChunkSize == 0 {
@@ -70,6 +92,7 @@ type Signer struct {
 	chunk   int
 	pub     ed25519.PublicKey
 	version Version
+	timeout time.Duration // Sign's bound
 
 	sem chan struct{} // one sign at a time, acquired with the caller's ctx
 
@@ -106,7 +129,7 @@ func Open(ctx context.Context, cfg Config) (*Signer, error) {
 	if err != nil {
 		return nil, wrap("", err)
 	}
-	s := &Signer{dial: dial, chunk: cfg.chunkSize(), sem: make(chan struct{}, 1), tr: tr}
+	s := &Signer{dial: dial, chunk: cfg.chunkSize(), timeout: cfg.signTimeout(), sem: make(chan struct{}, 1), tr: tr}
 	if err := s.handshake(ctx, tr, minV); err != nil {
 		tr.Close()
 		return nil, err
@@ -133,11 +156,14 @@ func (s *Signer) handshake(ctx context.Context, tr Transport, minV Version) erro
 	if len(resp) != publicKeySize {
 		return fmt.Errorf("ledger: PUBLIC_KEY_ED25519: %d-byte key, want %d: %w", len(resp), publicKeySize, signer.ErrProtocol)
 	}
-	pub := ed25519.PublicKey(append([]byte(nil), resp...))
-	if err := signer.Ed25519.CheckKey(pub); err != nil {
+	// A small-order key (the identity point, say) would let one constant
+	// reply verify for every message, disabling the verify-before-return
+	// of SignContext; a non-canonical one verifies differently from
+	// library to library. No seed gives either: the device is lying.
+	if err := signer.CheckEd25519PublicKey(resp); err != nil {
 		return fmt.Errorf("ledger: PUBLIC_KEY_ED25519: %w", err)
 	}
-	s.pub = pub
+	s.pub = ed25519.PublicKey(append([]byte(nil), resp...))
 	return nil
 }
 
@@ -156,8 +182,9 @@ func (s *Signer) exchange(ctx context.Context, tr Transport, ins byte, apdu []by
 	return splitResponse(ins, resp)
 }
 
-// Public returns the app's Ed25519 public key, read at open.
-func (s *Signer) Public() crypto.PublicKey { return s.pub }
+// Public returns the app's Ed25519 public key, read at open: a copy,
+// which the caller may modify without affecting the Signer.
+func (s *Signer) Public() crypto.PublicKey { return ed25519.PublicKey(bytes.Clone(s.pub)) }
 
 // Algorithm returns signer.Ed25519, the validator app's one algorithm.
 func (s *Signer) Algorithm() signer.Algorithm { return signer.Ed25519 }
@@ -176,12 +203,16 @@ func (s *Signer) MaxMessage() int { return maxPackets * s.chunk }
 
 // Sign implements crypto.Signer for pure Ed25519: opts.HashFunc() must be
 // 0 and message is the message itself. rand is ignored. Ed25519ph and
-// Ed25519ctx are refused with signer.ErrUnsupported.
+// Ed25519ctx are refused with signer.ErrUnsupported. Sign takes no
+// context: it gives up after Config.SignTimeout (DefaultSignTimeout, 30 s)
+// with an error wrapping context.DeadlineExceeded.
 func (s *Signer) Sign(_ io.Reader, message []byte, opts crypto.SignerOpts) ([]byte, error) {
 	if err := signer.CheckSignerOpts(signer.Ed25519, message, opts); err != nil {
 		return nil, fmt.Errorf("ledger: %w", err)
 	}
-	return s.SignContext(context.Background(), message)
+	ctx, cancel := context.WithTimeout(context.Background(), s.timeout)
+	defer cancel()
+	return s.SignContext(ctx, message)
 }
 
 // SignContext sends msg to the app in ChunkSize chunks (SIGN_ED25519, P1

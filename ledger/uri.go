@@ -5,16 +5,18 @@ import (
 	"net"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/signerkit/signerkit/signer"
 )
 
 // The attributes of a ledger: URI, all in its path.
 const (
-	attrHID        = "hid"
-	attrSpeculos   = "speculos"
-	attrChunkSize  = "chunk-size"
-	attrMinVersion = "min-version"
+	attrHID         = "hid"
+	attrSpeculos    = "speculos"
+	attrChunkSize   = "chunk-size"
+	attrMinVersion  = "min-version"
+	attrSignTimeout = "sign-timeout"
 )
 
 func init() {
@@ -46,6 +48,7 @@ func openURI(ctx context.Context, uri string, _ signer.Secret) (signer.Signer, e
 //
 //	chunk-size=<1–250>     Config.ChunkSize
 //	min-version=<x.y.z>    Config.MinVersion
+//	sign-timeout=<30s>     Config.SignTimeout, a positive duration
 //
 // hid and speculos exclude each other; with neither, the URI means the
 // first Ledger found over USB HID, so "ledger:" alone is the usual
@@ -66,7 +69,7 @@ func ParseURI(uri string) (Config, error) {
 	if u.Scheme != "ledger" {
 		return Config{}, &signer.URIError{Scheme: u.Scheme, Problem: "not a ledger: URI"}
 	}
-	if err := u.Allow([]string{attrHID, attrSpeculos}, []string{attrChunkSize, attrMinVersion}); err != nil {
+	if err := u.Allow([]string{attrHID, attrSpeculos}, []string{attrChunkSize, attrMinVersion, attrSignTimeout}); err != nil {
 		return Config{}, err
 	}
 	var cfg Config
@@ -98,6 +101,13 @@ func ParseURI(uri string) (Config, error) {
 		if cfg.MinVersion, ok = parseVersion(v); !ok {
 			return Config{}, u.Errorf(attrMinVersion, "%q is not a version x.y.z of three numbers 0–255", truncate(v))
 		}
+	}
+	if v, ok := u.Attr(attrSignTimeout); ok {
+		d, err := time.ParseDuration(v)
+		if err != nil || d <= 0 {
+			return Config{}, u.Errorf(attrSignTimeout, "%q is not a positive duration such as 30s", truncate(v))
+		}
+		cfg.SignTimeout = d
 	}
 	return cfg, nil
 }

@@ -46,6 +46,9 @@ func TestParseURI(t *testing.T) {
 				tc.uri, cfg.Path, cfg.Dial != nil, cfg.ChunkSize, cfg.MinVersion, tc.path, tc.speculos, tc.chunk, tc.min)
 		}
 	}
+	if cfg, err := ledger.ParseURI("ledger:?sign-timeout=45s"); err != nil || cfg.SignTimeout != 45*time.Second {
+		t.Errorf("sign-timeout=45s: SignTimeout %v, %v", cfg.SignTimeout, err)
+	}
 }
 
 // Every URI that cannot be used is a *signer.URIError wrapping
@@ -70,6 +73,9 @@ func TestParseURIErrors(t *testing.T) {
 		{"ledger:?chunk-size=-1", "chunk-size"},
 		{"ledger:?chunk-size=32k", "chunk-size"},
 		{"ledger:?chunk-size=", "chunk-size"},
+		{"ledger:?sign-timeout=0s", "sign-timeout"},
+		{"ledger:?sign-timeout=-1s", "sign-timeout"},
+		{"ledger:?sign-timeout=30", "sign-timeout"},
 		{"ledger:?min-version=1.2", "min-version"},
 		{"ledger:?min-version=1.2.3.4", "min-version"},
 		{"ledger:?min-version=1.2.256", "min-version"},

@@ -3,6 +3,7 @@ package signer
 import (
 	"context"
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 	"sync"
@@ -62,7 +63,18 @@ func (c *Collector) count(k Counter, n int64) {
 		c.sum.invalid++
 		return
 	}
-	c.sum.counts[k] += n
+	c.sum.counts[k] = satAdd(c.sum.counts[k], n)
+}
+
+// satAdd returns a+b for a non-negative b, or math.MaxInt64 when the
+// sum would overflow: a Collector's totals stop at the largest value
+// rather than wrap negative, however large the reports (a simulator's
+// modeled time comes from outside the process).
+func satAdd[T ~int64](a, b T) T {
+	if b > 0 && a > math.MaxInt64-b {
+		return math.MaxInt64
+	}
+	return a + b
 }
 
 // StageTotal is what one stage added up to.
@@ -75,8 +87,10 @@ type StageTotal struct {
 	Profile  string        // the profile of the first Modeled report, if any
 }
 
-// Total returns the stage's measured plus modeled time.
-func (t StageTotal) Total() time.Duration { return t.Measured + t.Modeled }
+// Total returns the stage's measured plus modeled time. Like every total
+// of a Collector it saturates at the largest Duration rather than
+// overflow.
+func (t StageTotal) Total() time.Duration { return satAdd(t.Measured, t.Modeled) }
 
 // Summary is the sum of the stages and counters of one or more calls.
 // The zero Summary is empty.
@@ -98,13 +112,13 @@ func (s *Summary) add(i StageInfo) {
 	t := &s.stages[i.Stage]
 	t.Reports++
 	if i.Source == Measured {
-		t.Measured += i.Duration
+		t.Measured = satAdd(t.Measured, i.Duration)
 		return
 	}
-	t.Modeled += i.Duration
+	t.Modeled = satAdd(t.Modeled, i.Duration)
 	if i.Slept {
-		t.Slept += i.Duration
-		s.stages[within].Contains += i.Duration
+		t.Slept = satAdd(t.Slept, i.Duration)
+		s.stages[within].Contains = satAdd(s.stages[within].Contains, i.Duration)
 	}
 	if t.Profile == "" {
 		t.Profile = i.Profile
@@ -136,7 +150,7 @@ func (s Summary) Invalid() int { return s.invalid }
 func (s Summary) Measured() time.Duration {
 	var d time.Duration
 	for _, t := range s.stages {
-		d += t.Measured
+		d = satAdd(d, t.Measured)
 	}
 	return d
 }
@@ -145,7 +159,7 @@ func (s Summary) Measured() time.Duration {
 func (s Summary) Modeled() time.Duration {
 	var d time.Duration
 	for _, t := range s.stages {
-		d += t.Modeled
+		d = satAdd(d, t.Modeled)
 	}
 	return d
 }
@@ -154,19 +168,27 @@ func (s Summary) Modeled() time.Duration {
 func (s Summary) Slept() time.Duration {
 	var d time.Duration
 	for _, t := range s.stages {
-		d += t.Slept
+		d = satAdd(d, t.Slept)
 	}
 	return d
 }
 
 // Accounted returns the modeled time that was not slept: time a real device
 // would have taken that the wall clock did not see.
-func (s Summary) Accounted() time.Duration { return s.Modeled() - s.Slept() }
+func (s Summary) Accounted() time.Duration {
+	var d time.Duration
+	for _, t := range s.stages {
+		d = satAdd(d, max(t.Modeled-t.Slept, 0))
+	}
+	return d
+}
 
 // EndToEnd returns the latency a caller of a real device would see for
 // calls whose wall-clock time was wall: wall plus the modeled time that was
 // only accounted.
-func (s Summary) EndToEnd(wall time.Duration) time.Duration { return wall + s.Accounted() }
+func (s Summary) EndToEnd(wall time.Duration) time.Duration {
+	return satAdd(wall, s.Accounted())
+}
 
 // Exclusive returns the time that belongs to stage st alone: its measured
 // plus modeled time, less the modeled time of other stages that simulators

@@ -2,6 +2,7 @@ package signer_test
 
 import (
 	"context"
+	"math"
 	"strings"
 	"sync"
 	"testing"
@@ -264,5 +265,51 @@ func TestSummaryStringUnits(t *testing.T) {
 	tr.Modeled(signer.StageConfirm, 4*time.Second, false, "p")
 	if got, want := c.Summary().String(), "kdf=1235ms confirm=4000ms(modeled) sign=0.0312ms"; got != want {
 		t.Errorf("String() = %q, want %q", got, want)
+	}
+}
+
+// TestCollectorSaturates: sums near the largest Duration stop there rather
+// than wrap negative, per stage, across stages and for counters.
+func TestCollectorSaturates(t *testing.T) {
+	const huge = time.Duration(math.MaxInt64 - 10)
+	var c signer.Collector
+	tr := c.Trace()
+	tr.Modeled(signer.StageDevice, huge, false, "forged")
+	tr.Modeled(signer.StageDevice, huge, false, "forged")
+	tr.Modeled(signer.StageWire, huge, true, "forged")
+	tr.Modeled(signer.StageWire, huge, true, "forged")
+	tr.MeasuredDuration(signer.StageTransport, huge)
+	tr.MeasuredDuration(signer.StageTransport, time.Hour)
+	tr.Add(signer.CountBytesIn, math.MaxInt64-1)
+	tr.Add(signer.CountBytesIn, 2)
+	s := c.Summary()
+	const maxD = time.Duration(math.MaxInt64)
+	if d := s.Stage(signer.StageDevice).Modeled; d != maxD {
+		t.Errorf("device modeled = %v, want the largest Duration", d)
+	}
+	if d := s.Stage(signer.StageTransport).Measured; d != maxD {
+		t.Errorf("transport measured = %v", d)
+	}
+	if d := s.Stage(signer.StageTransport).Contains; d != maxD {
+		t.Errorf("transport contains = %v", d)
+	}
+	for name, d := range map[string]time.Duration{
+		"Modeled": s.Modeled(), "Measured": s.Measured(), "Slept": s.Slept(),
+		"Total": s.Stage(signer.StageTransport).Total(), "EndToEnd": s.EndToEnd(time.Second),
+	} {
+		if d != maxD {
+			t.Errorf("%s = %v, want the largest Duration", name, d)
+		}
+	}
+	if d := s.Accounted(); d != maxD {
+		t.Errorf("Accounted = %v", d)
+	}
+	for _, st := range signer.Stages() {
+		if d := s.Exclusive(st); d < 0 {
+			t.Errorf("Exclusive(%v) = %v", st, d)
+		}
+	}
+	if n := s.Count(signer.CountBytesIn); n != math.MaxInt64 {
+		t.Errorf("bytes-in = %d", n)
 	}
 }

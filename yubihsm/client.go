@@ -31,6 +31,9 @@ const (
 	// DefaultRequestTimeout bounds each HTTP request to the connector when
 	// Config.RequestTimeout is zero.
 	DefaultRequestTimeout = 10 * time.Second
+	// DefaultSignTimeout bounds a crypto.Signer Sign, which has no
+	// context of its own, when Config.SignTimeout is zero.
+	DefaultSignTimeout = 10 * time.Second
 	// MaxSessions is the most sessions a Signer keeps (Config.Sessions),
 	// and the number of sessions the device holds at once.
 	MaxSessions = 16
@@ -83,11 +86,37 @@ type Config struct {
 	// off.
 	KeepAlive time.Duration
 	// RequestTimeout bounds each HTTP request to the connector, whatever
-	// the caller's context says; 0 means DefaultRequestTimeout.
+	// the caller's context says and whichever client carries it (a
+	// custom HTTPClient included); 0 means DefaultRequestTimeout.
 	RequestTimeout time.Duration
+	// SignTimeout bounds Sign, the crypto.Signer method, which takes no
+	// context: the wait for a session, session setup and the sign itself
+	// end after it with an error wrapping context.DeadlineExceeded, so a
+	// hung device cannot hold the caller (or a session) for ever. Zero
+	// or negative means DefaultSignTimeout. SignContext is bounded by
+	// its context instead (and each request by RequestTimeout).
+	SignTimeout time.Duration
 	// HTTPClient, when set, is used instead of the package's own client
-	// (which has timeouts and never uses a proxy).
+	// (which has timeouts, reads at most 16 KiB of response headers and
+	// never uses a proxy). RequestTimeout applies to it too.
 	HTTPClient *http.Client
+	// Simulator says the connector is the simulator of
+	// yubihsm/yubihsmsim, whose modeled device time the client then
+	// reports on the caller's signer.Trace, from the X-Signerkit-Modeled
+	// response header of successful responses, within limits (at most 8
+	// stages of at most 256 bytes and 10 minutes each; a header beyond
+	// them is ignored). Leave it false for a real yubihsm-connector, which never
+	// sends the header: whatever answers at the connector URL (a relay, a
+	// proxy, another process on the port) could otherwise put forged
+	// times in the caller's traces and metrics. It changes nothing else.
+	Simulator bool
+}
+
+func (c Config) signTimeout() time.Duration {
+	if c.SignTimeout <= 0 {
+		return DefaultSignTimeout
+	}
+	return c.SignTimeout
 }
 
 func (c Config) messageLimit() uint32 {
@@ -145,7 +174,7 @@ func OpenStore(ctx context.Context, cfg Config) (*Store, error) {
 	if timeout <= 0 {
 		timeout = DefaultRequestTimeout
 	}
-	t, err := newTransport(cfg.Connector, cfg.HTTPClient, timeout)
+	t, err := newTransport(cfg.Connector, cfg.HTTPClient, timeout, cfg.Simulator)
 	if err != nil {
 		return nil, err
 	}

@@ -56,6 +56,8 @@
 //	                 15s, or off (Config.KeepAlive)
 //	request-timeout  the bound on each HTTP request, a duration such as 10s
 //	                 (Config.RequestTimeout)
+//	sign-timeout     the bound on Sign, which takes no context, a duration
+//	                 such as 10s (Config.SignTimeout)
 //	domains          the domains of keys a Store creates: numbers from 1 to
 //	                 16 separated by commas, or all (Config.Domains)
 //
@@ -93,8 +95,23 @@
 //
 // Every sign honours its context: the wait for a session, session setup and
 // each HTTP request end when ctx does, and Config.RequestTimeout bounds a
-// request whatever the context (the HTTP client has dial, header and total
-// timeouts and never goes through a proxy).
+// request whatever the context and whatever the client, Config.HTTPClient
+// included (the package's own client also has dial, header and total
+// timeouts and never goes through a proxy). Sign, the crypto.Signer
+// method, has no context: it is bounded by Config.SignTimeout
+// (DefaultSignTimeout, 10 s), after which it fails with an error wrapping
+// context.DeadlineExceeded and the session it held is dropped.
+//
+// # Keys the device presents
+//
+// Public keys read from the device (Get Public Key, when listing, finding,
+// opening, generating or importing a key) are checked: an Ed25519 key of
+// small order or in a non-canonical encoding, which no seed gives and
+// which would let one constant signature verify for every message, is
+// refused with an error wrapping signer.ErrInvalidKey; a P-256 point off
+// the curve with one wrapping signer.ErrProtocol. Public returns a copy of
+// the key, which the caller may modify. ImportKey checks that the private
+// key's public half belongs to it before anything reaches the device.
 //
 // # Errors
 //
@@ -118,9 +135,14 @@
 // A sign reports to the signer.Trace in its context: StageSession when it
 // has to open a session (measured), StageTransport for each HTTP round trip
 // (measured), and StageDevice when the connector is the simulator in
-// yubihsm/yubihsmsim, which sends its modeled device time back in the
-// X-Signerkit-Modeled response header (a real connector sends none: device
-// time is then inside the transport stage). Counters: round-trips,
+// yubihsm/yubihsmsim and Config.Simulator says so: the simulator sends its
+// modeled device time back in the X-Signerkit-Modeled response header,
+// which the client honours only then, only on a 200 response and only
+// within bounds (8 stages of at most 256 bytes and 10 minutes each; a
+// Collector's sums saturate rather than overflow). A real connector sends
+// no such header, and a client not configured for the simulator ignores
+// any that a relay or another process at the connector URL sends: device
+// time is then inside the transport stage. Counters: round-trips,
 // bytes-out, bytes-in and retries.
 //
 // # github.com/certusone/yubihsm-go

@@ -1,12 +1,15 @@
 package yubihsm
 
 import (
+	"bytes"
 	"context"
 	"crypto"
+	"crypto/ecdsa"
 	"crypto/ed25519"
 	"crypto/sha256"
 	"fmt"
 	"io"
+	"math/big"
 	"sync"
 
 	"github.com/certusone/yubihsm-go/commands"
@@ -42,8 +45,21 @@ func (k *Signer) Label() string { return k.label }
 // Algorithm returns signer.Ed25519 or signer.ECDSAP256.
 func (k *Signer) Algorithm() signer.Algorithm { return k.alg }
 
-// Public returns the public key, read when the key was opened.
-func (k *Signer) Public() crypto.PublicKey { return k.pub }
+// Public returns the public key, read when the key was opened: a copy
+// (an ed25519.PublicKey or *ecdsa.PublicKey) the caller may modify
+// without affecting the Signer.
+func (k *Signer) Public() crypto.PublicKey { return clonePublic(k.pub) }
+
+// clonePublic returns a deep copy of an Ed25519 or P-256 public key.
+func clonePublic(pub crypto.PublicKey) crypto.PublicKey {
+	switch p := pub.(type) {
+	case ed25519.PublicKey:
+		return ed25519.PublicKey(bytes.Clone(p))
+	case *ecdsa.PublicKey:
+		return &ecdsa.PublicKey{Curve: p.Curve, X: new(big.Int).Set(p.X), Y: new(big.Int).Set(p.Y)}
+	}
+	return pub
+}
 
 // SignContext signs msg on the device: Sign EdDSA over the message itself
 // (at most MaxEd25519Message bytes), or Sign ECDSA over its SHA-256,
@@ -67,12 +83,15 @@ func (k *Signer) SignContext(ctx context.Context, msg []byte) ([]byte, error) {
 // Sign implements crypto.Signer: pure Ed25519 over digest, which for
 // Ed25519 is the message itself (Ed25519ph and Ed25519ctx are refused with
 // signer.ErrUnsupported), or ECDSA over the digest, returned in ASN.1 DER.
-// rand is ignored: the device draws its own nonces.
+// rand is ignored: the device draws its own nonces. Sign takes no context:
+// it gives up after Config.SignTimeout (DefaultSignTimeout) with an error
+// wrapping context.DeadlineExceeded.
 func (k *Signer) Sign(_ io.Reader, digest []byte, opts crypto.SignerOpts) ([]byte, error) {
 	if err := signer.CheckSignerOpts(k.alg, digest, opts); err != nil {
 		return nil, fmt.Errorf("yubihsm: %w", err)
 	}
-	ctx := context.Background()
+	ctx, cancel := context.WithTimeout(context.Background(), k.l.cfg.signTimeout())
+	defer cancel()
 	if k.alg == signer.Ed25519 {
 		return k.signEdDSA(ctx, digest)
 	}

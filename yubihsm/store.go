@@ -3,9 +3,12 @@ package yubihsm
 import (
 	"context"
 	"crypto"
+	"crypto/ecdh"
 	"crypto/ecdsa"
 	"crypto/ed25519"
 	"crypto/elliptic"
+	"crypto/sha512"
+	"crypto/subtle"
 	"errors"
 	"fmt"
 	"math/big"
@@ -13,6 +16,7 @@ import (
 	"strconv"
 	"strings"
 
+	"filippo.io/edwards25519"
 	"github.com/certusone/yubihsm-go/commands"
 
 	"github.com/signerkit/signerkit/signer"
@@ -92,17 +96,28 @@ func (s *Store) ImportKey(ctx context.Context, priv crypto.PrivateKey, alg signe
 			return signer.KeyInfo{}, fmt.Errorf("yubihsm: Ed25519 key of %d bytes: %w", len(k), signer.ErrInvalidKey)
 		}
 		secret, pub = append([]byte(nil), k.Seed()...), k.Public()
+		if !ed25519SeedMatches(secret, k[ed25519.SeedSize:]) {
+			clear(secret)
+			return signer.KeyInfo{}, fmt.Errorf("yubihsm: the Ed25519 key's public half is not its seed's: %w", signer.ErrInvalidKey)
+		}
 		if alg == 0 {
 			alg = signer.Ed25519
 		}
 	case *ecdsa.PrivateKey:
-		if k != nil && k.Curve != nil && k.Curve != elliptic.P256() {
+		if k == nil || k.Curve == nil {
+			return signer.KeyInfo{}, fmt.Errorf("yubihsm: an ECDSA key with no curve: %w", signer.ErrInvalidKey)
+		}
+		if k.Curve != elliptic.P256() {
 			return signer.KeyInfo{}, fmt.Errorf("yubihsm: ECDSA keys on %s: %w", k.Curve.Params().Name, signer.ErrUnsupported)
 		}
-		if k == nil || k.D == nil || k.D.Sign() <= 0 || k.D.Cmp(k.Curve.Params().N) >= 0 {
+		if k.D == nil || k.D.Sign() <= 0 || k.D.Cmp(k.Curve.Params().N) >= 0 {
 			return signer.KeyInfo{}, fmt.Errorf("yubihsm: want a P-256 key with a scalar in range: %w", signer.ErrInvalidKey)
 		}
 		secret, pub = k.D.FillBytes(make([]byte, 32)), &k.PublicKey
+		if !p256ScalarMatches(secret, &k.PublicKey) {
+			clear(secret)
+			return signer.KeyInfo{}, fmt.Errorf("yubihsm: the P-256 key's public key is not its scalar's: %w", signer.ErrInvalidKey)
+		}
 		if alg == 0 {
 			alg = signer.ECDSAP256
 		}
@@ -135,6 +150,39 @@ func (s *Store) ImportKey(ctx context.Context, priv crypto.PrivateKey, alg signe
 		return signer.KeyInfo{}, &protocolError{"the device holds another public key than the one imported"}
 	}
 	return k.info(), nil
+}
+
+// ed25519SeedMatches reports whether pub is the public key of seed
+// (RFC 8032 5.1.5), computed without crypto/ed25519, which would leave a
+// copy of the expanded key behind; the hash is wiped.
+func ed25519SeedMatches(seed, pub []byte) bool {
+	h := sha512.Sum512(seed)
+	defer clear(h[:])
+	s, err := edwards25519.NewScalar().SetBytesWithClamping(h[:32])
+	if err != nil {
+		return false
+	}
+	a := new(edwards25519.Point).ScalarBaseMult(s)
+	*s = edwards25519.Scalar{}
+	return subtle.ConstantTimeCompare(a.Bytes(), pub) == 1
+}
+
+// p256ScalarMatches reports whether pub is the public key of the scalar
+// d (32 bytes, big-endian).
+func p256ScalarMatches(d []byte, pub *ecdsa.PublicKey) bool {
+	if pub.X == nil || pub.Y == nil || pub.X.Sign() < 0 || pub.Y.Sign() < 0 ||
+		pub.X.BitLen() > 256 || pub.Y.BitLen() > 256 {
+		return false
+	}
+	priv, err := ecdh.P256().NewPrivateKey(d)
+	if err != nil {
+		return false
+	}
+	want := make([]byte, 65)
+	want[0] = 4
+	pub.X.FillBytes(want[1:33])
+	pub.Y.FillBytes(want[33:])
+	return subtle.ConstantTimeCompare(priv.PublicKey().Bytes(), want) == 1
 }
 
 // newKey checks what GenerateKey and ImportKey are asked for: an
@@ -217,6 +265,14 @@ func parsePublic(pk *commands.GetPubKeyResponse) (crypto.PublicKey, error) {
 	case commands.AlgorithmED25519:
 		if len(pk.KeyData) != ed25519.PublicKeySize {
 			return nil, &protocolError{fmt.Sprintf("Ed25519 public key of %d bytes", len(pk.KeyData))}
+		}
+		// A small-order key (the identity point, say) lets one constant
+		// signature verify for every message, and a non-canonical one
+		// verifies differently from library to library: no key the device
+		// derived from a seed is either, so the device (or what answers at
+		// the connector URL) is lying.
+		if err := signer.CheckEd25519PublicKey(pk.KeyData); err != nil {
+			return nil, fmt.Errorf("yubihsm: the device's Ed25519 public key: %w", err)
 		}
 		return ed25519.PublicKey(append([]byte(nil), pk.KeyData...)), nil
 	case commands.AlgorithmP256:

@@ -23,22 +23,32 @@ type transport struct {
 	base, api, status string
 	client            *http.Client
 	own               *http.Transport // closed on Close when we made it
+	// timeout bounds every request, whichever client carries it.
+	timeout time.Duration
+	// modeled says the connector is a simulator whose modeled-time header
+	// (simtime.Header) is reported on the caller's trace.
+	modeled bool
 }
 
-func newTransport(connector string, hc *http.Client, timeout time.Duration) (*transport, error) {
+// maxResponseHeader bounds the response headers the package's own client
+// reads: a yubihsm-connector sends a few hundred bytes.
+const maxResponseHeader = 16 << 10
+
+func newTransport(connector string, hc *http.Client, timeout time.Duration, modeled bool) (*transport, error) {
 	base, err := connectorURL(connector)
 	if err != nil {
 		return nil, fmt.Errorf("yubihsm: connector URL: %s: %w", err, signer.ErrInvalidArgument)
 	}
-	t := &transport{base: base, api: base + "/connector/api", status: base + "/connector/status", client: hc}
+	t := &transport{base: base, api: base + "/connector/api", status: base + "/connector/status", client: hc, timeout: timeout, modeled: modeled}
 	if hc == nil {
 		t.own = &http.Transport{
-			Proxy:                 nil, // the connector is local; never send frames through a proxy
-			DialContext:           (&net.Dialer{Timeout: 5 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
-			MaxIdleConns:          32,
-			MaxIdleConnsPerHost:   32,
-			IdleConnTimeout:       60 * time.Second,
-			ResponseHeaderTimeout: timeout,
+			Proxy:                  nil, // the connector is local; never send frames through a proxy
+			DialContext:            (&net.Dialer{Timeout: 5 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
+			MaxIdleConns:           32,
+			MaxIdleConnsPerHost:    32,
+			IdleConnTimeout:        60 * time.Second,
+			ResponseHeaderTimeout:  timeout,
+			MaxResponseHeaderBytes: maxResponseHeader,
 		}
 		t.client = &http.Client{Transport: t.own, Timeout: timeout}
 	}
@@ -87,7 +97,11 @@ func (t *transport) exchange(c call, frame []byte) ([]byte, error) {
 	if err := c.ctx.Err(); err != nil {
 		return nil, fmt.Errorf("yubihsm: connector: %w", err)
 	}
-	req, err := http.NewRequestWithContext(c.ctx, http.MethodPost, t.api, bytes.NewReader(frame))
+	// The request timeout holds whatever client carries the request: a
+	// caller's HTTPClient may have no timeout of its own.
+	ctx, cancel := context.WithTimeout(c.ctx, t.timeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, t.api, bytes.NewReader(frame))
 	if err != nil {
 		return nil, fmt.Errorf("yubihsm: %w", err)
 	}
@@ -97,6 +111,9 @@ func (t *transport) exchange(c call, frame []byte) ([]byte, error) {
 	c.tr.Add(signer.CountBytesOut, int64(len(frame)))
 	resp, err := t.client.Do(req)
 	if err != nil {
+		// The caller's context ending is the caller's error; the request
+		// timeout expiring is a connector that did not answer in time
+		// (which still wraps context.DeadlineExceeded).
 		if ctxErr := c.ctx.Err(); ctxErr != nil {
 			return nil, fmt.Errorf("yubihsm: connector: %w", ctxErr)
 		}
@@ -108,16 +125,6 @@ func (t *transport) exchange(c call, frame []byte) ([]byte, error) {
 		c.tr.Measured(signer.StageTransport, start)
 	}
 	c.tr.Add(signer.CountBytesIn, int64(len(body)))
-	if h := resp.Header.Get(simtime.Header); h != "" {
-		if stages, err := simtime.Decode(h); err == nil {
-			for _, s := range stages {
-				if s.Slept && c.stage != signer.StageTransport {
-					s.Within = c.stage
-				}
-				c.tr.Report(s)
-			}
-		}
-	}
 	if err != nil {
 		if ctxErr := c.ctx.Err(); ctxErr != nil {
 			return nil, fmt.Errorf("yubihsm: connector: %w", ctxErr)
@@ -127,7 +134,32 @@ func (t *transport) exchange(c call, frame []byte) ([]byte, error) {
 	if resp.StatusCode != http.StatusOK {
 		return nil, &transportError{status: resp.StatusCode}
 	}
+	if t.modeled {
+		t.reportModeled(c, resp.Header)
+	}
 	return body, nil
+}
+
+// reportModeled reports the modeled stages a simulator sent in its
+// response header, which simtime.Decode bounds (entries, their length and
+// each duration); a header beyond those bounds is ignored whole. Only a
+// transport configured for a simulator (Config.Simulator) calls it, and
+// only for a 200 response.
+func (t *transport) reportModeled(c call, h http.Header) {
+	v := h.Get(simtime.Header)
+	if v == "" || c.tr == nil {
+		return
+	}
+	stages, err := simtime.Decode(v)
+	if err != nil {
+		return
+	}
+	for _, s := range stages {
+		if s.Slept && c.stage != signer.StageTransport {
+			s.Within = c.stage
+		}
+		c.tr.Report(s)
+	}
 }
 
 // Status is what the connector reports about itself and its device.
@@ -141,7 +173,9 @@ type Status struct {
 }
 
 func (t *transport) getStatus(ctx context.Context) (Status, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, t.status, nil)
+	rctx, cancel := context.WithTimeout(ctx, t.timeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(rctx, http.MethodGet, t.status, nil)
 	if err != nil {
 		return Status{}, fmt.Errorf("yubihsm: %w", err)
 	}

@@ -19,7 +19,7 @@ const scheme = "yubihsm"
 // in the query (see the package doc).
 var (
 	uriPath  = []string{"connector", "auth-key", "id", "label", "algorithm"}
-	uriQuery = []string{signer.AttrPINSource, signer.AttrPINValue, "sessions", "message-limit", "keep-alive", "request-timeout", "domains"}
+	uriQuery = []string{signer.AttrPINSource, signer.AttrPINValue, "sessions", "message-limit", "keep-alive", "request-timeout", "sign-timeout", "domains"}
 )
 
 func init() {
@@ -133,6 +133,11 @@ func ParseURI(uri string) (Config, error) {
 	if v, ok := u.Attr("request-timeout"); ok {
 		if cfg.RequestTimeout, ok = parseDuration(v); !ok {
 			return Config{}, u.Errorf("request-timeout", "%q: want a duration such as 10s", truncate(v))
+		}
+	}
+	if v, ok := u.Attr("sign-timeout"); ok {
+		if cfg.SignTimeout, ok = parseDuration(v); !ok {
+			return Config{}, u.Errorf("sign-timeout", "%q: want a duration such as 10s", truncate(v))
 		}
 	}
 	if v, ok := u.Attr("domains"); ok {

@@ -32,8 +32,8 @@ func TestParseURI(t *testing.T) {
 			Connector: "hsm.internal:12345", AuthKeyID: 10, Key: signer.KeyRef{ID: "0a01", Algorithm: signer.ECDSAP256}},
 		"yubihsm:label=a%3Bb%26c%20d?message-limit=500&keep-alive=off&request-timeout=2.5s&domains=1,2,16": {
 			Key: signer.KeyRef{Label: "a;b&c d"}, MessageLimit: 500, KeepAlive: -1, RequestTimeout: 2500 * time.Millisecond, Domains: 0x8003},
-		"yubihsm:id=ffff?keep-alive=1m&domains=all&sessions=16": {
-			Key: signer.KeyRef{ID: "ffff"}, KeepAlive: time.Minute, Domains: 0xffff, Sessions: 16},
+		"yubihsm:id=ffff?keep-alive=1m&domains=all&sessions=16&sign-timeout=3s": {
+			Key: signer.KeyRef{ID: "ffff"}, KeepAlive: time.Minute, Domains: 0xffff, Sessions: 16, SignTimeout: 3 * time.Second},
 		"yubihsm:connector=https://proxy.example/hsm/": {Connector: "https://proxy.example/hsm/"},
 	} {
 		got, err := yubihsm.ParseURI(in)
@@ -128,6 +128,8 @@ func TestParseURIErrors(t *testing.T) {
 		{"yubihsm:label=k?keep-alive=sometimes", "keep-alive", false},
 		{"yubihsm:label=k?request-timeout=0", "request-timeout", false},
 		{"yubihsm:label=k?request-timeout=10", "request-timeout", false},
+		{"yubihsm:label=k?sign-timeout=0", "sign-timeout", false},
+		{"yubihsm:label=k?sign-timeout=-1s", "sign-timeout", false},
 		{"yubihsm:label=k?domains=0", "domains", false},
 		{"yubihsm:label=k?domains=17", "domains", false},
 		{"yubihsm:label=k?domains=1,,2", "domains", false},

@@ -30,10 +30,10 @@ func sim(t testing.TB, cfg yubihsmsim.Config) (*yubihsmsim.Device, string) {
 	return dev, srv.URL
 }
 
-// config reaches the connector at url with the factory authentication
-// key and its password.
+// config reaches the simulator's connector at url with the factory
+// authentication key and its password, trusting its modeled time.
 func config(url string) yubihsm.Config {
-	return yubihsm.Config{Connector: url, Secret: signer.SecretBytes([]byte("password"))}
+	return yubihsm.Config{Connector: url, Secret: signer.SecretBytes([]byte("password")), Simulator: true}
 }
 
 func openStore(t testing.TB, cfg yubihsm.Config) *yubihsm.Store {

@@ -44,7 +44,7 @@ func openYubiHSMSim(alg signer.Algorithm) func(context.Context, Params) (*Instan
 		if err != nil {
 			return nil, err
 		}
-		inst, err := openYubiHSM(ctx, alg, srv.URL(), signer.SecretBytes([]byte("password")))
+		inst, err := openYubiHSM(ctx, alg, srv.URL(), signer.SecretBytes([]byte("password")), true)
 		if err != nil {
 			srv.Close()
 			return nil, err
@@ -65,14 +65,15 @@ func openYubiHSMDevice(alg signer.Algorithm) func(context.Context, Params) (*Ins
 		if os.Getenv("SIGNERKIT_YUBIHSM_PASSWORD") != "" {
 			secret = signer.SecretEnv("SIGNERKIT_YUBIHSM_PASSWORD")
 		}
-		return openYubiHSM(ctx, alg, os.Getenv("SIGNERKIT_YUBIHSM"), secret)
+		return openYubiHSM(ctx, alg, os.Getenv("SIGNERKIT_YUBIHSM"), secret, false)
 	}
 }
 
 // openYubiHSM generates a key for the row and deletes it when the row
-// closes.
-func openYubiHSM(ctx context.Context, alg signer.Algorithm, connector string, secret signer.Secret) (*Instance, error) {
-	st, err := yubihsm.OpenStore(ctx, yubihsm.Config{Connector: connector, Secret: secret})
+// closes. simulator trusts the connector's modeled-time header, which only
+// yubihsmsim sends.
+func openYubiHSM(ctx context.Context, alg signer.Algorithm, connector string, secret signer.Secret, simulator bool) (*Instance, error) {
+	st, err := yubihsm.OpenStore(ctx, yubihsm.Config{Connector: connector, Secret: secret, Simulator: simulator})
 	if err != nil {
 		return nil, err
 	}

@@ -133,7 +133,10 @@ func (c *Manual) Advance(d time.Duration) {
 // Header is the HTTP response header through which a simulator behind a
 // network face (the YubiHSM connector) tells the backend, which holds the
 // caller's trace, what modeled time the request cost. Real devices never
-// send it; a backend that sees it reports the stages as modeled.
+// send it, and anything that answers at a connector URL can: a backend
+// honours it only when it was configured for a simulator
+// (yubihsm.Config.Simulator), only on a successful response, and only
+// within the limits Decode enforces.
 const Header = "X-Signerkit-Modeled"
 
 // Encode renders modeled stages for Header: "device=131000000ns;slept=1;
@@ -156,15 +159,43 @@ func Encode(stages []signer.StageInfo) string {
 	return b.String()
 }
 
+// Limits of a Header value that Decode accepts. A simulator's response
+// carries one to three stages with a profile name of a few dozen bytes and
+// durations of milliseconds to seconds; anything beyond these bounds did
+// not come from one and is refused whole, before it is split.
+const (
+	// MaxHeaderLen is the longest Header value Decode parses, in bytes.
+	MaxHeaderLen = 2048
+	// MaxEntries is the most stages one Header value may carry.
+	MaxEntries = 8
+	// MaxEntryLen is the longest one entry (a stage, its duration and
+	// attributes) may be, in bytes.
+	MaxEntryLen = 256
+	// MaxStageDuration is the longest modeled duration one entry may
+	// report.
+	MaxStageDuration = 10 * time.Minute
+)
+
 // Decode parses a Header value written by Encode. Every stage it returns
-// is signer.Modeled.
+// is signer.Modeled. It refuses, at a cost bounded by MaxHeaderLen, a
+// value longer than MaxHeaderLen, with more than MaxEntries entries, an
+// entry longer than MaxEntryLen or a duration above MaxStageDuration.
 func Decode(v string) ([]signer.StageInfo, error) {
+	if len(v) > MaxHeaderLen {
+		return nil, fmt.Errorf("simtime: %d-byte header, the most is %d", len(v), MaxHeaderLen)
+	}
 	v = strings.TrimSpace(v)
 	if v == "" {
 		return nil, nil
 	}
+	if n := strings.Count(v, ",") + 1; n > MaxEntries {
+		return nil, fmt.Errorf("simtime: %d entries, the most is %d", n, MaxEntries)
+	}
 	var out []signer.StageInfo
 	for _, entry := range strings.Split(v, ",") {
+		if len(entry) > MaxEntryLen {
+			return nil, fmt.Errorf("simtime: %d-byte entry, the most is %d", len(entry), MaxEntryLen)
+		}
 		parts := strings.Split(strings.TrimSpace(entry), ";")
 		name, val, ok := strings.Cut(parts[0], "=")
 		if !ok {
@@ -177,6 +208,9 @@ func Decode(v string) ([]signer.StageInfo, error) {
 		ns, err := strconv.ParseInt(val, 10, 64)
 		if err != nil || ns < 0 {
 			return nil, fmt.Errorf("simtime: bad duration in %q", entry)
+		}
+		if time.Duration(ns) > MaxStageDuration {
+			return nil, fmt.Errorf("simtime: duration %dns exceeds %v", ns, MaxStageDuration)
 		}
 		info := signer.StageInfo{Stage: st, Duration: time.Duration(ns), Source: signer.Modeled}
 		for _, p := range parts[1:] {

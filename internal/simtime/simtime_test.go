@@ -3,6 +3,8 @@ package simtime
 import (
 	"context"
 	"errors"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -101,4 +103,30 @@ func FuzzDecode(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestDecodeLimits: a header beyond the limits is refused whole, cheaply.
+func TestDecodeLimits(t *testing.T) {
+	many := strings.Repeat("device=1, ", MaxEntries) + "device=1"
+	long := "device=1;profile=" + strings.Repeat("p", MaxEntryLen)
+	huge := strings.Repeat("device=1000000,", 600_000) // ≈ 9 MiB
+	for name, v := range map[string]string{
+		"too many entries": many,
+		"entry too long":   long,
+		"3-hour stage":     "device=" + strconv.FormatInt(int64(3*time.Hour), 10),
+		"max int64":        "device=9223372036854775807",
+		"huge":             huge,
+	} {
+		if st, err := Decode(v); err == nil {
+			t.Errorf("%s: Decode accepted %d stages", name, len(st))
+		}
+	}
+	allocs := testing.AllocsPerRun(10, func() { Decode(huge) })
+	if allocs > 5 {
+		t.Errorf("Decode of a %d-byte header made %v allocations", len(huge), allocs)
+	}
+	ok := strings.Repeat("device=1, ", MaxEntries-1) + "device=" + strconv.FormatInt(int64(MaxStageDuration), 10)
+	if st, err := Decode(ok); err != nil || len(st) != MaxEntries {
+		t.Errorf("Decode at the limits: %d stages, %v", len(st), err)
+	}
 }

@@ -52,7 +52,17 @@ type Config struct {
 	// Time is what the device does with modeled time; zero
 	// (TimeFromEnv) means accounted unless SIGNERKIT_SIM=realtime.
 	Time TimeMode
+	// PresentKey, when set, is what PUBLIC_KEY_ED25519 answers instead of
+	// the public key of Seed, as a malicious or broken device might: the
+	// identity point (SmallOrderKey), say, under which one constant
+	// signature verifies for every message. Signatures still come from
+	// Seed. It must be 32 bytes.
+	PresentKey []byte
 }
+
+// SmallOrderKey is the encoding of the Ed25519 identity point, a key of
+// small order, for Config.PresentKey.
+var SmallOrderKey = []byte{1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}
 
 // TimeMode says whether a device sleeps its modeled time.
 type TimeMode uint8
@@ -109,6 +119,12 @@ func New(cfg Config) (*Device, error) {
 	if len(seed) != ed25519.SeedSize {
 		return nil, fmt.Errorf("ledgersim: %d-byte seed, want %d: %w", len(seed), ed25519.SeedSize, signer.ErrInvalidKey)
 	}
+	if cfg.PresentKey != nil {
+		if len(cfg.PresentKey) != ed25519.PublicKeySize {
+			return nil, fmt.Errorf("ledgersim: %d-byte PresentKey, want %d: %w", len(cfg.PresentKey), ed25519.PublicKeySize, signer.ErrInvalidArgument)
+		}
+		cfg.PresentKey = append([]byte(nil), cfg.PresentKey...)
+	}
 	p := cfg.Profile
 	if p == (Profile{}) {
 		p = NanoSPlus
@@ -130,7 +146,8 @@ func MustNew(cfg Config) *Device {
 	return d
 }
 
-// PublicKey returns the app's public key.
+// PublicKey returns the public key of the app's key (of Config.Seed,
+// whatever Config.PresentKey makes the app report).
 func (d *Device) PublicKey() ed25519.PublicKey { return d.key.Public().(ed25519.PublicKey) }
 
 // Profile returns the device's latency profile.
@@ -279,7 +296,11 @@ func (d *Device) process(apdu []byte) ([]byte, costs) {
 		v := d.cfg.Version
 		return append([]byte{mode, v.Major, v.Minor, v.Patch}, 0x90, 0x00), costs{}
 	case ledger.INSPublicKey:
-		return append(append([]byte(nil), d.PublicKey()...), 0x90, 0x00), costs{}
+		pub := []byte(d.PublicKey())
+		if d.cfg.PresentKey != nil {
+			pub = d.cfg.PresentKey
+		}
+		return append(append([]byte(nil), pub...), 0x90, 0x00), costs{}
 	case ledger.INSSignEd25519:
 		return d.sign(apdu)
 	}

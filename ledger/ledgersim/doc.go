@@ -4,7 +4,9 @@
 // of replies (docs/protocols.md A.3–A.6, A.11):
 //
 //   - GET_VERSION (0.9.1 unless Config.Version says otherwise) and
-//     PUBLIC_KEY_ED25519 of a key from Config.Seed;
+//     PUBLIC_KEY_ED25519 of a key from Config.Seed (Config.PresentKey
+//     makes it answer another, such as the small-order SmallOrderKey, to
+//     test a client against a lying device);
 //   - SIGN_ED25519 with the app's chunk rules (P1 == 1 resets the buffer,
 //     Lc is ignored, P1 == P2 ends), its 16384-byte buffer (1024 with the
 //     NanoS profile), and its sign-bytes parser (ParseSignBytes) with the

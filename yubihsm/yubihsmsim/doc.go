@@ -36,7 +36,9 @@
 // published figure take no modeled time. By default the time is only
 // accounted (Accounted): the device reports it as a signer.Modeled
 // StageDevice, sent back in the X-Signerkit-Modeled response header, which
-// the yubihsm client reports on the caller's trace. With Config.Time
+// the yubihsm client reports on the caller's trace when its
+// yubihsm.Config.Simulator is set (a client configured for a real
+// connector ignores the header). With Config.Time
 // Realtime, or with the zero Config.Time (TimeFromEnv) when the environment
 // variable SIGNERKIT_SIM is realtime, it also sleeps it, holding the device
 // lock, as a busy device would; ledger/ledgersim reads the same variable.
@@ -46,7 +48,8 @@
 // Inject turns on FaultUnplugged (HTTP 500, status=NO_DEVICE, sessions
 // lost), FaultHang (no answer until cleared), FaultCorruptMAC,
 // FaultGarble and FaultWrongLength (responses damaged after the device
-// executed the command); ExpireSessions, or a Config.Clock moved past
+// executed the command), FaultSmallOrderKey (Get Public Key presents the
+// identity point for Ed25519 keys); ExpireSessions, or a Config.Clock moved past
 // IdleTimeout, expires sessions; Server.Down and Up take the connector away
 // and back.
 //

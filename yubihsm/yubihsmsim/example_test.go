@@ -24,7 +24,8 @@ func Example() {
 	defer srv.Close()
 
 	ctx := context.Background()
-	store, err := yubihsm.OpenStore(ctx, yubihsm.Config{Connector: srv.URL(), Secret: signer.SecretBytes([]byte("password"))})
+	// Simulator: report the simulator's modeled device time on traces.
+	store, err := yubihsm.OpenStore(ctx, yubihsm.Config{Connector: srv.URL(), Secret: signer.SecretBytes([]byte("password")), Simulator: true})
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -28,7 +28,15 @@ const (
 	// FaultWrongLength makes a response's length field one more than its
 	// payload.
 	FaultWrongLength
+	// FaultSmallOrderKey makes Get Public Key of an Ed25519 key answer the
+	// identity point (01 00…00), a key of small order under which one
+	// constant signature verifies for every message, as a malicious or
+	// broken device might. Its count is of such answers.
+	FaultSmallOrderKey
 )
+
+// identityPoint is the encoding of the Ed25519 identity point.
+var identityPoint = append([]byte{1}, make([]byte, 31)...)
 
 // Inject turns fault f on for the next n responses (for FaultUnplugged,
 // requests), or until Clear when n ≤ 0. FaultHang ignores n.

@@ -46,7 +46,11 @@ func (d *Device) inner(s *session, f scp03.Frame) ([]byte, time.Duration) {
 		if o == nil || !visible(s, o) {
 			return errFrame(yubihsm.CodeObjectNotFound), 0
 		}
-		return okFrame(CmdGetPublicKey, append([]byte{o.alg}, publicBytes(o)...)), 0
+		pub := publicBytes(o)
+		if o.ed != nil && d.take(FaultSmallOrderKey) {
+			pub = identityPoint
+		}
+		return okFrame(CmdGetPublicKey, append([]byte{o.alg}, pub...)), 0
 	case CmdSignEdDSA, CmdSignECDSA:
 		return d.sign(s, f.Cmd, p)
 	case CmdListObjects:
