@@ -32,6 +32,11 @@ const (
 	// maxLine bounds a line of base64 (RFC 4880 says 76; the upstream
 	// reader takes 96).
 	maxLine = 96
+	// maxHeaders bounds a block's headers: gnokey writes at most two (kdf
+	// and salt; type and version in a public key block), this package a
+	// third (cost). More is refused as ArmorTooLarge, which also keeps
+	// the check for a header given twice cheap.
+	maxHeaders = 8
 )
 
 // ArmorProblem says what is wrong with armor that ArmorError reports.
@@ -67,7 +72,8 @@ const (
 	// ArmorBadCost: the cost header is not a cost this package reads
 	// (MinCost to MaxCost).
 	ArmorBadCost
-	// ArmorTooLarge: more input than any key takes.
+	// ArmorTooLarge: more input than any key takes: over 64 KiB, or a
+	// block with more than 8 headers.
 	ArmorTooLarge
 	// ArmorBadPayload: the data inside is not what the block type holds
 	// (a ciphertext too short, malformed key bytes).
@@ -256,6 +262,9 @@ func decodeBlock(l *lines) (block, error) {
 		k, v, found := bytes.Cut(line, []byte(": "))
 		if !found || len(k) == 0 {
 			return b, armorErr(ArmorBadHeader, l.n, "want \"Key: Value\" then a blank line")
+		}
+		if len(b.Headers) == maxHeaders {
+			return b, armorErr(ArmorTooLarge, l.n, fmt.Sprintf("more than %d headers", maxHeaders))
 		}
 		if _, dup := b.header(string(k)); dup {
 			return b, armorErr(ArmorBadHeader, l.n, fmt.Sprintf("%q given twice", k))

@@ -97,13 +97,34 @@
 // Files are written to a temporary file, synced, and renamed into place,
 // so a reader sees the old file or the new one, whole, even across a
 // crash. A temporary file a crash left behind (an encrypted copy of the
-// key) is removed once it is an hour old, the next time its key is
-// written or deleted. Writers take an exclusive flock(2) on "<dir>/.lock" (waiting
+// key) is removed when its key is deleted, however fresh, and otherwise
+// once it is an hour old, the next time its key is written; writers write
+// their temporary file under the lock, so none present under the lock is
+// a live writer's. Writers take an exclusive flock(2) on "<dir>/.lock" (waiting
 // within their context's deadline), so writers in several processes
 // neither lose an update nor both create one name; on systems without
 // flock only writers that share one Store are serialised. Readers take no lock.
 // A file whose private key does not match its public block is reported
 // corrupt (signer.ErrCorrupt) when opened.
+//
+// # The directory and its files
+//
+// A Store's directory must be a real directory, not a symbolic link
+// (checked on the last element of the path), mode 0700 and, on Unix,
+// owned by the process's effective user; otherwise OpenStore and every
+// later read and write refuse it with a *FileError wrapping
+// signer.ErrPermissionDenied. Key files and the lock file are opened with
+// O_NOFOLLOW|O_NONBLOCK and must be regular files: a symbolic link, FIFO,
+// device or socket planted there is refused at once, so nothing in the
+// directory can redirect or hang the store, and reads honour the context
+// even on a hung file system. On Windows ownership and modes are not
+// checked, and links are found by an Lstat before the open, which a
+// racing attacker could beat. Keep the parent directories unwritable by
+// other users: a parent swapped between checks is out of scope. Armor
+// holds at most 8 headers, and Ed25519 public keys in key files and
+// imported keys pass signer.CheckEd25519PublicKey (a small-order or
+// non-canonical key, or an imported 64-byte key whose public half is not
+// its seed's, is refused with signer.ErrInvalidKey).
 //
 // # Errors
 //

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"runtime"
 
 	"github.com/signerkit/signerkit/signer"
@@ -66,11 +67,14 @@ func Open(ctx context.Context, cfg Config) (*Signer, error) {
 // OpenStore returns the Store of the key directory cfg.Dir. It creates
 // nothing: a missing directory is an empty store, which its first
 // GenerateKey, ImportKey or ImportArmor creates with mode 0700. A path
-// that is not a directory is refused with an error wrapping
-// signer.ErrInvalidArgument, and a directory that other users can read or
-// enter with one wrapping signer.ErrPermissionDenied (except on Windows,
-// where modes say nothing). Config values out of range (Cost, Mode) wrap
-// signer.ErrInvalidArgument.
+// that is not a directory is refused with a *FileError wrapping
+// signer.ErrInvalidArgument; a symbolic link to a directory (the path's
+// last element), a directory owned by another user than the process's
+// effective user (on Unix; elsewhere ownership is not checked) and one
+// that other users can read or enter (except on Windows, where modes say
+// nothing) with a *FileError wrapping signer.ErrPermissionDenied. Every
+// later read and write checks the directory again. Config values out of
+// range (Cost, Mode) wrap signer.ErrInvalidArgument.
 func OpenStore(ctx context.Context, cfg Config) (*Store, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("keybase: %w", err)
@@ -93,21 +97,30 @@ func OpenStore(ctx context.Context, cfg Config) (*Store, error) {
 	return &Store{dir: cfg.Dir, cfg: cfg, sema: make(chan struct{}, 1)}, nil
 }
 
-// checkDir checks the key directory, if it exists: a directory of its
-// owner's alone.
+// checkDir checks the key directory, if it exists: a directory, not a
+// symbolic link to one (the last element of the path; the store does not
+// follow it), owned by the process's effective user (on Unix) and of its
+// owner's alone (not on Windows, where modes say nothing).
 func checkDir(dir string) (exists bool, err error) {
-	fi, err := os.Stat(dir)
+	dir = filepath.Clean(dir) // "link/" would resolve the link
+	fi, err := os.Lstat(dir)
 	if errors.Is(err, fs.ErrNotExist) {
 		return false, nil
 	}
 	if err != nil {
 		return false, fmt.Errorf("keybase: %w", err)
 	}
-	if !fi.IsDir() {
-		return false, fmt.Errorf("keybase: %s is not a directory: %w", dir, signer.ErrInvalidArgument)
+	switch {
+	case fi.Mode()&fs.ModeSymlink != 0:
+		return false, &FileError{Path: dir, Problem: FileSymlink, Detail: "give the directory's own path"}
+	case !fi.IsDir():
+		return false, &FileError{Path: dir, Problem: FileNotDirectory}
+	}
+	if err := checkOwner(dir, fi); err != nil {
+		return false, err
 	}
 	if runtime.GOOS != "windows" && fi.Mode().Perm()&0o077 != 0 {
-		return false, fmt.Errorf("keybase: %s has mode %v, open to other users; chmod 700 it: %w", dir, fi.Mode().Perm(), signer.ErrPermissionDenied)
+		return false, &FileError{Path: dir, Problem: FileOpenToOthers, Detail: fmt.Sprintf("mode %v; chmod 700 it", fi.Mode().Perm())}
 	}
 	return true, nil
 }

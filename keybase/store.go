@@ -156,6 +156,9 @@ func (s *Store) store(ctx context.Context, name string, k *privateKey) (signer.K
 
 func (s *Store) storeArmor(ctx context.Context, name string, k *privateKey, armor []byte) (signer.KeyInfo, error) {
 	pub := k.public()
+	if err := checkPublic(pub); err != nil {
+		return signer.KeyInfo{}, err
+	}
 	data, err := keyFileBytes(pub, armor)
 	if err != nil {
 		return signer.KeyInfo{}, err
@@ -204,11 +207,16 @@ func (s *Store) ImportKey(ctx context.Context, priv crypto.PrivateKey, alg signe
 }
 
 // ListKeys describes every key, sorted by label, without decrypting any. A
-// missing directory holds no keys. A key file that cannot be read is left
-// out and reported in the error, which wraps each file's error; the keys
-// that could be read are returned with it.
+// missing directory holds no keys. A key file that cannot be read (a
+// symbolic link, a FIFO or anything else not a regular file, a garbled
+// file) is left out and reported in the error, which wraps each file's
+// error; the keys that could be read are returned with it. Once ctx is
+// done ListKeys returns its error alone, even from a hung read.
 func (s *Store) ListKeys(ctx context.Context) ([]signer.KeyInfo, error) {
 	if err := s.check(ctx); err != nil {
+		return nil, err
+	}
+	if exists, err := checkDir(s.dir); err != nil || !exists {
 		return nil, err
 	}
 	entries, err := os.ReadDir(s.dir)
@@ -225,9 +233,15 @@ func (s *Store) ListKeys(ctx context.Context) ([]signer.KeyInfo, error) {
 		if !ok || CheckName(name) != nil {
 			continue // the lock file, temporary files, anything else
 		}
-		kf, err := s.read(name)
+		if err := s.check(ctx); err != nil {
+			return nil, err
+		}
+		kf, err := s.readKey(ctx, name)
 		if errors.Is(err, signer.ErrKeyNotFound) {
 			continue // deleted meanwhile
+		}
+		if err != nil && ctx.Err() != nil {
+			return nil, fmt.Errorf("keybase: %w", ctx.Err())
 		}
 		if err != nil {
 			errs = append(errs, err)
@@ -262,7 +276,7 @@ func (s *Store) open(ctx context.Context, name string, alg signer.Algorithm) (*S
 	if err := s.check(ctx); err != nil {
 		return nil, err
 	}
-	kf, err := s.read(name)
+	kf, err := s.read(ctx, name)
 	if err != nil {
 		return nil, err
 	}
@@ -273,8 +287,9 @@ func (s *Store) open(ctx context.Context, name string, alg signer.Algorithm) (*S
 	return newSigner(ctx, name, kf.sealed, kf.pub, s.cfg.Secret, s.cfg.Mode)
 }
 
-// DeleteKey removes the key ref.Label names. Signers already open on it
-// keep working.
+// DeleteKey removes the key ref.Label names, and every temporary copy of
+// it that a writer which crashed between writing and renaming left
+// behind. Signers already open on it keep working.
 func (s *Store) DeleteKey(ctx context.Context, ref signer.KeyRef) error {
 	if err := checkRef(ref); err != nil {
 		return err
@@ -295,7 +310,7 @@ func (s *Store) DeleteKey(ctx context.Context, ref signer.KeyRef) error {
 	if err != nil {
 		return fmt.Errorf("keybase: %w", err)
 	}
-	s.removeStaleTemps(name)
+	s.removeTemps(name, 0) // a crashed writer's copies, however fresh
 	if err := syncDir(s.dir); err != nil {
 		return fmt.Errorf("keybase: key %q removed, but syncing the directory failed: %w", name, err)
 	}

@@ -52,7 +52,7 @@ func (s *Store) ExportArmor(ctx context.Context, label string) ([]byte, error) {
 	if err := s.check(ctx); err != nil {
 		return nil, err
 	}
-	kf, err := s.read(label)
+	kf, err := s.read(ctx, label)
 	if err != nil {
 		return nil, err
 	}
@@ -65,7 +65,7 @@ func (s *Store) KeyInfo(ctx context.Context, label string) (signer.KeyInfo, erro
 	if err := s.check(ctx); err != nil {
 		return signer.KeyInfo{}, err
 	}
-	kf, err := s.read(label)
+	kf, err := s.read(ctx, label)
 	if err != nil {
 		return signer.KeyInfo{}, err
 	}
@@ -100,7 +100,7 @@ func (s *Store) ChangePassphrase(ctx context.Context, label string, newSecret si
 		return err
 	}
 	defer unlock()
-	kf, err := s.read(label)
+	kf, err := s.read(ctx, label)
 	if err != nil {
 		return err
 	}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"crypto"
+	"crypto/ed25519"
 	"errors"
 	"fmt"
 	"io"
@@ -26,29 +27,88 @@ type keyFile struct {
 // maxFile bounds a key file's size: a key's file is under 2 KiB.
 const maxFile = maxArmor
 
-// read reads and parses the key file of name, without decrypting.
-func (s *Store) read(name string) (*keyFile, error) {
+// read checks the directory, then reads and parses the key file of name,
+// without decrypting.
+func (s *Store) read(ctx context.Context, name string) (*keyFile, error) {
+	if _, err := checkDir(s.dir); err != nil {
+		return nil, err
+	}
+	return s.readKey(ctx, name)
+}
+
+// readKey reads and parses the key file of name, without decrypting, in
+// the directory the caller checked. It opens the file without following a
+// link or blocking, refuses anything but a regular file (*FileError), and
+// returns when ctx is done even if the file system hangs.
+func (s *Store) readKey(ctx context.Context, name string) (*keyFile, error) {
 	if err := CheckName(name); err != nil {
 		return nil, err
 	}
-	f, err := os.Open(s.path(name))
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("keybase: %w", err)
+	}
+	data, err := readFileContext(ctx, s.path(name))
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("keybase: key %q: %w", name, signer.ErrKeyNotFound)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("keybase: %w", err)
-	}
-	defer f.Close()
-	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
-		return nil, fmt.Errorf("keybase: key %q: not a regular file: %w", name, signer.ErrCorrupt)
-	}
-	data, err := io.ReadAll(io.LimitReader(f, maxFile+1))
-	if err != nil {
+		var fe *FileError
+		if errors.As(err, &fe) {
+			return nil, named(name, err)
+		}
 		return nil, fmt.Errorf("keybase: %w", err)
 	}
 	kf, err := parseKeyFile(data)
 	clear(data) // an unencrypted key's file holds it in base64
 	return kf, named(name, err)
+}
+
+// readFileContext reads a key file of at most maxFile bytes (more is
+// read as maxFile+1, for the parser to refuse), returning when ctx is done
+// even if the open or the read is stuck in the kernel (a hung network
+// file system): the read then finishes, and its bytes are wiped, in the
+// background.
+func readFileContext(ctx context.Context, path string) ([]byte, error) {
+	if ctx.Done() == nil {
+		return readFile(path)
+	}
+	type result struct {
+		data []byte
+		err  error
+	}
+	ch := make(chan result, 1)
+	go func() {
+		data, err := readFile(path)
+		ch <- result{data, err}
+	}()
+	select {
+	case r := <-ch:
+		return r.data, r.err
+	case <-ctx.Done():
+		go func() { clear((<-ch).data) }()
+		return nil, fmt.Errorf("reading %s: %w", filepath.Base(path), ctx.Err())
+	}
+}
+
+// testHookRead, set only by tests, runs in readFile between the open and
+// the read, to stand for a read that hangs.
+var testHookRead func()
+
+func readFile(path string) ([]byte, error) {
+	f, err := openFile(path, os.O_RDONLY, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	if testHookRead != nil {
+		testHookRead()
+	}
+	data, err := io.ReadAll(io.LimitReader(f, maxFile+1))
+	if err != nil {
+		clear(data)
+		return nil, err
+	}
+	return data, nil
 }
 
 // parseKeyFile reads a public key block followed by a private key block.
@@ -73,6 +133,9 @@ func parseKeyFile(data []byte) (*keyFile, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := checkPublic(pub); err != nil {
+		return nil, err
+	}
 	kb, err := decodeBlock(l)
 	if err != nil {
 		return nil, err
@@ -82,6 +145,19 @@ func parseKeyFile(data []byte) (*keyFile, error) {
 		return nil, err
 	}
 	return &keyFile{alg: alg, pub: pub, sealed: sealed}, nil
+}
+
+// checkPublic refuses an Ed25519 public key that is of small order or not
+// canonically encoded (crypto/ed25519 verifies without the cofactor, so
+// one constant signature would "verify" for every message under such a
+// key), with an error wrapping signer.ErrInvalidKey.
+func checkPublic(pub crypto.PublicKey) error {
+	if p, ok := pub.(ed25519.PublicKey); ok {
+		if err := signer.CheckEd25519PublicKey(p); err != nil {
+			return fmt.Errorf("keybase: the key's public key: %w", err)
+		}
+	}
+	return nil
 }
 
 // keyFileBytes is the file for a key: its public key block (as gnokey
@@ -99,17 +175,26 @@ func keyFileBytes(pub crypto.PublicKey, private []byte) ([]byte, error) {
 	return out.Bytes(), nil
 }
 
-// lock takes the store's write lock: this Store's, then the lock file's,
-// waiting until ctx is done.
+// lock takes the store's write lock: this Store's, then the lock file's
+// (a regular file, not a link), waiting until ctx is done. It checks the
+// directory first.
 func (s *Store) lock(ctx context.Context) (unlock func(), err error) {
 	select {
 	case s.sema <- struct{}{}:
 	case <-ctx.Done():
 		return nil, fmt.Errorf("keybase: waiting for the store's lock: %w", ctx.Err())
 	}
-	f, err := os.OpenFile(filepath.Join(s.dir, lockName), os.O_RDWR|os.O_CREATE, 0o600)
+	if _, err := checkDir(s.dir); err != nil {
+		<-s.sema
+		return nil, err
+	}
+	f, err := openFile(filepath.Join(s.dir, lockName), os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
 		<-s.sema
+		var fe *FileError
+		if errors.As(err, &fe) {
+			return nil, err // it names the lock file
+		}
 		return nil, fmt.Errorf("keybase: lock file: %w", err)
 	}
 	wait := time.Millisecond
@@ -175,10 +260,12 @@ func (s *Store) writeTemp(name string, data []byte) (string, error) {
 // a live writer renames its file within seconds.
 const staleTemp = time.Hour
 
-// removeStaleTemps removes name's temporary files older than staleTemp.
-// Each holds a copy of the key as it was then (encrypted, as the key's
-// file is), which must not outlive the key. The caller holds the lock.
-func (s *Store) removeStaleTemps(name string) {
+// removeTemps removes name's temporary files older than age (all of them
+// for 0). Each holds a copy of the key as it was then (encrypted, as the
+// key's file is), which must not outlive the key. The caller holds the
+// lock, under which writers write their temporary files (on systems
+// without flock(2), only this Store's writers are held off).
+func (s *Store) removeTemps(name string, age time.Duration) {
 	entries, _ := os.ReadDir(s.dir)
 	for _, e := range entries {
 		// os.CreateTemp puts decimal digits where writeTemp's pattern has
@@ -188,9 +275,12 @@ func (s *Store) removeStaleTemps(name string) {
 		if !ok || !allDigits(digits) || !e.Type().IsRegular() {
 			continue
 		}
-		if fi, err := e.Info(); err == nil && time.Since(fi.ModTime()) > staleTemp {
-			os.Remove(filepath.Join(s.dir, e.Name()))
+		if age > 0 {
+			if fi, err := e.Info(); err != nil || time.Since(fi.ModTime()) <= age {
+				continue
+			}
 		}
+		os.Remove(filepath.Join(s.dir, e.Name()))
 	}
 }
 
@@ -212,16 +302,19 @@ func (s *Store) put(ctx context.Context, name string, data []byte, replace bool)
 	if err := s.ensureDir(); err != nil {
 		return err
 	}
-	tmp, err := s.writeTemp(name, data)
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp) // after a successful rename there is nothing to remove
 	unlock, err := s.lock(ctx)
 	if err != nil {
 		return err
 	}
 	defer unlock()
+	// The temporary file is written under the lock, so that DeleteKey,
+	// which holds it, can remove every temporary file of a key: none is a
+	// live writer's.
+	tmp, err := s.writeTemp(name, data)
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp) // after a successful rename there is nothing to remove
 	return s.rename(tmp, name, replace)
 }
 
@@ -242,7 +335,7 @@ func (s *Store) rename(tmp, name string, replace bool) error {
 	if err := os.Rename(tmp, s.path(name)); err != nil {
 		return fmt.Errorf("keybase: %w", err)
 	}
-	s.removeStaleTemps(name)
+	s.removeTemps(name, staleTemp)
 	if err := syncDir(s.dir); err != nil {
 		return fmt.Errorf("keybase: key %q written, but syncing the directory failed: %w", name, err)
 	}
