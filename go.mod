@@ -11,6 +11,7 @@ require (
 	github.com/zondax/ledger-go v1.0.1
 	go.uber.org/goleak v1.3.0
 	golang.org/x/crypto v0.45.0
+	golang.org/x/sys v0.38.0
 )
 
 require (
@@ -21,7 +22,6 @@ require (
 	go.uber.org/multierr v1.11.0 // indirect
 	go.uber.org/zap v1.27.0 // indirect
 	golang.org/x/net v0.47.0 // indirect
-	golang.org/x/sys v0.38.0 // indirect
 	golang.org/x/text v0.31.0 // indirect
 	google.golang.org/genproto/googleapis/rpc v0.0.0-20250818200422-3122310a409c // indirect
 	google.golang.org/grpc v1.75.0 // indirect

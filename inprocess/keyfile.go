@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"crypto"
 	"crypto/ecdsa"
+	"crypto/ed25519"
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/asn1"
@@ -216,7 +217,24 @@ func parsePKCS8(der []byte) (crypto.PrivateKey, error) {
 			return nil, corrupt("PKCS #8 EC key without a named curve")
 		}
 		return parseSEC1(p.PrivateKey, curve)
-	case alg.Equal(oidEd25519), alg.Equal(oidRSA):
+	case alg.Equal(oidEd25519):
+		// Read here rather than by x509.ParsePKCS8PrivateKey, which
+		// expands the key with ed25519.NewKeyFromSeed and leaves copies.
+		if len(p.Algo.Parameters.FullBytes) != 0 {
+			return nil, corrupt("PKCS #8 Ed25519 key with algorithm parameters")
+		}
+		var seed []byte
+		rest, err := asn1.Unmarshal(p.PrivateKey, &seed)
+		defer clear(seed)
+		if err != nil || len(rest) != 0 || len(seed) != ed25519.SeedSize {
+			return nil, corrupt("malformed PKCS #8 Ed25519 key")
+		}
+		k, err := ed25519FromSeed(seed) // checks the derived public key too
+		if err != nil {
+			return nil, err
+		}
+		return k, nil
+	case alg.Equal(oidRSA):
 		k, err := x509.ParsePKCS8PrivateKey(der)
 		if err != nil {
 			return nil, corrupt("malformed PKCS #8 key")

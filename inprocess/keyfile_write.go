@@ -44,7 +44,9 @@ func MarshalKeyFile(priv crypto.PrivateKey) ([]byte, error) {
 		der, err = asn1.Marshal(ecPrivateKey{Version: 1, PrivateKey: d[:], NamedCurveOID: oidSecp256k1, PublicKey: asn1.BitString{Bytes: point, BitLength: 8 * len(point)}})
 		clear(d[:])
 	case k.ed != nil:
-		der, err = x509.MarshalPKCS8PrivateKey(k.ed)
+		// PKCS #8 (RFC 8410) by hand: x509.MarshalPKCS8PrivateKey leaves
+		// copies of the seed in buffers it does not wipe.
+		der = k.ed.AppendSeed(append(make([]byte, 0, len(pkcs8Ed25519Prefix)+ed25519.SeedSize), pkcs8Ed25519Prefix...))
 	case k.ec != nil:
 		der, err = x509.MarshalPKCS8PrivateKey(k.ec)
 	default:
@@ -105,3 +107,8 @@ func wipePrivate(priv crypto.PrivateKey) {
 		wipe(k.Precomputed.Qinv)
 	}
 }
+
+// pkcs8Ed25519Prefix is the DER of an Ed25519 PKCS #8 key (RFC 8410
+// section 7) up to its 32-byte seed: SEQUENCE { INTEGER 0, SEQUENCE { OID
+// 1.3.101.112 }, OCTET STRING { OCTET STRING (32 bytes) } }.
+var pkcs8Ed25519Prefix = []byte{0x30, 0x2e, 0x02, 0x01, 0x00, 0x30, 0x05, 0x06, 0x03, 0x2b, 0x65, 0x70, 0x04, 0x22, 0x04, 0x20}

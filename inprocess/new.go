@@ -10,9 +10,11 @@ import (
 	"crypto/rsa"
 	"fmt"
 	"math/big"
+	"runtime"
 
 	"github.com/decred/dcrd/dcrec/secp256k1/v4"
 
+	"github.com/signerkit/signerkit/internal/ed25519sign"
 	"github.com/signerkit/signerkit/signer"
 )
 
@@ -24,11 +26,14 @@ const DefaultRSABits = 2048
 func Generate(alg signer.Algorithm) (*Signer, error) {
 	switch alg {
 	case signer.Ed25519:
-		_, priv, err := ed25519.GenerateKey(rand.Reader)
-		if err != nil {
+		// Not ed25519.GenerateKey, which leaves its seed buffer and an
+		// expanded key behind unwiped.
+		seed := make([]byte, ed25519.SeedSize)
+		defer clear(seed)
+		if _, err := rand.Read(seed); err != nil {
 			return nil, fmt.Errorf("inprocess: %w", err)
 		}
-		return newEd25519(alg, priv), nil
+		return newEd25519(seed, nil)
 	case signer.ECDSAP256, signer.ECDSAP384:
 		priv, err := ecdsa.GenerateKey(alg.Curve(), rand.Reader)
 		if err != nil {
@@ -64,7 +69,7 @@ func GenerateRSA(alg signer.Algorithm, bits int) (*Signer, error) {
 }
 
 // FromSeed makes the key for alg determined by seed: for Ed25519 the
-// 32-byte RFC 8032 private key (ed25519.NewKeyFromSeed); for the ECDSA
+// 32-byte RFC 8032 private key (as ed25519.NewKeyFromSeed reads it); for the ECDSA
 // algorithms the private scalar, big-endian, as long as the curve's order
 // (32 bytes for P-256 and secp256k1, 48 for P-384), in [1, n−1]. RSA keys
 // have no seed. FromSeed does not keep seed.
@@ -74,7 +79,7 @@ func FromSeed(seed []byte, alg signer.Algorithm) (*Signer, error) {
 		if len(seed) != ed25519.SeedSize {
 			return nil, fmt.Errorf("inprocess: Ed25519 seed is %d bytes, want %d: %w", len(seed), ed25519.SeedSize, signer.ErrInvalidKey)
 		}
-		return newEd25519(alg, ed25519.NewKeyFromSeed(seed)), nil
+		return newEd25519(seed, nil)
 	case signer.ECDSAP256, signer.ECDSAP384:
 		c := ecdh.P256()
 		if alg == signer.ECDSAP384 {
@@ -111,8 +116,10 @@ func FromSeed(seed []byte, alg signer.Algorithm) (*Signer, error) {
 // 0 except for RSA keys, where it picks RSAPKCS1v15 or RSAPSS. The key is
 // checked first — its public half derived from its private half, an ECDSA
 // scalar in range, an RSA key that validates — and refused with an error
-// wrapping signer.ErrInvalidKey otherwise. Close wipes the copy, never the
-// caller's key.
+// wrapping signer.ErrInvalidKey otherwise; an Ed25519 key's public half
+// must moreover be a canonical encoding of a point not of small order
+// (signer.CheckEd25519PublicKey). Close wipes the copy, never the caller's
+// key.
 func FromPrivateKey(priv crypto.PrivateKey, alg signer.Algorithm) (*Signer, error) {
 	switch k := priv.(type) {
 	case ed25519.PrivateKey:
@@ -132,12 +139,10 @@ func fromEd25519(k ed25519.PrivateKey, alg signer.Algorithm) (*Signer, error) {
 	if len(k) != ed25519.PrivateKeySize {
 		return nil, fmt.Errorf("inprocess: Ed25519 private key is %d bytes, want %d: %w", len(k), ed25519.PrivateKeySize, signer.ErrInvalidKey)
 	}
-	own := ed25519.NewKeyFromSeed(k.Seed())
-	if !bytes.Equal(own, k) {
-		clear(own)
-		return nil, fmt.Errorf("inprocess: Ed25519 public key is not the one its seed gives: %w", signer.ErrInvalidKey)
+	if err := signer.CheckEd25519PublicKey(k[ed25519.SeedSize:]); err != nil {
+		return nil, fmt.Errorf("inprocess: %w", err)
 	}
-	return newEd25519(signer.Ed25519, own), nil
+	return newEd25519(k[:ed25519.SeedSize], k[ed25519.SeedSize:])
 }
 
 func fromECDSA(k *ecdsa.PrivateKey, alg signer.Algorithm) (*Signer, error) {
@@ -201,10 +206,68 @@ func fromRSA(k *rsa.PrivateKey, alg signer.Algorithm) (*Signer, error) {
 	return &Signer{alg: alg, pub: copyPublic(&c.PublicKey), rsa: c}, nil
 }
 
-func newEd25519(alg signer.Algorithm, priv ed25519.PrivateKey) *Signer {
-	return &Signer{alg: alg, pub: priv.Public(), ed: priv}
+// newEd25519 makes a Signer of the Ed25519 key of seed, expanded by
+// ed25519sign into memory of its own (locked, out of core dumps, where the
+// system allows; see internal/hardening). want, when not nil, is the
+// public key the seed must give. The derived public key is checked with
+// signer.CheckEd25519PublicKey too, though a seed cannot give a
+// small-order one.
+func newEd25519(seed, want []byte) (*Signer, error) {
+	k, free := ed25519sign.NewLocked()
+	if err := k.SetSeed(seed); err != nil { // the callers checked the length
+		free()
+		return nil, fmt.Errorf("inprocess: %w", signer.ErrInvalidKey)
+	}
+	pub := ed25519.PublicKey(k.Public())
+	if want != nil && !bytes.Equal(pub, want) {
+		free()
+		return nil, fmt.Errorf("inprocess: Ed25519 public key is not the one its seed gives: %w", signer.ErrInvalidKey)
+	}
+	if err := signer.CheckEd25519PublicKey(pub); err != nil {
+		free()
+		return nil, fmt.Errorf("inprocess: %w", err)
+	}
+	s := &Signer{alg: signer.Ed25519, pub: pub, ed: k, edFree: free}
+	// A Signer dropped without Close still gets its key wiped and its
+	// memory, which is outside the Go heap, released.
+	runtime.AddCleanup(s, func(free func()) { free() }, free)
+	return s, nil
 }
 
 func newSecp256k1(priv *secp256k1.PrivateKey) *Signer {
 	return &Signer{alg: signer.ECDSASecp256k1, pub: priv.PubKey().ToECDSA(), k1: priv}
+}
+
+// ownEd25519 returns a copy of priv, an Ed25519 key as seed‖public key,
+// after checking that its public half is the one its seed gives and
+// passes signer.CheckEd25519PublicKey. The key is expanded with
+// ed25519sign, on the stack, and wiped: ed25519.NewKeyFromSeed would leave
+// an expanded copy behind.
+func ownEd25519(priv []byte) (ed25519.PrivateKey, error) {
+	if len(priv) != ed25519.PrivateKeySize {
+		return nil, fmt.Errorf("inprocess: Ed25519 private key is %d bytes, want %d: %w", len(priv), ed25519.PrivateKeySize, signer.ErrInvalidKey)
+	}
+	if err := signer.CheckEd25519PublicKey(priv[ed25519.SeedSize:]); err != nil {
+		return nil, fmt.Errorf("inprocess: %w", err)
+	}
+	var k ed25519sign.PrivateKey
+	defer k.Wipe()
+	if err := k.SetPrivateKey(priv); err != nil {
+		return nil, fmt.Errorf("inprocess: Ed25519 public key is not the one its seed gives: %w", signer.ErrInvalidKey)
+	}
+	return k.AppendPrivateKey(make([]byte, 0, ed25519.PrivateKeySize)), nil
+}
+
+// ed25519FromSeed returns the Ed25519 key of seed as seed‖public key,
+// expanded as ownEd25519 does.
+func ed25519FromSeed(seed []byte) (ed25519.PrivateKey, error) {
+	var k ed25519sign.PrivateKey
+	defer k.Wipe()
+	if err := k.SetSeed(seed); err != nil {
+		return nil, fmt.Errorf("inprocess: Ed25519 seed is %d bytes, want %d: %w", len(seed), ed25519.SeedSize, signer.ErrInvalidKey)
+	}
+	if err := signer.CheckEd25519PublicKey(k.Public()); err != nil { // cannot fail for a seed's key
+		return nil, fmt.Errorf("inprocess: %w", err)
+	}
+	return k.AppendPrivateKey(make([]byte, 0, ed25519.PrivateKeySize)), nil
 }

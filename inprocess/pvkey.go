@@ -95,11 +95,14 @@ func parseValidatorKey(data []byte) (crypto.PrivateKey, error) {
 		if len(v) != ed25519.PrivateKeySize {
 			return nil, corrupt("priv_validator_key.json: Ed25519 priv_key of %d bytes, want %d", len(v), ed25519.PrivateKeySize)
 		}
-		k, err := fromEd25519(ed25519.PrivateKey(v), alg) // checks the seed against the public half
+		if err := signer.CheckEd25519PublicKey(f.PubKey.Value); err != nil {
+			return nil, fmt.Errorf("priv_validator_key.json: pub_key: %w", err)
+		}
+		k, err := ownEd25519(v) // checks the seed against the public half
 		if err != nil {
 			return nil, fmt.Errorf("priv_validator_key.json: %w", unprefixed{err})
 		}
-		priv, pub = k.ed, k.ed[ed25519.SeedSize:] // k's own copy, handed to the caller
+		priv, pub = k, k[ed25519.SeedSize:] // a copy of its own, handed to the caller
 	default:
 		if len(v) != 32 {
 			return nil, corrupt("priv_validator_key.json: secp256k1 priv_key of %d bytes, want 32", len(v))

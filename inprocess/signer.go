@@ -15,6 +15,7 @@ import (
 	"github.com/decred/dcrd/dcrec/secp256k1/v4"
 	k1ecdsa "github.com/decred/dcrd/dcrec/secp256k1/v4/ecdsa"
 
+	"github.com/signerkit/signerkit/internal/ed25519sign"
 	"github.com/signerkit/signerkit/signer"
 )
 
@@ -27,10 +28,11 @@ type Signer struct {
 
 	mu     sync.RWMutex // held for reading by signs, for writing by Close
 	closed bool
-	ed     ed25519.PrivateKey    // Ed25519, owned: wiped on Close
-	k1     *secp256k1.PrivateKey // ECDSASecp256k1, owned: zeroed on Close
-	ec     *ecdsa.PrivateKey     // ECDSAP256, ECDSAP384
-	rsa    *rsa.PrivateKey       // RSAPKCS1v15, RSAPSS
+	ed     *ed25519sign.PrivateKey // Ed25519, in memory from ed25519sign.NewLocked
+	edFree func()                  // wipes and releases ed
+	k1     *secp256k1.PrivateKey   // ECDSASecp256k1, owned: zeroed on Close
+	ec     *ecdsa.PrivateKey       // ECDSAP256, ECDSAP384
+	rsa    *rsa.PrivateKey         // RSAPKCS1v15, RSAPSS
 }
 
 var _ signer.AlgorithmSigner = (*Signer)(nil)
@@ -38,11 +40,14 @@ var _ signer.AlgorithmSigner = (*Signer)(nil)
 // Algorithm returns the algorithm SignContext uses.
 func (k *Signer) Algorithm() signer.Algorithm { return k.alg }
 
-// Public returns the public key: ed25519.PublicKey, *ecdsa.PublicKey or
-// *rsa.PublicKey, held apart from the private key. It works after Close.
-func (k *Signer) Public() crypto.PublicKey { return k.pub }
+// Public returns a copy of the public key: ed25519.PublicKey,
+// *ecdsa.PublicKey or *rsa.PublicKey. Changing it changes nothing in the
+// Signer. It works after Close.
+func (k *Signer) Public() crypto.PublicKey { return copyPublic(k.pub) }
 
-// Close wipes the key: Ed25519 and secp256k1 keys completely; for P-256,
+// Close wipes the key: Ed25519 and secp256k1 keys completely (an Ed25519
+// key, signed with package internal/ed25519sign rather than
+// crypto/ed25519, leaves no copy in crypto/ed25519's key cache); for P-256,
 // P-384 and RSA keys, the words of the math/big private values, while the
 // copies that crypto/ecdsa and crypto/rsa keep for themselves (RSA's
 // precomputed key, ECDSA's key cache) are out of reach and are only
@@ -54,8 +59,10 @@ func (k *Signer) Close() error {
 		return nil
 	}
 	k.closed = true
-	clear(k.ed)
-	k.ed = nil
+	if k.edFree != nil {
+		k.edFree()
+		k.ed, k.edFree = nil, nil
+	}
 	if k.k1 != nil {
 		k.k1.Zero()
 		k.k1 = nil
@@ -107,7 +114,7 @@ func (k *Signer) SignContext(ctx context.Context, msg []byte) ([]byte, error) {
 	var err error
 	switch k.alg {
 	case signer.Ed25519:
-		sig = ed25519.Sign(k.ed, msg)
+		sig = k.ed.Sign(msg)
 	case signer.ECDSASecp256k1:
 		sig = make([]byte, 64)
 		s := k1ecdsa.Sign(k.k1, k.alg.Digest(msg))
@@ -137,6 +144,13 @@ func (k *Signer) SignContext(ctx context.Context, msg []byte) ([]byte, error) {
 // (*ed25519.Options). ECDSA signatures are ASN.1 DER; secp256k1 ones are
 // deterministic (RFC 6979, rand is ignored) and low-S. RSA keys sign PKCS
 // #1 v1.5 or, when opts is *rsa.PSSOptions, PSS, whatever their Algorithm.
+//
+// Sign takes no context and needs none: there is no device or connection
+// to wait on, only a bounded computation (tens of microseconds for
+// Ed25519 and ECDSA, a few milliseconds for RSA-4096) under a read lock
+// that only Close contends for, and Close waits at most for the signs
+// already in flight. SignContext is the same sign with a ctx that is
+// checked once, before it starts.
 func (k *Signer) Sign(rnd io.Reader, digest []byte, opts crypto.SignerOpts) ([]byte, error) {
 	if rnd == nil {
 		rnd = rand.Reader
@@ -153,7 +167,15 @@ func (k *Signer) Sign(rnd io.Reader, digest []byte, opts crypto.SignerOpts) ([]b
 		if err := signer.CheckSignerOpts(k.alg, digest, opts); err != nil && !isEd25519Variant(opts) {
 			return nil, fmt.Errorf("inprocess: %w", err)
 		}
-		sig, err := k.ed.Sign(nil, digest, opts)
+		context := ""
+		if o, ok := opts.(*ed25519.Options); ok && o != nil {
+			context = o.Context
+		}
+		var hash crypto.Hash
+		if opts != nil {
+			hash = opts.HashFunc()
+		}
+		sig, err := k.ed.SignOptions(digest, hash, context)
 		if err != nil {
 			return nil, fmt.Errorf("inprocess: %w: %w", signer.ErrInvalidMessage, err)
 		}
@@ -195,7 +217,9 @@ func (k *Signer) clone() (*Signer, error) {
 	case k.closed:
 		return nil, errClosed
 	case k.ed != nil:
-		return FromPrivateKey(k.ed, k.alg)
+		seed := k.ed.AppendSeed(make([]byte, 0, ed25519.SeedSize))
+		defer clear(seed)
+		return FromSeed(seed, k.alg)
 	case k.k1 != nil:
 		d := k.k1.Key.Bytes()
 		defer clear(d[:])

@@ -254,6 +254,7 @@ func DecryptArmor(ctx context.Context, armor, passphrase []byte) (crypto.Private
 		return nil, err
 	}
 	if k.alg == signer.Ed25519 {
+		k.wipeExpanded()
 		return k.ed, nil
 	}
 	defer k.wipe()

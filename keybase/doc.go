@@ -6,7 +6,7 @@
 // each time: about 173 ms per sign in the latency analysis
 // (docs/latency-profiles.md §1, "sidecar → gnokey keybase"), 250-280 ms on
 // slower hosts. A Signer opened here in UnlockOnce mode (the default)
-// decrypts once and then costs what crypto/ed25519 costs; PerSign mode
+// decrypts once and then signs at in-process speed; PerSign mode
 // decrypts on every sign, as gnokey does, so benchmarks can show both.
 // Nothing here is simulated: every figure is measured on the host.
 //
@@ -144,9 +144,14 @@
 // argument), whose result the package wipes once the key is derived;
 // signer.SecretBytes serves one from a slice the caller wipes.
 // Decrypted key bytes are wiped after use, and an
-// UnlockOnce Signer's key on Close. Copies out of reach may remain (in
-// crypto/ed25519's and the secp256k1 package's working values, on stacks
-// the runtime moved); the process's memory is the boundary.
+// UnlockOnce Signer's key on Close. Ed25519 keys are expanded and signed
+// with signerkit's own RFC 8032 code, not crypto/ed25519, whose
+// process-wide key cache keeps every key passed to Sign, seed included,
+// beyond any wipe: after Close, or after each PerSign sign, the tests find
+// no copy of the seed anywhere in the process's memory. Copies out of
+// reach may still remain for secp256k1 (in the secp256k1 package's working
+// values) and on stacks the runtime moved; the process's memory is the
+// boundary.
 //
 // # Concurrency
 //

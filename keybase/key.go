@@ -12,6 +12,7 @@ import (
 
 	"github.com/decred/dcrd/dcrec/secp256k1/v4"
 
+	"github.com/signerkit/signerkit/internal/ed25519sign"
 	"github.com/signerkit/signerkit/signer"
 )
 
@@ -38,10 +39,14 @@ func (e *KeyTypeError) Error() string {
 // Unwrap returns signer.ErrUnsupported.
 func (e *KeyTypeError) Unwrap() error { return signer.ErrUnsupported }
 
-// privateKey is a decrypted key, owned: wipe clears it.
+// privateKey is a decrypted key, owned: wipe clears it. An Ed25519 key is
+// held twice, as seed‖public key (ed, for its amino form) and expanded for
+// signing (x): Ed25519 signs go through ed25519sign, never crypto/ed25519,
+// whose key cache would keep a copy of the seed that no wipe reaches.
 type privateKey struct {
 	alg signer.Algorithm
 	ed  ed25519.PrivateKey
+	x   *ed25519sign.PrivateKey
 	k1  *secp256k1.PrivateKey
 }
 
@@ -57,9 +62,39 @@ func (k *privateKey) wipe() {
 		return
 	}
 	clear(k.ed)
+	k.wipeExpanded()
 	if k.k1 != nil {
 		k.k1.Zero()
 	}
+}
+
+// wipeExpanded wipes the expanded Ed25519 key only, for a caller that
+// hands ed on.
+func (k *privateKey) wipeExpanded() {
+	if k.x != nil {
+		k.x.Wipe()
+		k.x = nil
+	}
+}
+
+// signEd25519 signs msg with the expanded key.
+func (k *privateKey) signEd25519(msg []byte) []byte { return k.x.Sign(msg) }
+
+// ed25519FromSeed expands seed (ed25519sign, no copy left behind, as
+// ed25519.NewKeyFromSeed would leave) into a privateKey. want, when not
+// nil, is the public key seed must give.
+func ed25519FromSeed(seed, want []byte) (*privateKey, error) {
+	x := new(ed25519sign.PrivateKey)
+	if err := x.SetSeed(seed); err != nil {
+		return nil, fmt.Errorf("keybase: Ed25519 seed is %d bytes, want %d: %w", len(seed), ed25519.SeedSize, signer.ErrInvalidKey)
+	}
+	own := ed25519.PrivateKey(x.AppendPrivateKey(make([]byte, 0, ed25519.PrivateKeySize)))
+	if want != nil && !bytes.Equal(own[ed25519.SeedSize:], want) {
+		x.Wipe()
+		clear(own)
+		return nil, fmt.Errorf("keybase: Ed25519 public key is not the one its seed gives: %w", signer.ErrInvalidKey)
+	}
+	return &privateKey{alg: signer.Ed25519, ed: own, x: x}, nil
 }
 
 // fromPrivate makes an owned copy of an ed25519.PrivateKey or a
@@ -70,12 +105,7 @@ func fromPrivate(priv crypto.PrivateKey) (*privateKey, error) {
 		if len(p) != ed25519.PrivateKeySize {
 			return nil, fmt.Errorf("keybase: Ed25519 private key is %d bytes, want %d: %w", len(p), ed25519.PrivateKeySize, signer.ErrInvalidKey)
 		}
-		own := ed25519.NewKeyFromSeed(p[:ed25519.SeedSize]) // p.Seed() would leave a copy unwiped
-		if !bytes.Equal(own, p) {
-			clear(own)
-			return nil, fmt.Errorf("keybase: Ed25519 public key is not the one its seed gives: %w", signer.ErrInvalidKey)
-		}
-		return &privateKey{alg: signer.Ed25519, ed: own}, nil
+		return ed25519FromSeed(p[:ed25519.SeedSize], p[ed25519.SeedSize:]) // p.Seed() would leave a copy unwiped
 	case *ecdsa.PrivateKey:
 		if p == nil || p.D == nil || p.Curve != signer.Secp256k1() {
 			return nil, fmt.Errorf("keybase: only secp256k1 ECDSA keys are supported: %w", signer.ErrUnsupported)
@@ -110,11 +140,14 @@ func secp256k1FromScalar(d []byte) (*privateKey, error) {
 func generate(alg signer.Algorithm) (*privateKey, error) {
 	switch alg {
 	case signer.Ed25519:
-		_, priv, err := ed25519.GenerateKey(rand.Reader)
-		if err != nil {
+		// Not ed25519.GenerateKey, which leaves its seed buffer and an
+		// expanded key behind unwiped.
+		seed := make([]byte, ed25519.SeedSize)
+		defer clear(seed)
+		if _, err := rand.Read(seed); err != nil {
 			return nil, fmt.Errorf("keybase: %w", err)
 		}
-		return &privateKey{alg: alg, ed: priv}, nil
+		return ed25519FromSeed(seed, nil)
 	case signer.ECDSASecp256k1:
 		priv, err := secp256k1.GeneratePrivateKey()
 		if err != nil {

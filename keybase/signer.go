@@ -28,7 +28,10 @@ const (
 	// (about a quarter of a second at DefaultCost), and wipes it after, as
 	// gnokey's keybase.Sign does (docs/protocols.md C.4). It is here to measure
 	// that path; it keeps the Secret for the Signer's life and calls it on
-	// every sign.
+	// every sign. No copy of an Ed25519 key stays in memory between signs:
+	// keys are expanded and signed with signerkit's own Ed25519, never
+	// crypto/ed25519, whose key cache keeps a copy of every key it signs
+	// with out of reach of any wipe.
 	PerSign
 )
 
@@ -237,7 +240,7 @@ func (s *Signer) SignContext(ctx context.Context, msg []byte) ([]byte, error) {
 		start := tr.Start()
 		var sig []byte
 		if k.alg == signer.Ed25519 {
-			sig = ed25519.Sign(k.ed, msg)
+			sig = k.signEd25519(msg)
 		} else {
 			sig = make([]byte, 64)
 			es := k1ecdsa.Sign(k.k1, k.alg.Digest(msg))
@@ -260,7 +263,7 @@ func (s *Signer) Sign(_ io.Reader, digest []byte, opts crypto.SignerOpts) ([]byt
 	}
 	return s.withKey(context.Background(), func(k *privateKey) ([]byte, error) {
 		if k.alg == signer.Ed25519 {
-			return ed25519.Sign(k.ed, digest), nil
+			return k.signEd25519(digest), nil
 		}
 		return k1ecdsa.Sign(k.k1, digest).Serialize(), nil
 	})

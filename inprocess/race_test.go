@@ -1,0 +1,5 @@
+//go:build race
+
+package inprocess_test
+
+const raceEnabled = true

@@ -1,0 +1,5 @@
+//go:build race
+
+package ed25519sign
+
+const raceEnabled = true

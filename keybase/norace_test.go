@@ -1,0 +1,5 @@
+//go:build !race
+
+package keybase
+
+const raceEnabled = false
