@@ -2,7 +2,9 @@
 // signing services, with a benchmark suite that tells, in numbers, where
 // each millisecond of a signature goes.
 //
-// Every backend gives a key the one interface of package signer: a
+// Every backend opens a key from one string (signer.Open with a URI such
+// as keybase:dir=/var/lib/keys;label=validator) and gives it the one
+// interface of package signer: a
 // crypto.Signer (so it plugs into crypto/x509, crypto/tls and
 // golang.org/x/crypto/ssh) that also signs whole messages under a context
 // deadline and reports the stages of each sign to a latency trace.
@@ -26,6 +28,12 @@
 //     connector.
 //   - pkcs11 and pkcs11/pkcs11test: any PKCS#11 token, Ed25519 included,
 //     tested on real SoftHSM2 tokens.
+//   - guard: the double-sign guard around any signer, with state that
+//     survives a crash; signbytes: tm2 and CometBFT sign bytes.
+//   - privval and privval/privvaltest: the remote-signer protocols gno and
+//     CometBFT validators speak, over Unix or TCP with SecretConnection,
+//     and a validator-side twin for tests.
+//   - hardening: no core dumps, and locked memory for keys.
 //   - cmd/signerbench: the decision report — per signer path p50/p99, the
 //     dominant stage and the share of a 1 s consensus timeout.
 //
