@@ -2,6 +2,7 @@ package pkcs11
 
 import (
 	"fmt"
+	"time"
 
 	"github.com/signerkit/signerkit/signer"
 )
@@ -9,6 +10,10 @@ import (
 // DefaultPoolSize is the number of sessions a Store's pool keeps open at
 // most when Config.PoolSize is 0.
 const DefaultPoolSize = 4
+
+// DefaultSignTimeout bounds a crypto.Signer Sign, which has no context of
+// its own, when Config.SignTimeout is zero.
+const DefaultSignTimeout = 10 * time.Second
 
 // Config says which module, token and key to open, and how. ParseURI gives
 // the Config a pkcs11: URI describes. Open uses every field; OpenStore all
@@ -48,6 +53,17 @@ type Config struct {
 	// within their context.
 	PoolSize int
 
+	// SignTimeout bounds Sign, the crypto.Signer method, which takes no
+	// context: after it, Sign returns an error wrapping
+	// context.DeadlineExceeded, whether it was still waiting for a session
+	// (all PoolSize in use, or one being opened and logged in) or the
+	// token has not answered C_SignInit or C_Sign. A PKCS#11 call cannot
+	// be interrupted, so a call the token never answers keeps its session
+	// (and a goroutine) until it does: the bound frees the caller, not the
+	// session. Zero or negative means DefaultSignTimeout (10 s).
+	// SignContext is bounded by its context instead.
+	SignTimeout time.Duration
+
 	// Locking chooses the mutexes the module guards its own state with;
 	// the zero value is LockingSpin. It applies when this open loads the
 	// module: a module already loaded for the path is shared as it is.
@@ -85,6 +101,13 @@ func (l Locking) String() string {
 		return "os"
 	}
 	return fmt.Sprintf("Locking(%d)", int(l))
+}
+
+func (c Config) signTimeout() time.Duration {
+	if c.SignTimeout <= 0 {
+		return DefaultSignTimeout
+	}
+	return c.SignTimeout
 }
 
 func (c Config) poolSize() int {

@@ -42,6 +42,29 @@
 // (env:NAME, file:/path or /path) or pin-value the PIN. ParseURI lists
 // them all. URI and DecodeURI read and write a URI attribute by attribute.
 //
+// Prefer pin-source to pin-value. A PIN in pin-value must be
+// percent-encoded ('&' as %26, ';' as %3B, '?' as %3F, '#' as %23, '%' as
+// %25): an unescaped '&' would cut it short, and a wrong PIN costs one of
+// the token's few tries. So what follows an unescaped '&' in a PIN is
+// refused, not sent to the token, unless it reads as a known attribute.
+// No error quotes a PIN or any other query text, and a URI formats
+// without its PIN whatever the fmt verb. A PIN file (pin-source=/path,
+// signer.SecretFile) must be a regular file of at most 4 KiB that only
+// its owner (this user, or root) may read or write: mode 0600 or 0400.
+//
+// # Keys read from the token
+//
+// Public keys are checked as they are read: an Ed25519 CKA_EC_POINT that
+// is of small order or not canonically encoded (signer.CheckEd25519PublicKey:
+// with one, a constant signature would verify for every message), an
+// ECDSA point off its curve, an RSA modulus that is even or not of 2048
+// to 16384 bits, or an exponent that is even or out of range, is refused
+// with an error wrapping signer.ErrInvalidKey (signer.ErrUnsupported for
+// the sizes), and ListKeys leaves such keys out. Public and Info return
+// copies. A signature from the token of the wrong length (64 bytes for
+// Ed25519 and P-256, 96 for P-384, the modulus's for RSA) is refused with
+// an error wrapping signer.ErrProtocol.
+//
 // # Errors
 //
 // Errors wrap one of package signer's sentinels. A PKCS#11 return value is
@@ -96,7 +119,13 @@
 // even if the token hangs; the session returns to the pool when the token
 // answers. The hand-off costs a few microseconds (6–11 µs a sign on
 // SoftHSM2 on a 2-core VM, +5–8%); a context that cannot end (Done() nil)
-// signs on the caller's goroutine. Open, OpenStore and Store.OpenKey return
+// signs on the caller's goroutine. Sign, the crypto.Signer method, has no
+// context: it is bounded by Config.SignTimeout (DefaultSignTimeout, 10 s)
+// and pays that hand-off. A PKCS#11 call cannot be interrupted, so the
+// bound frees the caller, not the session: a token that never answers
+// keeps its session, and the goroutine in the call, until it does, and
+// once all PoolSize sessions are held so, every sign waits for a session
+// until its deadline. Open, OpenStore and Store.OpenKey return
 // at their deadline the same way; the key-store calls (GenerateKey,
 // ImportKey, ListKeys, DeleteKey) wait for a session within ctx but finish
 // a module call once it started. Close is idempotent; signs in flight

@@ -7,6 +7,7 @@ import (
 	"crypto/ecdsa"
 	"crypto/ed25519"
 	"crypto/elliptic"
+	"crypto/rsa"
 	"encoding/asn1"
 	"fmt"
 	"math/big"
@@ -86,7 +87,10 @@ func parseECParams(der []byte) (signer.Algorithm, error) {
 
 // parseECPoint decodes CKA_EC_POINT for a key of algorithm a. The value is
 // meant to be a DER OCTET STRING around the point, but some tokens store the
-// bare point, so both are accepted when unambiguous.
+// bare point, so both are accepted when unambiguous. Ed25519 keys that are
+// of small order or not canonically encoded are refused
+// (signer.CheckEd25519PublicKey), ECDSA points off the curve too: both
+// wrap signer.ErrInvalidKey.
 func parseECPoint(a signer.Algorithm, v []byte) (crypto.PublicKey, error) {
 	point := v
 	var inner []byte
@@ -97,6 +101,11 @@ func parseECPoint(a signer.Algorithm, v []byte) (crypto.PublicKey, error) {
 	case signer.Ed25519:
 		if len(point) != ed25519.PublicKeySize {
 			return nil, fmt.Errorf("pkcs11: Ed25519 CKA_EC_POINT of %d bytes: %w", len(point), signer.ErrInvalidKey)
+		}
+		// A small-order key (the identity point, say) would let one
+		// constant signature verify for every message.
+		if err := signer.CheckEd25519PublicKey(point); err != nil {
+			return nil, fmt.Errorf("pkcs11: Ed25519 CKA_EC_POINT: %w", err)
 		}
 		return ed25519.PublicKey(bytes.Clone(point)), nil
 	case signer.ECDSAP256, signer.ECDSAP384:
@@ -204,4 +213,44 @@ func digestInfoFor(h crypto.Hash, digest []byte) ([]byte, error) {
 		Algorithm: algorithmIdentifier{Algorithm: oid, Parameters: asn1.NullRawValue},
 		Digest:    digest,
 	})
+}
+
+// maxRSABits is the largest RSA modulus read from a token: this package
+// makes and imports keys of 2048 to 4096 bits, and a larger CKA_MODULUS
+// (a corrupt or hostile token's) would only make every sign allocate and
+// verify more.
+const maxRSABits = 16384
+
+// rsaPublic decodes an RSA key's CKA_MODULUS and CKA_PUBLIC_EXPONENT
+// (big-endian, leading zeros allowed). It refuses with an error wrapping
+// signer.ErrUnsupported a modulus of fewer than 2048 or more than 16384
+// bits, and with one wrapping signer.ErrInvalidKey an even modulus or an
+// exponent that is even, below 3 or above 2³¹−1.
+func rsaPublic(n, e []byte) (*rsa.PublicKey, error) {
+	N := new(big.Int).SetBytes(n)
+	E := new(big.Int).SetBytes(e)
+	if b := N.BitLen(); b < 2048 || b > maxRSABits {
+		return nil, fmt.Errorf("pkcs11: %d-bit RSA key: 2048 to %d bits: %w", b, maxRSABits, signer.ErrUnsupported)
+	}
+	if N.Bit(0) == 0 {
+		return nil, fmt.Errorf("pkcs11: RSA modulus is even: %w", signer.ErrInvalidKey)
+	}
+	if !E.IsInt64() || E.Int64() < 3 || E.Int64() > 1<<31-1 || E.Bit(0) == 0 {
+		return nil, fmt.Errorf("pkcs11: RSA public exponent out of range: %w", signer.ErrInvalidKey)
+	}
+	return &rsa.PublicKey{N: N, E: int(E.Int64())}, nil
+}
+
+// copyPublic returns a deep copy of a public key this package reads, so
+// that a caller who changes it changes nothing of the Signer's.
+func copyPublic(pub crypto.PublicKey) crypto.PublicKey {
+	switch k := pub.(type) {
+	case ed25519.PublicKey:
+		return ed25519.PublicKey(bytes.Clone(k))
+	case *ecdsa.PublicKey:
+		return &ecdsa.PublicKey{Curve: k.Curve, X: new(big.Int).Set(k.X), Y: new(big.Int).Set(k.Y)}
+	case *rsa.PublicKey:
+		return &rsa.PublicKey{N: new(big.Int).Set(k.N), E: k.E}
+	}
+	return pub
 }

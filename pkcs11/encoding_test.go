@@ -147,6 +147,11 @@ func FuzzParseECPoint(f *testing.F) {
 	f.Add(uint8(signer.ECDSAP256), pt)
 	f.Add(uint8(signer.Ed25519), ed)
 	f.Add(uint8(signer.ECDSAP384), pt)
+	for _, h := range smallOrderEd25519 {
+		f.Add(uint8(signer.Ed25519), unhex(h))
+	}
+	f.Add(uint8(signer.ECDSAP256), unhex("0441"))
+	f.Add(uint8(signer.Ed25519), unhex("0420"+hex.EncodeToString(edPub)+"00"))
 	f.Fuzz(func(t *testing.T, a uint8, in []byte) {
 		alg := []signer.Algorithm{signer.Ed25519, signer.ECDSAP256, signer.ECDSAP384}[int(a)%3]
 		pub, err := pkcs11.ParseECPoint(alg, in)
@@ -159,6 +164,11 @@ func FuzzParseECPoint(f *testing.F) {
 		if err := alg.CheckKey(pub); err != nil {
 			t.Fatalf("ParseECPoint(%v, %x) = %v: %v", alg, in, pub, err)
 		}
+		if ed, ok := pub.(ed25519.PublicKey); ok {
+			if err := signer.CheckEd25519PublicKey(ed); err != nil {
+				t.Fatalf("ParseECPoint(%v, %x) accepted %x: %v", alg, in, []byte(ed), err)
+			}
+		}
 		if _, err := pkcs11.MarshalECPoint(pub); err != nil {
 			t.Fatal(err)
 		}
@@ -166,7 +176,8 @@ func FuzzParseECPoint(f *testing.F) {
 }
 
 func FuzzParseECParams(f *testing.F) {
-	for _, s := range []string{"06032b6570", "130c656477617264733235353139", "06082a8648ce3d030107", "06052b81040022"} {
+	for _, s := range []string{"06032b6570", "130c656477617264733235353139", "06082a8648ce3d030107", "06052b81040022",
+		"06052b8104000a", "06032b6571", "130c6564776172647332", "0c0c656477617264733235353139", "0680", "06", "1300", "3000"} {
 		f.Add(unhex(s))
 	}
 	f.Fuzz(func(t *testing.T, in []byte) {
@@ -176,6 +187,102 @@ func FuzzParseECParams(f *testing.F) {
 		}
 		if err != nil && !errors.Is(err, signer.ErrInvalidKey) && !errors.Is(err, signer.ErrUnsupported) {
 			t.Fatalf("ParseECParams(%x): %v", in, err)
+		}
+	})
+}
+
+// smallOrderEd25519 are Ed25519 public keys no signer may present: the
+// eight points of small order (some in two encodings), and non-canonical
+// encodings. crypto/ed25519 verifies without the cofactor, so with one of
+// them a constant signature verifies for every message.
+var smallOrderEd25519 = []string{
+	"0100000000000000000000000000000000000000000000000000000000000000", // the identity
+	"ecffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff7f", // order 2
+	"0000000000000000000000000000000000000000000000000000000000000000", // order 4
+	"0000000000000000000000000000000000000000000000000000000000000080", // order 4
+	"c7176a703d4dd84fba3c0b760d10670f2a2053fa2c39ccc64ec7fd7792ac037a", // order 8
+	"c7176a703d4dd84fba3c0b760d10670f2a2053fa2c39ccc64ec7fd7792ac03fa", // order 8
+	"26e8958fc2b227b045c3f489f2ef98f0d5dfac05d3c63339b13802886d53fc05", // order 8
+	"26e8958fc2b227b045c3f489f2ef98f0d5dfac05d3c63339b13802886d53fc85", // order 8
+	"0100000000000000000000000000000000000000000000000000000000000080", // the identity, x's sign set on x = 0
+	"eeffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff7f", // y = p+1: the identity, not canonical
+	"edffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff7f", // y = p: not canonical
+}
+
+// TestECPointEd25519SmallOrder: a token's CKA_EC_POINT that is a
+// small-order or non-canonical Ed25519 key is refused, wrapped or bare.
+func TestECPointEd25519SmallOrder(t *testing.T) {
+	for _, h := range smallOrderEd25519 {
+		pt := unhex(h)
+		der, _ := asn1.Marshal(pt)
+		for _, form := range [][]byte{der, pt} {
+			if pub, err := pkcs11.ParseECPoint(signer.Ed25519, form); !errors.Is(err, signer.ErrInvalidKey) {
+				t.Errorf("ParseECPoint(Ed25519, %x) = %x, %v; want ErrInvalidKey", form, pub, err)
+			}
+		}
+	}
+}
+
+func TestRSAPublic(t *testing.T) {
+	key, _ := rsa.GenerateKey(rand.Reader, 2048)
+	e := big.NewInt(int64(key.E)).Bytes()
+	pub, err := pkcs11.RSAPublic(append([]byte{0, 0}, key.N.Bytes()...), e)
+	if err != nil || !pub.Equal(&key.PublicKey) {
+		t.Fatalf("RSAPublic of a 2048-bit key: %v, %v", pub, err)
+	}
+	even := new(big.Int).SetBit(key.N, 0, 0)
+	huge := new(big.Int).Lsh(big.NewInt(1), 16384) // 16385 bits
+	huge.SetBit(huge, 0, 1)
+	for _, c := range []struct {
+		name string
+		n, e []byte
+		want error
+	}{
+		{"even modulus", even.Bytes(), e, signer.ErrInvalidKey},
+		{"1024 bits", key.N.Bytes()[128:], e, signer.ErrUnsupported},
+		{"16385 bits", huge.Bytes(), e, signer.ErrUnsupported},
+		{"no modulus", nil, e, signer.ErrUnsupported},
+		{"exponent 1", key.N.Bytes(), []byte{1}, signer.ErrInvalidKey},
+		{"even exponent", key.N.Bytes(), []byte{1, 0, 0}, signer.ErrInvalidKey},
+		{"no exponent", key.N.Bytes(), nil, signer.ErrInvalidKey},
+		{"exponent 2^31+1", key.N.Bytes(), []byte{0x80, 0, 0, 1}, signer.ErrInvalidKey},
+	} {
+		if pub, err := pkcs11.RSAPublic(c.n, c.e); !errors.Is(err, c.want) {
+			t.Errorf("%s: RSAPublic = %v, %v; want %v", c.name, pub, err, c.want)
+		}
+	}
+}
+
+// FuzzDecodeRSAPublic: whatever CKA_MODULUS and CKA_PUBLIC_EXPONENT a
+// token returns, decoding them gives a key crypto/rsa can use (verifying
+// against it neither panics nor accepts garbage) or an error wrapping
+// ErrInvalidKey or ErrUnsupported.
+func FuzzDecodeRSAPublic(f *testing.F) {
+	key, _ := rsa.GenerateKey(rand.Reader, 2048)
+	f.Add(key.N.Bytes(), []byte{1, 0, 1})
+	f.Add(append([]byte{0}, key.N.Bytes()...), []byte{0, 3})
+	f.Add(new(big.Int).SetBit(key.N, 0, 0).Bytes(), []byte{1, 0, 1})
+	f.Add(key.N.Bytes()[1:], []byte{1, 0, 1})
+	f.Add(key.N.Bytes(), []byte{0x7f, 0xff, 0xff, 0xff})
+	f.Add(key.N.Bytes(), []byte{0x80, 0, 0, 1})
+	f.Add([]byte{}, []byte{})
+	f.Fuzz(func(t *testing.T, n, e []byte) {
+		pub, err := pkcs11.RSAPublic(n, e)
+		if err != nil {
+			if !errors.Is(err, signer.ErrInvalidKey) && !errors.Is(err, signer.ErrUnsupported) {
+				t.Fatalf("RSAPublic(%x, %x): %v wraps neither ErrInvalidKey nor ErrUnsupported", n, e, err)
+			}
+			return
+		}
+		if b := pub.N.BitLen(); b < 2048 || b > 16384 || pub.N.Bit(0) != 1 || pub.E < 3 || pub.E%2 != 1 {
+			t.Fatalf("RSAPublic(%x, %x) accepted N of %d bits, E %d", n, e, b, pub.E)
+		}
+		if pub.N.Cmp(new(big.Int).SetBytes(n)) != 0 || int64(pub.E) != new(big.Int).SetBytes(e).Int64() {
+			t.Fatalf("RSAPublic(%x, %x) decoded to %v", n, e, pub)
+		}
+		d := sha256.Sum256(n)
+		if rsa.VerifyPKCS1v15(pub, crypto.SHA256, d[:], make([]byte, pub.Size())) == nil {
+			t.Fatalf("a zero signature verifies against %v", pub)
 		}
 	})
 }

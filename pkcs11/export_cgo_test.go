@@ -52,6 +52,37 @@ func (t *Store) BusySessions() int {
 // rather than its own direct calls, for tests of that path.
 func (k *Signer) SignViaMiekg() { k.viaMiekg = true }
 
+// MangleSignatures makes every signature the token returns to k pass
+// through f first, as from a faulty or hostile token.
+func (k *Signer) MangleSignatures(f func([]byte) []byte) { k.mangle = f }
+
+// CreateObject runs C_CreateObject with attrs on a session of t's pool.
+func (t *Store) CreateObject(ctx context.Context, attrs []*p11.Attribute) error {
+	return t.pool.do(ctx, &opStats{}, func(sh p11.SessionHandle) error {
+		_, err := t.pool.mod.ctx.CreateObject(sh, attrs)
+		return err
+	})
+}
+
+// DestroyObjects destroys the objects that match tmpl and returns how many.
+func (t *Store) DestroyObjects(ctx context.Context, tmpl []*p11.Attribute) (int, error) {
+	n := 0
+	err := t.pool.do(ctx, &opStats{}, func(sh p11.SessionHandle) error {
+		hs, err := findObjects(t.pool.mod.ctx, sh, tmpl)
+		if err != nil {
+			return err
+		}
+		for _, h := range hs {
+			if err := t.pool.mod.ctx.DestroyObject(sh, h); err != nil {
+				return err
+			}
+			n++
+		}
+		return nil
+	})
+	return n, err
+}
+
 // DirectSign reports whether k's module signs through direct calls.
 func (k *Signer) DirectSign() bool { return k.tok.pool.mod.funcs != nil && !k.viaMiekg }
 

@@ -7,6 +7,8 @@ var (
 	MarshalECPoint = marshalECPoint
 	RawToASN1      = rawToASN1
 	DigestInfoFor  = digestInfoFor
+	RSAPublic      = rsaPublic
+	CopyPublic     = copyPublic
 )
 
 // SessionDead reports whether the pool drops a session on code.

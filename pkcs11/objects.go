@@ -5,11 +5,9 @@ package pkcs11
 import (
 	"context"
 	"crypto"
-	"crypto/rsa"
 	"encoding/binary"
 	"encoding/hex"
 	"fmt"
-	"math/big"
 	"sort"
 
 	p11 "github.com/miekg/pkcs11"
@@ -144,18 +142,6 @@ func loadKey(ctx *p11.Ctx, sh p11.SessionHandle, h p11.ObjectHandle) (*keyObject
 		return nil, fmt.Errorf("pkcs11: key type %#x: %w", keyType, signer.ErrUnsupported)
 	}
 	return k, nil
-}
-
-func rsaPublic(n, e []byte) (*rsa.PublicKey, error) {
-	N := new(big.Int).SetBytes(n)
-	E := new(big.Int).SetBytes(e)
-	if N.BitLen() < 2048 {
-		return nil, fmt.Errorf("pkcs11: %d-bit RSA key: at least 2048 bits: %w", N.BitLen(), signer.ErrUnsupported)
-	}
-	if !E.IsInt64() || E.Int64() < 3 || E.Int64() > 1<<31-1 || E.Bit(0) == 0 {
-		return nil, fmt.Errorf("pkcs11: RSA public exponent out of range: %w", signer.ErrInvalidKey)
-	}
-	return &rsa.PublicKey{N: N, E: int(E.Int64())}, nil
 }
 
 // publicTemplate finds k's public key object: same key type and CKA_ID,

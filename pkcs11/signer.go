@@ -36,6 +36,9 @@ type Signer struct {
 	closeOnce sync.Once
 
 	viaMiekg bool // sign through miekg/pkcs11 even when funcs is read (tests)
+	// mangle, when set (by tests), replaces every signature the token
+	// returns, as a faulty or hostile token would.
+	mangle func([]byte) []byte
 }
 
 var _ signer.AlgorithmSigner = (*Signer)(nil)
@@ -44,16 +47,18 @@ func newSigner(t *Store, ko *keyObject, alg signer.Algorithm) *Signer {
 	return &Signer{tok: t, alg: alg, pub: ko.pub, label: ko.label, id: ko.id, ko: ko, logins: t.pool.logins.Load()}
 }
 
-// Public returns the public key, read when the Signer was opened.
-func (k *Signer) Public() crypto.PublicKey { return k.pub }
+// Public returns a copy of the public key read when the Signer was opened
+// (an ed25519.PublicKey, *ecdsa.PublicKey or *rsa.PublicKey): changing it
+// changes nothing for the Signer or other callers.
+func (k *Signer) Public() crypto.PublicKey { return copyPublic(k.pub) }
 
 // Algorithm returns the algorithm SignContext uses.
 func (k *Signer) Algorithm() signer.Algorithm { return k.alg }
 
 // Info describes the key: its label, its CKA_ID in hex, the algorithm the
-// Signer uses and its public key.
+// Signer uses and a copy of its public key.
 func (k *Signer) Info() signer.KeyInfo {
-	return signer.KeyInfo{Label: k.label, ID: hexID(k.id), Algorithm: k.alg, Public: k.pub}
+	return signer.KeyInfo{Label: k.label, ID: hexID(k.id), Algorithm: k.alg, Public: copyPublic(k.pub)}
 }
 
 // Close releases the Signer and, with the last user of the token, its
@@ -70,11 +75,13 @@ func (k *Signer) Close() error {
 
 // SignContext signs msg (hashing it first for ECDSA and RSA) and returns
 // the signature in the wire form of k.Algorithm(): 64 bytes for Ed25519,
-// r‖s for ECDSA, as long as the modulus for RSA.
+// r‖s for ECDSA, as long as the modulus for RSA. A signature of another
+// length from the token is refused with an error wrapping
+// signer.ErrProtocol.
 func (k *Signer) SignContext(ctx context.Context, msg []byte) ([]byte, error) {
 	switch k.alg {
 	case signer.Ed25519:
-		return k.run(ctx, request{mech: ckmEdDSA, data: msg})
+		return k.checked(k.run(ctx, request{mech: ckmEdDSA, data: msg}))
 	case signer.ECDSAP256, signer.ECDSAP384:
 		sig, err := k.run(ctx, request{mech: p11.CKM_ECDSA, data: k.alg.Digest(msg)})
 		if err != nil {
@@ -89,13 +96,13 @@ func (k *Signer) SignContext(ctx context.Context, msg []byte) ([]byte, error) {
 		if err != nil {
 			return nil, err
 		}
-		return k.run(ctx, request{mech: p11.CKM_RSA_PKCS, data: di})
+		return k.checked(k.run(ctx, request{mech: p11.CKM_RSA_PKCS, data: di}))
 	case signer.RSAPSS:
 		req, err := k.pssRequest(crypto.SHA256, 32, k.alg.Digest(msg))
 		if err != nil {
 			return nil, err
 		}
-		return k.run(ctx, req)
+		return k.checked(k.run(ctx, req))
 	}
 	return nil, fmt.Errorf("pkcs11: %v: %w", k.alg, signer.ErrUnsupported)
 }
@@ -106,14 +113,17 @@ func (k *Signer) SignContext(ctx context.Context, msg []byte) ([]byte, error) {
 // DER. For RSA it signs PKCS #1 v1.5, or PSS when opts is *rsa.PSSOptions
 // (rsa.PSSSaltLengthAuto means a salt as long as the hash), whichever
 // scheme the Signer was opened for. rand is ignored: the token draws its own.
+// Sign takes no context: it gives up after Config.SignTimeout
+// (DefaultSignTimeout) with an error wrapping context.DeadlineExceeded.
 func (k *Signer) Sign(_ io.Reader, digest []byte, opts crypto.SignerOpts) ([]byte, error) {
 	if err := signer.CheckSignerOpts(k.alg, digest, opts); err != nil {
 		return nil, fmt.Errorf("pkcs11: %w", err)
 	}
-	ctx := context.Background()
+	ctx, cancel := context.WithTimeout(context.Background(), k.tok.signTimeout)
+	defer cancel()
 	switch k.alg {
 	case signer.Ed25519:
-		return k.run(ctx, request{mech: ckmEdDSA, data: digest})
+		return k.checked(k.run(ctx, request{mech: ckmEdDSA, data: digest}))
 	case signer.ECDSAP256, signer.ECDSAP384:
 		raw, err := k.run(ctx, request{mech: p11.CKM_ECDSA, data: digest})
 		if err != nil {
@@ -131,13 +141,27 @@ func (k *Signer) Sign(_ io.Reader, digest []byte, opts crypto.SignerOpts) ([]byt
 		if err != nil {
 			return nil, err
 		}
-		return k.run(ctx, req)
+		return k.checked(k.run(ctx, req))
 	}
 	di, err := digestInfoFor(h, digest)
 	if err != nil {
 		return nil, err
 	}
-	return k.run(ctx, request{mech: p11.CKM_RSA_PKCS, data: di})
+	return k.checked(k.run(ctx, request{mech: p11.CKM_RSA_PKCS, data: di}))
+}
+
+// checked passes on an Ed25519 or RSA signature from the token if it has
+// the length k's signatures have (64 bytes; the modulus's), and refuses
+// it with an error wrapping signer.ErrProtocol if not. (ECDSA signatures
+// are checked by checkRaw.)
+func (k *Signer) checked(sig []byte, err error) ([]byte, error) {
+	if err != nil {
+		return nil, err
+	}
+	if want := k.sigLen(); len(sig) != want {
+		return nil, fmt.Errorf("pkcs11: token %q returned a %d-byte %v signature, want %d: %w", k.tok.label, len(sig), k.alg, want, signer.ErrProtocol)
+	}
+	return sig, nil
 }
 
 // pssHashes maps a hash to its PKCS#11 mechanism and MGF1 variant.
@@ -252,6 +276,9 @@ func (k *Signer) sign(ctx context.Context, req request, st *opStats) ([]byte, er
 			return wrap("C_Sign", err)
 		})
 		if err == nil {
+			if k.mangle != nil {
+				sig = k.mangle(sig)
+			}
 			return sig, nil
 		}
 		if k.closed.Load() {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"time"
 
 	p11 "github.com/miekg/pkcs11"
 
@@ -19,9 +20,10 @@ import (
 // Signers opened from it share its pool and keep it open until they are
 // closed too.
 type Store struct {
-	pool  *pool
-	label string
-	slot  uint
+	pool        *pool
+	label       string
+	slot        uint
+	signTimeout time.Duration // Config.SignTimeout, or its default
 
 	mu     sync.Mutex
 	refs   int  // the Store itself while open, plus one per open Signer
@@ -108,7 +110,7 @@ func openStore(ctx context.Context, cfg Config) (*Store, error) {
 		mod.release()
 		return nil, err
 	}
-	t := &Store{label: info.Label, slot: slot, refs: 1}
+	t := &Store{label: info.Label, slot: slot, refs: 1, signTimeout: cfg.signTimeout()}
 	t.pool = newPool(mod, slot, info.Label, cfg.Secret, cfg.poolSize())
 	// One session now: it proves the token answers and the PIN is right,
 	// and the first sign finds it ready.

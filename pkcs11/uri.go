@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"maps"
 	"runtime"
 	"slices"
@@ -73,9 +74,19 @@ func openURI(ctx context.Context, uri string, secret signer.Secret) (signer.Sign
 // slot-manufacturer and vendor path attributes (names RFC 7512 leaves to
 // vendors), which would narrow the match in ways this package does not
 // check, are refused with an error wrapping signer.ErrUnsupported; vendor
-// query attributes are ignored. Errors are *signer.URIError values, which
-// name the attribute at fault and wrap signer.ErrInvalidArgument (or
-// ErrUnsupported); they never quote pin-value.
+// query attributes are ignored before pin-value and refused after it.
+// Errors are *signer.URIError values, which name the attribute at fault
+// and wrap signer.ErrInvalidArgument (or ErrUnsupported); they never quote
+// pin-value, nor any other text of the query.
+//
+// Prefer pin-source to pin-value: a URI is logged, kept in shell history
+// and shown in process listings. A PIN written in pin-value must have
+// every '&', ';', '?', '#' and '%' in it percent-encoded (%26, %3B, %3F,
+// %23, %25): an unescaped '&' cuts the PIN short, and since a wrong PIN
+// costs one of the token's few tries before it locks, what follows an
+// unescaped '&' is refused rather than guessed at — but a tail that reads
+// as a known attribute (12&module-name=x) or a '%' followed by two hex
+// digits cannot be told from what was meant.
 func ParseURI(uri string) (Config, error) {
 	u, err := DecodeURI(uri)
 	if err != nil {
@@ -91,7 +102,9 @@ func ParseURI(uri string) (Config, error) {
 //
 // DecodeURI fills it from a URI's text and Config turns it into a Config,
 // as ParseURI does in one step. Values are held percent-decoded; ID holds
-// raw bytes.
+// raw bytes. A URI formats without its PIN whatever the fmt verb: %v and
+// %s print String (which leaves pin-value out), %q quotes it, and %+v and
+// %#v print the fields with PINValue replaced by <redacted>.
 type URI struct {
 	// Token, Manufacturer, Serial and Model are the token's attributes
 	// token, manufacturer, serial and model.
@@ -257,6 +270,38 @@ func (u *URI) set(su *signer.URI, attrs []signer.URIAttr, where string, here, th
 	return nil
 }
 
+// redacted replaces PINValue when a URI is formatted.
+const redacted = "<redacted>"
+
+// Format formats u for every fmt verb without its PIN: %v and %s print
+// String, %q quotes it, %+v prints the fields and %#v Go syntax, with
+// PINValue replaced by <redacted>.
+func (u URI) Format(f fmt.State, verb rune) {
+	switch {
+	case verb == 'v' && f.Flag('#'):
+		io.WriteString(f, u.GoString())
+	case verb == 'v' && f.Flag('+'):
+		fmt.Fprintf(f, "%+v", uriFields(u.redact()))
+	default:
+		fmt.Fprintf(f, fmt.FormatString(f, verb), u.String())
+	}
+}
+
+// uriFields is URI without its methods, for printing its fields.
+type uriFields URI
+
+func (u URI) redact() URI {
+	if u.PINValue != "" {
+		u.PINValue = redacted
+	}
+	return u
+}
+
+// GoString returns u in Go syntax with PINValue replaced by <redacted>.
+func (u URI) GoString() string {
+	return "pkcs11.URI" + strings.TrimPrefix(fmt.Sprintf("%#v", uriFields(u.redact())), "pkcs11.uriFields")
+}
+
 // truncate keeps bad input short in error messages.
 func truncate(s string) string {
 	if len(s) > 40 {
@@ -357,7 +402,8 @@ func (u *URI) Config() (Config, error) {
 	}
 	if cfg.Module == "" && u.ModuleName != "" {
 		if strings.ContainsAny(u.ModuleName, `/\`) {
-			return Config{}, uriError("module-name", "%q is a path: use module-path", truncate(u.ModuleName))
+			// Query text is never quoted: it may be the tail of a PIN.
+			return Config{}, uriError("module-name", "is a path: use module-path")
 		}
 		switch runtime.GOOS {
 		case "darwin":

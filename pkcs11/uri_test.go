@@ -1,7 +1,9 @@
 package pkcs11_test
 
 import (
+	"encoding/hex"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -301,4 +303,77 @@ func FuzzParseURI(f *testing.F) {
 			t.Fatalf("String of %q quotes pin-value: %q", withPIN, u.String())
 		}
 	})
+}
+
+// TestURIFormatRedactsPIN: a URI, or the Config it gives, formatted with
+// any verb shows no PIN.
+func TestURIFormatRedactsPIN(t *testing.T) {
+	const pin = "Zq7-s3cr3t-pin"
+	u, err := pkcs11.DecodeURI("pkcs11:token=t;object=k?module-path=/m.so&pin-value=" + pin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := u.Config()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, verb := range []string{"%v", "%+v", "%#v", "%s", "%q", "%x", "%X", "%10.40s", "%-v", "%d"} {
+		for _, v := range []any{*u, u, []pkcs11.URI{*u}, map[string]*pkcs11.URI{"k": u}, struct{ U pkcs11.URI }{*u}, cfg, &cfg} {
+			out := fmt.Sprintf(verb, v)
+			if strings.Contains(out, pin) || strings.Contains(strings.ToLower(out), hex.EncodeToString([]byte(pin))) {
+				t.Errorf("Sprintf(%q, %T) = %s: shows the PIN", verb, v, out)
+			}
+		}
+	}
+	if got, want := fmt.Sprint(u), u.String(); got != want {
+		t.Errorf("%%v = %q, want String %q", got, want)
+	}
+	if got := fmt.Sprintf("%+v", *u); !strings.Contains(got, "PINValue:<redacted>") || !strings.Contains(got, "ModulePath:/m.so") {
+		t.Errorf("%%+v = %s, want the fields with PINValue redacted", got)
+	}
+	if got := fmt.Sprintf("%#v", u); !strings.HasPrefix(got, "pkcs11.URI{") || !strings.Contains(got, `PINValue:"<redacted>"`) {
+		t.Errorf("%%#v = %s, want Go syntax with PINValue redacted", got)
+	}
+	if got := fmt.Sprintf("%#v", pkcs11.URI{Object: "k"}); strings.Contains(got, "redacted") {
+		t.Errorf("%%#v of a URI without a PIN = %s", got)
+	}
+	if u.PINValue != pin {
+		t.Errorf("formatting changed PINValue to %q", u.PINValue)
+	}
+}
+
+// TestURIErrorsNeverQuoteQuery: errors about the query of a URI quote none
+// of its text, which may be (the tail of) a PIN; a PIN with an unescaped
+// '&' is refused, not cut short and sent to the token.
+func TestURIErrorsNeverQuoteQuery(t *testing.T) {
+	const m = "Zq7"
+	for _, in := range []string{
+		"pkcs11:object=k?pin-value=" + m + "a&" + m + "b=c",                   // the tail reads as a vendor attribute
+		"pkcs11:object=k?pin-value=" + m + "a&" + m + "b=c&module-path=/m.so", // and a known one follows
+		"pkcs11:object=k?module-path=/m.so&pin-value=" + m + "a&" + m + "b=%zz",
+		"pkcs11:object=k?pin-value=" + m + "a&" + m + "b=%zz", // the tail has a bad escape
+		"pkcs11:object=k?pin-value=" + m + "a&" + m + "b",     // the tail is not name=value
+		"pkcs11:object=k?pin-value=" + m + "a&" + m + "!b=c",
+		"pkcs11:object=k?pin-value=" + m + "a&pin-value=" + m + "b",
+		"pkcs11:object=k?pin-value=" + m + "a&pin-source=" + m + "b",
+		"pkcs11:object=k?pin-value=" + m + "a&object=" + m + "b",
+		"pkcs11:object=k?" + m + "!x=1",                  // not an attribute name
+		"pkcs11:object=k?" + m,                           // not name=value
+		"pkcs11:object=k?module-name=../" + m,            // a path
+		"pkcs11:object=k?pin-source=" + m + "https://x/", // not env: or file:
+		"pkcs11:object=k?pin-source=" + m + "://x/",
+	} {
+		cfg, err := pkcs11.ParseURI(in)
+		if err == nil {
+			t.Errorf("ParseURI(%q) = %+v, accepted", in, cfg)
+			continue
+		}
+		if strings.Contains(err.Error(), m) {
+			t.Errorf("ParseURI(%q): error %q quotes the query", in, err)
+		}
+		var ue *signer.URIError
+		if !errors.As(err, &ue) {
+			t.Errorf("ParseURI(%q): %v is not a *signer.URIError", in, err)
+		}
+	}
 }

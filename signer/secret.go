@@ -3,6 +3,7 @@ package signer
 import (
 	"bytes"
 	"fmt"
+	"io"
 	"net/url"
 	"os"
 	"strings"
@@ -40,24 +41,61 @@ func SecretEnv(name string) Secret {
 	}
 }
 
+// MaxSecretFileSize is the largest file SecretFile reads: a PIN or
+// passphrase is a line, not a document, and a larger file (a log, a key
+// file named by mistake, /dev/zero) is refused unread.
+const MaxSecretFileSize = 4096
+
 // SecretFile returns a Secret read at each call from the file at path: its
-// first line, without the line ending. A file that cannot be read is an
-// error that wraps the os error and names the path, never the content.
+// first line, without the line ending. Symbolic links are followed (secret
+// volumes link their files), and what is checked is the file opened:
+//
+//   - it must be a regular file of at most MaxSecretFileSize bytes, else
+//     the error wraps ErrInvalidArgument;
+//   - on Unix, like ssh's private keys, it must give no permission to its
+//     group or to others (mode 0600 or 0400 will do) and be owned by the
+//     effective user or by root, else the error wraps ErrPermissionDenied
+//     and says what to change. (A Kubernetes secret volume's default mode,
+//     0644, is refused: mount it with defaultMode 0400, or pass the secret
+//     through the environment.) Windows has no such check.
+//
+// A file that cannot be read is an error that wraps the os error and names
+// the path, never the content.
 func SecretFile(path string) Secret {
 	return func() ([]byte, error) {
-		b, err := os.ReadFile(path)
+		f, err := openSecretFile(path)
 		if err != nil {
 			return nil, fmt.Errorf("signer: secret: %w", err)
 		}
-		line := b
-		if i := bytes.IndexAny(b, "\r\n"); i >= 0 {
-			line = b[:i]
+		defer f.Close()
+		fi, err := f.Stat()
+		if err != nil {
+			return nil, fmt.Errorf("signer: secret: %w", err)
 		}
-		s := bytes.Clone(line)
-		if s == nil {
-			s = []byte{}
+		if !fi.Mode().IsRegular() {
+			return nil, fmt.Errorf("signer: secret file %s is not a regular file (%v): %w", path, fi.Mode().Type(), ErrInvalidArgument)
 		}
-		clear(b)
+		if fi.Size() > MaxSecretFileSize {
+			return nil, fmt.Errorf("signer: secret file %s has %d bytes, more than the %d a secret may have: %w", path, fi.Size(), MaxSecretFileSize, ErrInvalidArgument)
+		}
+		if err := checkSecretFileOwner(path, fi); err != nil {
+			return nil, err
+		}
+		b := make([]byte, MaxSecretFileSize+1)
+		defer clear(b)
+		n, err := io.ReadFull(f, b)
+		if err != nil && err != io.EOF && err != io.ErrUnexpectedEOF {
+			return nil, fmt.Errorf("signer: secret: reading %s: %w", path, err)
+		}
+		if n > MaxSecretFileSize { // it grew since the fstat
+			return nil, fmt.Errorf("signer: secret file %s has more than the %d bytes a secret may have: %w", path, MaxSecretFileSize, ErrInvalidArgument)
+		}
+		line := b[:n]
+		if i := bytes.IndexAny(line, "\r\n"); i >= 0 {
+			line = line[:i]
+		}
+		s := make([]byte, len(line))
+		copy(s, line)
 		return s, nil
 	}
 }
@@ -88,7 +126,8 @@ func SecretSource(src string) (Secret, error) {
 		return nil, fmt.Errorf("signer: secret source is empty: %w", ErrInvalidArgument)
 	}
 	if i := strings.IndexByte(src, ':'); i > 0 && !strings.ContainsAny(src[:i], `/\`) {
-		return nil, fmt.Errorf("signer: secret source %s: only env: and file: are supported: %w", truncate(src[:i+1]), ErrUnsupported)
+		// The source is query text of a URI: not quoted.
+		return nil, fmt.Errorf("signer: secret source: only env:, file: and paths are supported: %w", ErrUnsupported)
 	}
 	return SecretFile(src), nil
 }

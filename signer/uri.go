@@ -3,6 +3,7 @@ package signer
 import (
 	"errors"
 	"fmt"
+	"io"
 	"net/url"
 	"slices"
 	"strconv"
@@ -23,8 +24,11 @@ import (
 //
 // Secrets never go in the URI itself: pin-source names where the secret
 // is (SecretSource: env:NAME, file:/path or /path), and pin-value, which
-// holds the secret in the URI, is for those who write it knowingly. String
-// leaves pin-value out, and no error quotes it.
+// holds the secret in the URI, is for those who write it knowingly, with
+// every '&', ';', '?' and '%' in it percent-encoded. String leaves
+// pin-value out, every fmt verb redacts it (%v and %s print String, %+v
+// and %#v the fields with pin-value's value replaced), and no error quotes
+// it or any other text of the query.
 type URI struct {
 	// Scheme is the scheme, lower-cased (keybase, ledger, pkcs11, …).
 	Scheme string
@@ -115,15 +119,19 @@ func (u *URI) parseAttrs(s, sep string, seen map[string]bool, pinSeen bool) ([]U
 		return nil, nil
 	}
 	var attrs []URIAttr
+	query := sep == "&"
 	for _, part := range strings.Split(s, sep) {
 		name, raw, ok := strings.Cut(part, "=")
 		if !ok || !attrName(name) {
-			if pinSeen {
+			switch {
+			case pinSeen:
 				// A '&' or ';' in an unescaped pin-value starts what looks
 				// like another attribute: do not echo any of it.
 				return nil, &URIError{Scheme: u.Scheme, Attr: AttrPINValue, Problem: "followed by text that is not an attribute (escape '&' and ';' in a PIN as %26 and %3B)"}
-			}
-			if !ok {
+			case query:
+				// Query text may hold a secret's source: never quoted.
+				return nil, &URIError{Scheme: u.Scheme, Problem: "the query holds text that is not a name=value attribute with a name of letters, digits, '-' and '_'"}
+			case !ok:
 				return nil, &URIError{Scheme: u.Scheme, Problem: fmt.Sprintf("%q is not a name=value attribute", truncate(part))}
 			}
 			return nil, &URIError{Scheme: u.Scheme, Problem: fmt.Sprintf("attribute name %q has characters other than letters, digits, '-' and '_'", truncate(name))}
@@ -138,6 +146,10 @@ func (u *URI) parseAttrs(s, sep string, seen map[string]bool, pinSeen bool) ([]U
 		seen[name] = true
 		value, err := url.PathUnescape(raw)
 		if err != nil {
+			if pinSeen {
+				// Perhaps the tail of an unescaped PIN: do not name it.
+				return nil, &URIError{Scheme: u.Scheme, Attr: AttrPINValue, Problem: "followed by an attribute with a bad percent-escape (escape '&', ';' and '%' in a PIN as %26, %3B and %25)"}
+			}
 			return nil, &URIError{Scheme: u.Scheme, Attr: name, Problem: "bad percent-escape"}
 		}
 		pinSeen = pinSeen || name == AttrPINValue
@@ -237,10 +249,17 @@ func (u *URI) Uint(name string, max uint64) (n uint64, ok bool, err error) {
 		digits, base = h, 16
 	}
 	n, perr := strconv.ParseUint(digits, base, 64)
+	inQuery := slices.ContainsFunc(u.Query, func(a URIAttr) bool { return a.Name == name })
 	if perr != nil || digits == "" || digits[0] == '+' {
+		if inQuery { // query text is never quoted
+			return 0, true, u.Errorf(name, "is not a decimal or 0x-hex number")
+		}
 		return 0, true, u.Errorf(name, "%q is not a decimal or 0x-hex number", truncate(v))
 	}
 	if n > max {
+		if inQuery {
+			return 0, true, u.Errorf(name, "is more than %d", max)
+		}
 		return 0, true, u.Errorf(name, "%d is more than %d", n, max)
 	}
 	return n, true, nil
@@ -316,4 +335,57 @@ func escapeValue(v string) string {
 		fmt.Fprintf(&b, "%%%02X", c)
 	}
 	return b.String()
+}
+
+// redacted replaces the value of pin-value when a URI or attribute is
+// formatted.
+const redacted = "<redacted>"
+
+// Format formats u for every fmt verb without pin-value's value: %v and %s
+// print String, %q quotes it, %+v prints the fields and %#v Go syntax,
+// with the value of pin-value replaced by <redacted>.
+func (u URI) Format(f fmt.State, verb rune) {
+	switch {
+	case verb == 'v' && f.Flag('#'):
+		io.WriteString(f, u.GoString())
+	case verb == 'v' && f.Flag('+'):
+		fmt.Fprintf(f, "%+v", uriFields(u))
+	default:
+		fmt.Fprintf(f, fmt.FormatString(f, verb), u.String())
+	}
+}
+
+// uriFields is URI without its methods, for printing its fields (whose
+// URIAttr values redact themselves).
+type uriFields URI
+
+// GoString returns u in Go syntax, the value of pin-value replaced by
+// <redacted>.
+func (u URI) GoString() string {
+	return "signer.URI" + strings.TrimPrefix(fmt.Sprintf("%#v", uriFields(u)), "signer.uriFields")
+}
+
+// Format formats a for every fmt verb as the struct it is, except that the
+// value of a pin-value attribute is replaced by <redacted>.
+func (a URIAttr) Format(f fmt.State, verb rune) {
+	if verb == 'v' && f.Flag('#') {
+		io.WriteString(f, a.GoString())
+		return
+	}
+	fmt.Fprintf(f, fmt.FormatString(f, verb), uriAttrFields(a.redact()))
+}
+
+type uriAttrFields URIAttr
+
+func (a URIAttr) redact() URIAttr {
+	if a.Name == AttrPINValue {
+		a.Value = redacted
+	}
+	return a
+}
+
+// GoString returns a in Go syntax, the value of a pin-value attribute
+// replaced by <redacted>.
+func (a URIAttr) GoString() string {
+	return "signer.URIAttr" + strings.TrimPrefix(fmt.Sprintf("%#v", uriAttrFields(a.redact())), "signer.uriAttrFields")
 }

@@ -2,9 +2,12 @@ package signer_test
 
 import (
 	"context"
+	"encoding/hex"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -262,13 +265,38 @@ func FuzzParseURI(f *testing.F) {
 		if err != nil {
 			return
 		}
-		pin, hasPIN := u.Attr(signer.AttrPINValue)
-		if err := u.Allow([]string{"a"}, []string{"b"}); err != nil && hasPIN && len(pin) >= 4 && strings.Contains(err.Error(), pin) {
-			t.Fatalf("Allow error quotes pin-value: %v", err)
+		// Nothing but Attr and Secret depends on pin-value's value: with
+		// another value in its place, Allow's error, String and every
+		// format are the same, and none shows the other value. (The PIN
+		// itself may also be written elsewhere in the URI, as in
+		// A1234:?pin-value=1234, so it is not looked for.)
+		const marker = "Zq7-other-pin-Zq7"
+		other := &signer.URI{Scheme: u.Scheme, Path: slices.Clone(u.Path), Query: slices.Clone(u.Query)}
+		for _, attrs := range [][]signer.URIAttr{other.Path, other.Query} {
+			for i := range attrs {
+				if attrs[i].Name == signer.AttrPINValue {
+					attrs[i].Value = marker
+				}
+			}
+		}
+		errText := func(u *signer.URI) string {
+			if err := u.Allow([]string{"a"}, []string{"b"}); err != nil {
+				return err.Error()
+			}
+			return ""
+		}
+		if got, want := errText(other), errText(u); got != want || strings.Contains(got, marker) {
+			t.Fatalf("Allow's error depends on pin-value: %q, then %q", want, got)
 		}
 		out := u.String()
-		if hasPIN && len(pin) >= 4 && strings.Contains(out, pin) {
-			t.Fatalf("String quotes pin-value: %q", out)
+		if got := other.String(); got != out || strings.Contains(got, marker) {
+			t.Fatalf("String depends on pin-value: %q, then %q", out, got)
+		}
+		for _, verb := range []string{"%v", "%+v", "%#v", "%s", "%q", "%x"} {
+			if got, want := fmt.Sprintf(verb, other), fmt.Sprintf(verb, u); strings.Contains(got, marker) || strings.Contains(got, hex.EncodeToString([]byte(marker))) ||
+				strings.ReplaceAll(got, "<redacted>", "") != strings.ReplaceAll(want, "<redacted>", "") {
+				t.Fatalf("Sprintf(%q) depends on pin-value: %s, then %s", verb, want, got)
+			}
 		}
 		v, err := signer.ParseURI(out)
 		if err != nil {
@@ -328,4 +356,78 @@ func contains(list []string, s string) bool {
 		}
 	}
 	return false
+}
+
+// TestURIFormatRedactsPIN: a URI or its attributes, formatted with any
+// verb, show no pin-value.
+func TestURIFormatRedactsPIN(t *testing.T) {
+	const pin = "Zq7-s3cr3t-pin"
+	u, err := signer.ParseURI("keybase:dir=/k;label=v?pin-value=" + pin + "&mode=per-sign")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, verb := range []string{"%v", "%+v", "%#v", "%s", "%q", "%x", "%X", "%10.40s", "%d"} {
+		for _, v := range []any{*u, u, u.Query, u.Query[0], &u.Query[0], []*signer.URI{u}, struct{ U signer.URI }{*u}} {
+			out := fmt.Sprintf(verb, v)
+			if strings.Contains(out, pin) || strings.Contains(strings.ToLower(out), hex.EncodeToString([]byte(pin))) {
+				t.Errorf("Sprintf(%q, %T) = %s: shows the PIN", verb, v, out)
+			}
+		}
+	}
+	if got := fmt.Sprint(*u); got != u.String() {
+		t.Errorf("%%v = %q, want String %q", got, u.String())
+	}
+	if got := fmt.Sprintf("%+v", *u); !strings.Contains(got, "{Name:pin-value Value:<redacted>}") || !strings.Contains(got, "{Name:mode Value:per-sign}") {
+		t.Errorf("%%+v = %s", got)
+	}
+	if got := fmt.Sprintf("%#v", u); !strings.HasPrefix(got, "signer.URI{") || !strings.Contains(got, `signer.URIAttr{Name:"pin-value", Value:"<redacted>"}`) {
+		t.Errorf("%%#v = %s", got)
+	}
+	if got := fmt.Sprint(u.Path[0]); got != "{dir /k}" {
+		t.Errorf("%%v of an attribute = %s, want {dir /k}", got)
+	}
+	if v, _ := u.Attr(signer.AttrPINValue); v != pin {
+		t.Errorf("formatting changed pin-value to %q", v)
+	}
+}
+
+// TestURIQueryNeverQuoted: no error quotes text of the query, which may be
+// (the tail of) a PIN, and a PIN's tail is never named as an attribute.
+func TestURIQueryNeverQuoted(t *testing.T) {
+	const m = "Zq7"
+	for _, uri := range []string{
+		"x:a=b?pin-value=" + m + "&" + m + "=%zz", // the tail has a bad escape
+		"x:a=b?pin-value=" + m + "&" + m + "=%2",
+		"x:a=b?" + m + "!=1",
+		"x:a=b?" + m,
+		"x:a=b?n=1&" + m,
+	} {
+		u, err := signer.ParseURI(uri)
+		if err == nil {
+			t.Errorf("%s: accepted: %v", uri, u)
+			continue
+		}
+		if strings.Contains(err.Error(), m) {
+			t.Errorf("%s: error quotes the query: %v", uri, err)
+		}
+	}
+	u, err := signer.ParseURI("x:n=" + m + "?q=" + m + "&big=99999&src=" + m + "https://x")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := u.Uint("n", 10); err == nil || !strings.Contains(err.Error(), m) {
+		t.Errorf("Uint of a path attribute: %v, want the value quoted", err)
+	}
+	for _, name := range []string{"q", "big"} {
+		if _, _, err := u.Uint(name, 10); err == nil || strings.Contains(err.Error(), m) || strings.Contains(err.Error(), "99999") {
+			t.Errorf("Uint of query attribute %s: %v, want an error that does not quote it", name, err)
+		}
+	}
+	if _, err := signer.SecretSource(m + "https://x"); !errors.Is(err, signer.ErrUnsupported) || strings.Contains(err.Error(), m) {
+		t.Errorf("SecretSource: %v, want ErrUnsupported without the source quoted", err)
+	}
+	u, _ = signer.ParseURI("x:a=b?pin-source=" + m + "https://x")
+	if _, err := u.Secret(); !errors.Is(err, signer.ErrUnsupported) || strings.Contains(err.Error(), m) {
+		t.Errorf("Secret: %v, want ErrUnsupported without the source quoted", err)
+	}
 }
