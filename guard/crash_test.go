@@ -132,10 +132,16 @@ func TestCrash(t *testing.T) {
 		ready := make(chan struct{})
 		go func() {
 			defer close(lines)
-			sc := bufio.NewScanner(stdout)
+			// Only whole lines count: SIGKILL can cut the last one short,
+			// and a signature half written was not released.
+			r := bufio.NewReader(stdout)
 			first := true
-			for sc.Scan() {
-				lines <- sc.Text()
+			for {
+				l, err := r.ReadString('\n')
+				if err != nil {
+					break
+				}
+				lines <- strings.TrimSuffix(l, "\n")
 				if first {
 					close(ready)
 					first = false
