@@ -9,11 +9,9 @@ import (
 	"encoding/hex"
 	"errors"
 	"io"
-	"io/fs"
 	"net"
 	"os"
 	"path/filepath"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -47,65 +45,6 @@ func (k *edKey) SignContext(ctx context.Context, msg []byte) ([]byte, error) {
 	return ed25519.Sign(k.priv, msg), nil
 }
 
-// memFS is a guard.FS in memory, whose syncs cost nothing.
-type memFS struct {
-	mu    sync.Mutex
-	files map[string]*memFile
-}
-
-type memFile struct {
-	mu   sync.Mutex
-	data []byte
-}
-
-func (m *memFS) Open(name string) (guard.File, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	f := m.files[name]
-	if f == nil {
-		return nil, &fs.PathError{Op: "open", Path: name, Err: fs.ErrNotExist}
-	}
-	return f, nil
-}
-
-func (m *memFS) Create(name string, data []byte) error {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if m.files == nil {
-		m.files = map[string]*memFile{}
-	}
-	if m.files[name] != nil {
-		return &fs.PathError{Op: "create", Path: name, Err: fs.ErrExist}
-	}
-	m.files[name] = &memFile{data: bytes.Clone(data)}
-	return nil
-}
-
-func (f *memFile) ReadAt(p []byte, off int64) (int, error) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if off >= int64(len(f.data)) {
-		return 0, io.EOF
-	}
-	n := copy(p, f.data[off:])
-	if n < len(p) {
-		return n, io.EOF
-	}
-	return n, nil
-}
-
-func (f *memFile) WriteAt(p []byte, off int64) (int, error) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if end := off + int64(len(p)); end > int64(len(f.data)) {
-		f.data = append(f.data, make([]byte, end-int64(len(f.data)))...)
-	}
-	return copy(f.data[off:], p), nil
-}
-
-func (f *memFile) Sync() error  { return nil }
-func (f *memFile) Close() error { return nil }
-
 // newGuard returns a guard around k with AutoInit, its state in memory or,
 // when durable, in a directory on disk.
 func newGuard(t testing.TB, k signer.Signer, durable bool) *guard.Guard {
@@ -114,7 +53,7 @@ func newGuard(t testing.TB, k signer.Signer, durable bool) *guard.Guard {
 	if durable {
 		cfg.Dir = t.TempDir()
 	} else {
-		cfg.FS = &memFS{}
+		cfg.FS = &guard.MemFS{}
 	}
 	g, err := guard.New(k, cfg)
 	if err != nil {

@@ -6,11 +6,8 @@ import (
 	"crypto/ed25519"
 	"errors"
 	"fmt"
-	"io"
-	"io/fs"
 	"net"
 	"os"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -120,7 +117,7 @@ func openPrivval(proto, network string, durable bool) func(context.Context, Para
 				r.close()
 			}
 		}()
-		cfg := guard.Config{AutoInit: true, FS: &memFS{}}
+		cfg := guard.Config{AutoInit: true, FS: &guard.MemFS{}}
 		if durable {
 			dir, err := os.MkdirTemp("", "signerkit-privval-")
 			if err != nil {
@@ -297,62 +294,3 @@ func privvalHandshakes(proto, network string) (signerHS, nodeHS privval.Handshak
 	}
 	return hs(signerID, nodeID.Public().(ed25519.PublicKey)), hs(nodeID, signerID.Public().(ed25519.PublicKey))
 }
-
-// memFS is a guard.FS in memory: the non-durable rows' state, whose syncs
-// cost nothing.
-type memFS struct {
-	mu    sync.Mutex
-	files map[string]*memFile
-}
-
-type memFile struct {
-	mu   sync.Mutex
-	data []byte
-}
-
-func (m *memFS) Open(name string) (guard.File, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if f := m.files[name]; f != nil {
-		return f, nil
-	}
-	return nil, &fs.PathError{Op: "open", Path: name, Err: fs.ErrNotExist}
-}
-
-func (m *memFS) Create(name string, data []byte) error {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if m.files == nil {
-		m.files = map[string]*memFile{}
-	}
-	if m.files[name] != nil {
-		return &fs.PathError{Op: "create", Path: name, Err: fs.ErrExist}
-	}
-	m.files[name] = &memFile{data: bytes.Clone(data)}
-	return nil
-}
-
-func (f *memFile) ReadAt(p []byte, off int64) (int, error) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if off >= int64(len(f.data)) {
-		return 0, io.EOF
-	}
-	n := copy(p, f.data[off:])
-	if n < len(p) {
-		return n, io.EOF
-	}
-	return n, nil
-}
-
-func (f *memFile) WriteAt(p []byte, off int64) (int, error) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if end := off + int64(len(p)); end > int64(len(f.data)) {
-		f.data = append(f.data, make([]byte, end-int64(len(f.data)))...)
-	}
-	return copy(f.data[off:], p), nil
-}
-
-func (f *memFile) Sync() error  { return nil }
-func (f *memFile) Close() error { return nil }
