@@ -63,7 +63,7 @@ func TestConformanceRaw(t *testing.T) {
 			dev := ledgersim.MustNew(ledgersim.Config{Raw: true, Time: ledgersim.Accounted})
 			dial := f.dial(dev, t)
 			open := func() (signer.Signer, error) {
-				return ledger.Open(context.Background(), ledger.Config{Dial: dial})
+				return ledger.Open(context.Background(), ledger.Config{Dial: dial, MaxMessage: ledger.NoMessageLimit})
 			}
 			signertest.Run(t, open, signertest.Options{
 				MaxMessage: dev.Profile().BufferSize,

@@ -10,6 +10,13 @@
 //
 // # Opening the app
 //
+// The app takes sign bytes of at most 128 bytes (AppMaxMessage: its
+// parser wants a one-byte length prefix). Longer ones — a proposal at
+// round 1 or more on a chain ID of a few characters, for one — are refused
+// before anything is sent, with a *MessageTooLargeError that names the
+// limit and wraps signer.ErrMessageTooLarge; Config.MaxMessage moves the
+// limit for a fork that takes more.
+//
 // The package follows signer's one shape for every backend. Open(ctx,
 // cfg) opens the app through the transport Config.Dial makes (by default
 // the HID device at Config.Path, or the first Ledger found) and returns a

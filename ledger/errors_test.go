@@ -87,3 +87,60 @@ func TestErrorsHaveOnePrefix(t *testing.T) {
 		})
 	}
 }
+
+// The client refuses, before sending, what the validator app cannot sign:
+// sign bytes over AppMaxMessage (128) bytes (docs/protocols.md A.5).
+func TestAppMessageLimit(t *testing.T) {
+	ctx := context.Background()
+	dev := ledgersim.MustNew(ledgersim.Config{Time: ledgersim.Accounted})
+	s, err := ledger.Open(ctx, ledger.Config{Dial: dev.Dialer()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if got := s.MaxMessage(); ledger.AppMaxMessage != 128 || got != 128 {
+		t.Errorf("MaxMessage() = %d, want 128", got)
+	}
+	// With tm2.Message's block id and timestamp, a proposal at round 1
+	// fits on a 6-character chain id, not on 7; a precommit at round 1 on
+	// 17 characters, not on 18.
+	for _, tc := range []struct {
+		kind  tm2.Kind
+		chain string
+		ok    bool
+	}{
+		{tm2.KindProposal, "test11", true},
+		{tm2.KindProposal, "test111", false},
+		{tm2.KindPrecommit, "abcdefghijklmnopq", true},
+		{tm2.KindPrecommit, "abcdefghijklmnopqr", false},
+	} {
+		msg := tm2.Message(tc.kind, int64(dev.Stats().APDUs+10), tc.chain)
+		before := dev.Stats().APDUs
+		_, err := s.SignContext(ctx, msg)
+		sent := dev.Stats().APDUs - before
+		var tl *ledger.MessageTooLargeError
+		switch {
+		case tc.ok && err != nil:
+			t.Errorf("%v on %q (%d bytes): %v", tc.kind, tc.chain, len(msg), err)
+		case !tc.ok && (!errors.As(err, &tl) || !errors.Is(err, signer.ErrMessageTooLarge) || tl.Size != len(msg) || tl.Limit != 128 || !strings.Contains(err.Error(), "validator app's limit of 128 bytes")):
+			t.Errorf("%v on %q (%d bytes): %v, want a *MessageTooLargeError naming the app's 128-byte limit", tc.kind, tc.chain, len(msg), err)
+		case !tc.ok && sent != 0:
+			t.Errorf("%v on %q: %d APDUs sent for a refused message", tc.kind, tc.chain, sent)
+		}
+	}
+	// Config.MaxMessage sets another limit, or lifts it.
+	for _, tc := range []struct{ max, want int }{{64, 64}, {ledger.NoMessageLimit, 255 * 250}, {1 << 20, 255 * 250}} {
+		s, err := ledger.Open(ctx, ledger.Config{Dial: ledgersim.MustNew(ledgersim.Config{Raw: true}).Dialer(), MaxMessage: tc.max})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := s.MaxMessage(); got != tc.want {
+			t.Errorf("MaxMessage %d: MaxMessage() = %d, want %d", tc.max, got, tc.want)
+		}
+		_, err = s.SignContext(ctx, make([]byte, 200))
+		if tc.max == 64 && !errors.Is(err, signer.ErrMessageTooLarge) || tc.max != 64 && err != nil {
+			t.Errorf("MaxMessage %d, 200 bytes: %v", tc.max, err)
+		}
+		s.Close()
+	}
+}

@@ -38,6 +38,14 @@ type Config struct {
 	// MinVersion is the oldest app version accepted; zero means 0.5.0,
 	// what gnokms requires.
 	MinVersion Version
+	// MaxMessage is the longest message SignContext sends; a longer one
+	// is refused before anything is sent, with a *MessageTooLargeError.
+	// Zero means AppMaxMessage (128 bytes), the upstream validator app's
+	// limit. NoMessageLimit (or any negative value) lifts it, leaving only
+	// the 255-chunk limit: for an app that accepts longer sign bytes
+	// (gnoverse's fork may, docs/protocols.md A.12), or ledgersim with
+	// Config.Raw or Config.LongPrefix.
+	MaxMessage int
 	// SignTimeout bounds Sign, the crypto.Signer method, which takes no
 	// context: a sign that has not finished by then (the wait for the
 	// device's one sign slot included) fails with an error wrapping
@@ -69,6 +77,48 @@ func (c Config) chunkSize() int {
 	return c.ChunkSize
 }
 
+// AppMaxMessage is the longest sign bytes the upstream validator app
+// accepts: 128 bytes. Its RAM buffer is larger (16384 bytes, 1024 on a
+// Nano S), but its parser wants a one-byte length prefix, L + 1 == size
+// with L ≤ 127, and answers longer ones with parse error 7
+// (app-tendermint src/lib/vote_parser.c, docs/protocols.md A.5). Real tm2
+// messages can be longer: proposals and votes at round ≥ 1 on longer
+// chain IDs, which the app cannot sign.
+const AppMaxMessage = 128
+
+// NoMessageLimit, as Config.MaxMessage, lifts the app's limit.
+const NoMessageLimit = -1
+
+// MessageTooLargeError is the refusal of a message longer than the app
+// takes (Config.MaxMessage, AppMaxMessage by default), before it is
+// sent. It unwraps to signer.ErrMessageTooLarge.
+type MessageTooLargeError struct {
+	// Size is the message's length; Limit is the longest allowed.
+	Size, Limit int
+}
+
+func (e *MessageTooLargeError) Error() string {
+	what := fmt.Sprintf("the limit of %d bytes set by Config.MaxMessage", e.Limit)
+	if e.Limit == AppMaxMessage {
+		what = fmt.Sprintf("the validator app's limit of %d bytes (a one-byte length prefix; longer sign bytes get parse error 7)", AppMaxMessage)
+	}
+	return fmt.Sprintf("ledger: %d-byte message is over %s: %v", e.Size, what, signer.ErrMessageTooLarge)
+}
+
+// Unwrap returns signer.ErrMessageTooLarge.
+func (e *MessageTooLargeError) Unwrap() error { return signer.ErrMessageTooLarge }
+
+// maxMessage is the app limit c sets, or 0 for none.
+func (c Config) maxMessage() int {
+	switch {
+	case c.MaxMessage == 0:
+		return AppMaxMessage
+	case c.MaxMessage < 0:
+		return 0
+	}
+	return c.MaxMessage
+}
+
 // check validates c and returns the dialer it names.
 func (c Config) check() (Dialer, error) {
 	if c.ChunkSize < 0 || c.ChunkSize > MaxChunkSize {
@@ -90,6 +140,7 @@ func (c Config) check() (Dialer, error) {
 type Signer struct {
 	dial    Dialer
 	chunk   int
+	maxMsg  int // Config.MaxMessage resolved; 0 means no app limit
 	pub     ed25519.PublicKey
 	version Version
 	timeout time.Duration // Sign's bound
@@ -129,7 +180,7 @@ func Open(ctx context.Context, cfg Config) (*Signer, error) {
 	if err != nil {
 		return nil, wrap("", err)
 	}
-	s := &Signer{dial: dial, chunk: cfg.chunkSize(), timeout: cfg.signTimeout(), sem: make(chan struct{}, 1), tr: tr}
+	s := &Signer{dial: dial, chunk: cfg.chunkSize(), maxMsg: cfg.maxMessage(), timeout: cfg.signTimeout(), sem: make(chan struct{}, 1), tr: tr}
 	if err := s.handshake(ctx, tr, minV); err != nil {
 		tr.Close()
 		return nil, err
@@ -195,11 +246,19 @@ func (s *Signer) Version() Version { return s.version }
 // ChunkSize returns the number of message bytes sent per APDU.
 func (s *Signer) ChunkSize() int { return s.chunk }
 
-// MaxMessage returns the longest message this client can send: 255
-// chunks, the most P2 can count. The app's own buffer (16384 bytes, 1024
-// on a Nano S) may be smaller; it refuses with 0x6983, which unwraps to
-// signer.ErrMessageTooLarge.
-func (s *Signer) MaxMessage() int { return maxPackets * s.chunk }
+// MaxMessage returns the longest message this client sends:
+// Config.MaxMessage (AppMaxMessage, 128 bytes, by default), and never more
+// than 255 chunks, the most P2 can count. A longer message is refused
+// before it is sent, with an error wrapping signer.ErrMessageTooLarge.
+// With the limit lifted, the app's own buffer (16384 bytes, 1024 on a
+// Nano S) may be smaller; it refuses with 0x6983, which unwraps to
+// signer.ErrMessageTooLarge too.
+func (s *Signer) MaxMessage() int {
+	if s.maxMsg > 0 {
+		return min(s.maxMsg, maxPackets*s.chunk)
+	}
+	return maxPackets * s.chunk
+}
 
 // Sign implements crypto.Signer for pure Ed25519: opts.HashFunc() must be
 // 0 and message is the message itself. rand is ignored. Ed25519ph and
@@ -225,6 +284,9 @@ func (s *Signer) Sign(_ io.Reader, message []byte, opts crypto.SignerOpts) ([]by
 func (s *Signer) SignContext(ctx context.Context, msg []byte) ([]byte, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("ledger: %w", err)
+	}
+	if s.maxMsg > 0 && len(msg) > s.maxMsg {
+		return nil, &MessageTooLargeError{Size: len(msg), Limit: s.maxMsg}
 	}
 	n := max(1, (len(msg)+s.chunk-1)/s.chunk)
 	if n > maxPackets {

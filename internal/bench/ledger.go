@@ -98,7 +98,13 @@ func openLedger(upstream, raw bool) func(context.Context, Params) (*Instance, er
 		if upstream {
 			dial = dev.UpstreamDialer(dial)
 		}
-		return openLedgerSigner(ctx, ledger.Config{Dial: dial}, p)
+		cfg := ledger.Config{Dial: dial}
+		if raw {
+			// The raw device signs any bytes: lift the client's refusal of
+			// sign bytes longer than the validator app takes.
+			cfg.MaxMessage = ledger.NoMessageLimit
+		}
+		return openLedgerSigner(ctx, cfg, p)
 	}
 }
 

@@ -93,6 +93,10 @@ type Device struct {
 	appClosed bool
 	state     fsm
 	buf       []byte
+	// bufLive is false from the app's start and after an overflow until
+	// the next P1 == 1: the app then appends to a zero-size fallback
+	// buffer (buffering.c), so any data is refused with 0x6983.
+	bufLive   bool
 	gone      chan struct{} // closed while unplugged
 	plugged   bool
 	hang      chan struct{} // non-nil while hung; closed on release
@@ -208,6 +212,7 @@ func (d *Device) OpenApp() {
 func (d *Device) restartLocked() {
 	d.state = fsm{}
 	d.buf = d.buf[:0]
+	d.bufLive = false
 }
 
 // SetConfirm changes how the user answers the next confirmation.
@@ -282,10 +287,10 @@ func (d *Device) process(apdu []byte) ([]byte, costs) {
 		return sw(ledger.SWDeviceLocked), costs{}
 	case d.appClosed:
 		return sw(ledger.SWCLANotSupported), costs{} // the dashboard
+	case apdu[0] != ledger.CLA: // checked before the length (app_main.c)
+		return sw(ledger.SWCLANotSupported), costs{}
 	case len(apdu) < 5:
 		return sw(ledger.SWWrongLength), costs{}
-	case apdu[0] != ledger.CLA:
-		return sw(ledger.SWCLANotSupported), costs{}
 	}
 	switch apdu[1] {
 	case ledger.INSGetVersion:
@@ -328,14 +333,19 @@ func (d *Device) receiveLocked(apdu []byte) (resp []byte, c costs, f Fault, ok b
 
 // sign is SIGN_ED25519 (app_main.c:119-138, 181-217): P1 == 1 resets the
 // buffer, the data (rx-5 bytes; Lc is not checked) is appended, and the
-// last packet (P1 == P2) is parsed and signed.
+// last packet (P1 == P2) is parsed and signed. Until the first P1 == 1
+// since the app started, and after an overflow until the next one, the
+// app appends to a zero-size fallback buffer (docs/protocols.md A.5 step
+// 3): any data gets 0x6983, and an empty chunk leaves the buffer empty.
 func (d *Device) sign(apdu []byte) ([]byte, costs) {
 	p1, p2, data := apdu[2], apdu[3], apdu[5:]
 	if p1 == 1 {
 		d.buf = d.buf[:0]
+		d.bufLive = true
 	}
-	if len(d.buf)+len(data) > d.profile.BufferSize {
+	if len(data) > 0 && (!d.bufLive || len(d.buf)+len(data) > d.profile.BufferSize) {
 		d.buf = d.buf[:0]
+		d.bufLive = false
 		return sw(ledger.SWOutputBufferTooSmall), costs{}
 	}
 	d.buf = append(d.buf, data...)

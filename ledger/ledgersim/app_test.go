@@ -211,6 +211,8 @@ func TestRawAPDUs(t *testing.T) {
 	}{
 		{"empty", []byte{}, []byte{0x69, 0x82}},
 		{"short", []byte{0x56, 0x00}, []byte{0x67, 0x00}},
+		// CLA is checked before the length (app_main.c).
+		{"short, wrong CLA", []byte{0xE0, 0x00}, []byte{0x6E, 0x00}},
 		{"wrong CLA", []byte{0xE0, 0x00, 0, 0, 0}, []byte{0x6E, 0x00}},
 		{"unknown INS", []byte{0x56, 0x07, 0, 0, 0}, []byte{0x6D, 0x00}},
 		{"version", []byte{0x56, 0x00, 0, 0, 0}, []byte{0, 0, 9, 1, 0x90, 0x00}},
@@ -224,10 +226,60 @@ func TestRawAPDUs(t *testing.T) {
 	}
 }
 
+// The app's zero-size fallback buffer (docs/protocols.md A.5 step 3):
+// continuation chunks before the first P1 == 1 since the app started, and
+// after an overflow until the next P1 == 1, get 0x6983.
+func TestFallbackBuffer(t *testing.T) {
+	d := ledgersim.MustNew(ledgersim.Config{Profile: ledgersim.NanoS})
+	tr, err := d.Transport()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tr.Close()
+	ctx := context.Background()
+	chunk := func(p1, p2 byte, data []byte) []byte {
+		return append([]byte{ledger.CLA, ledger.INSSignEd25519, p1, p2, byte(len(data))}, data...)
+	}
+	step := func(what string, apdu []byte, want []byte) {
+		t.Helper()
+		resp, err := tr.Exchange(ctx, apdu)
+		if err != nil || !bytes.HasSuffix(resp, want) {
+			t.Errorf("%s: %x, %v; want …%x", what, resp, err, want)
+		}
+	}
+	msg := vote(tm2.Prevote, 5, 0)
+	tooSmall, ok := []byte{0x69, 0x83}, []byte{0x90, 0x00}
+	// No P1 == 1 since the app started.
+	step("P1 = 2 first", chunk(2, 2, msg), tooSmall)
+	step("P1 = 3 first", chunk(3, 4, msg[:10]), tooSmall)
+	// An empty chunk appends nothing and is not refused; the buffer
+	// stays empty (parse error 1).
+	step("empty chunk before P1 = 1", chunk(2, 3, nil), ok)
+	step("empty last chunk before P1 = 1", chunk(3, 3, nil), []byte{0x01, 0x69, 0x84})
+	// P1 == 1 starts the real buffer.
+	step("P1 = 1", chunk(1, 2, msg[:50]), ok)
+	step("P1 = 2", chunk(2, 2, msg[50:]), ok)
+	// Overflow the 1024-byte buffer, then continue: still 0x6983.
+	big := make([]byte, 250)
+	step("P1 = 1 of 5", chunk(1, 5, big), ok)
+	for p1 := byte(2); p1 <= 4; p1++ {
+		step("filling", chunk(p1, 5, big), ok)
+	}
+	step("overflow", chunk(5, 6, big), tooSmall)
+	step("after the overflow", chunk(6, 6, big[:1]), tooSmall)
+	step("P1 = 2 after the overflow", chunk(2, 2, msg), tooSmall)
+	// Only P1 == 1 recovers.
+	step("P1 = 1 after the overflow", chunk(1, 1, vote(tm2.Prevote, 6, 0)), ok)
+	// Restarting the app brings the fallback back.
+	d.CloseApp()
+	d.OpenApp()
+	step("P1 = 2 after a restart", chunk(2, 2, msg), tooSmall)
+}
+
 func TestBufferSizes(t *testing.T) {
 	for _, p := range []ledgersim.Profile{ledgersim.NanoSPlus, ledgersim.NanoS} {
 		d := ledgersim.MustNew(ledgersim.Config{Raw: true, Profile: p})
-		s := open(t, d.Dialer(), ledger.Config{ChunkSize: 128})
+		s := open(t, d.Dialer(), ledger.Config{ChunkSize: 128, MaxMessage: ledger.NoMessageLimit})
 		msg := make([]byte, p.BufferSize+1)
 		rand.Read(msg)
 		_, err := sign(s, msg)
@@ -244,15 +296,26 @@ func TestBufferSizes(t *testing.T) {
 		}
 	}
 	// The validator app refuses what its one-byte prefix cannot carry,
-	// unless told otherwise.
+	// unless told otherwise; the client, by default, does not send it.
 	long := tm2.Message(tm2.KindProposal, 1, "test-chain-with-long-id")
-	strict := open(t, ledgersim.MustNew(ledgersim.Config{}).Dialer(), ledger.Config{})
-	_, err := sign(strict, long)
+	dev := ledgersim.MustNew(ledgersim.Config{})
+	before := dev.Stats().APDUs
+	_, err := sign(open(t, dev.Dialer(), ledger.Config{}), long)
+	var tl *ledger.MessageTooLargeError
+	if !errors.As(err, &tl) || tl.Limit != ledger.AppMaxMessage || !errors.Is(err, signer.ErrMessageTooLarge) {
+		t.Errorf("146-byte proposal: %v, want a *MessageTooLargeError", err)
+	}
+	// Open sent GET_VERSION and PUBLIC_KEY; the sign sent nothing.
+	if got := dev.Stats().APDUs - before; got != 2 {
+		t.Errorf("%d APDUs for an open and a refused sign, want 2", got)
+	}
+	strict := open(t, ledgersim.MustNew(ledgersim.Config{}).Dialer(), ledger.Config{MaxMessage: ledger.NoMessageLimit})
+	_, err = sign(strict, long)
 	var se *ledger.StatusError
 	if !errors.As(err, &se) || se.ParseError != ledger.ParseUnexpectedBufferSize {
 		t.Errorf("146-byte proposal: %v, want parse error 7", err)
 	}
-	if _, err := sign(open(t, ledgersim.MustNew(ledgersim.Config{LongPrefix: true}).Dialer(), ledger.Config{}), long); err != nil {
+	if _, err := sign(open(t, ledgersim.MustNew(ledgersim.Config{LongPrefix: true}).Dialer(), ledger.Config{MaxMessage: ledger.NoMessageLimit}), long); err != nil {
 		t.Errorf("146-byte proposal with LongPrefix: %v", err)
 	}
 }

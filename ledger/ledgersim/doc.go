@@ -7,9 +7,14 @@
 //     PUBLIC_KEY_ED25519 of a key from Config.Seed (Config.PresentKey
 //     makes it answer another, such as the small-order SmallOrderKey, to
 //     test a client against a lying device);
+//   - CLA checked before the APDU's length, as the app does (a 2-byte
+//     APDU of another class gets 0x6E00, not 0x6700);
 //   - SIGN_ED25519 with the app's chunk rules (P1 == 1 resets the buffer,
 //     Lc is ignored, P1 == P2 ends), its 16384-byte buffer (1024 with the
-//     NanoS profile), and its sign-bytes parser (ParseSignBytes) with the
+//     NanoS profile), its zero-size fallback buffer (a chunk with data
+//     before the first P1 == 1 since the app started, or after an
+//     overflow until the next P1 == 1, gets 0x6983), and its sign-bytes
+//     parser (ParseSignBytes) with the
 //     one-byte length-prefix rule (Config.LongPrefix lifts it) and the
 //     app's parse-error codes;
 //   - the double-sign state machine of A.6: a byte-identical retransmit is
@@ -22,6 +27,14 @@
 // Config.Raw turns the device into a generic Ed25519 signer that signs any
 // bytes, with no parser and no double-sign rules. That is NOT the
 // validator app: it exists so payload sweeps can show what chunking costs.
+// A ledger.Signer refuses sign bytes over 128 bytes before sending them
+// unless its Config.MaxMessage is ledger.NoMessageLimit, which Raw and
+// LongPrefix sweeps need.
+//
+// Where it is simpler than the app: its keys are always initialised (no
+// 0x6986 for that reason), Replug powers up unlocked with the app open,
+// and its device time does not grow with the message (docs/protocols.md
+// A.11).
 //
 // # Faces
 //

@@ -43,7 +43,8 @@ func ExampleDevice_Inject() {
 // Raw mode signs any bytes; it is not the validator app.
 func ExampleConfig_raw() {
 	dev := ledgersim.MustNew(ledgersim.Config{Raw: true})
-	s, err := ledger.Open(context.Background(), ledger.Config{Dial: dev.Dialer(), ChunkSize: 64})
+	// Lift the client's limit, the validator app's 128 bytes.
+	s, err := ledger.Open(context.Background(), ledger.Config{Dial: dev.Dialer(), ChunkSize: 64, MaxMessage: ledger.NoMessageLimit})
 	if err != nil {
 		log.Fatal(err)
 	}

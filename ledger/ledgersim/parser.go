@@ -37,8 +37,9 @@ func ParseSignBytes(b []byte, strictPrefix bool) (Vote, ledger.ParseError) {
 	if len(b) < 2 {
 		return v, ledger.ParseUnexpectedBufferEnd
 	}
+	// The app's get_varint wants at least one byte after the prefix.
 	l, n := binary.Uvarint(b)
-	if n <= 0 {
+	if n <= 0 || n >= len(b) {
 		return v, ledger.ParseUnexpectedBufferEnd
 	}
 	if strictPrefix {

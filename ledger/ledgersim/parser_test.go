@@ -40,6 +40,8 @@ func TestParseSignBytes(t *testing.T) {
 		{"round 127", sized(cat(typ, fixed(0x11, 5), fixed(0x19, 127))...), 0, ledgersim.Vote{Type: 1, Height: 5, Round: 127}},
 		{"one byte", []byte{0x01}, ledger.ParseUnexpectedBufferEnd, ledgersim.Vote{}},
 		{"prefix runs off", []byte{0x80, 0x80}, ledger.ParseUnexpectedBufferEnd, ledgersim.Vote{}},
+		// get_varint wants a byte after the prefix: code 1, before the size check.
+		{"prefix and nothing after", []byte{0x80, 0x01}, ledger.ParseUnexpectedBufferEnd, ledgersim.Vote{}},
 		{"prefix does not match", []byte{0x05, 0x08, 0x01}, ledger.ParseUnexpectedBufferSize, ledgersim.Vote{}},
 		{"two-byte prefix", tm2.Message(tm2.KindProposal, 1, "staging.gno.land"), ledger.ParseUnexpectedBufferSize, ledgersim.Vote{}},
 		{"field 0", sized(0x00, 0x01), ledger.ParseUnexpectedField, ledgersim.Vote{}},
@@ -57,6 +59,9 @@ func TestParseSignBytes(t *testing.T) {
 		if perr != tc.want || (perr == 0 && v != tc.vote) {
 			t.Errorf("%s: got %+v, code %d; want %+v, code %d", tc.name, v, perr, tc.vote, tc.want)
 		}
+	}
+	if _, perr := ledgersim.ParseSignBytes([]byte{0x80, 0x01}, false); perr != ledger.ParseUnexpectedBufferEnd {
+		t.Errorf("prefix and nothing after, long prefix allowed: code %d, want 1", perr)
 	}
 	// Without the one-byte rule, a 139-byte proposal parses.
 	if v, perr := ledgersim.ParseSignBytes(tm2.Message(tm2.KindProposal, 9, "staging.gno.land"), false); perr != 0 || v.Height != 9 {
