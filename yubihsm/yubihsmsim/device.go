@@ -34,8 +34,10 @@ const (
 	CmdGetObjectInfo    = 0x4e
 	CmdGetPublicKey     = 0x54
 	CmdSignECDSA        = 0x56
+	CmdGetPseudoRandom  = 0x51
 	CmdDeleteObject     = 0x58
 	CmdSignEdDSA        = 0x6a
+	CmdBlinkDevice      = 0x6b
 	CmdError            = 0x7f
 )
 
@@ -52,6 +54,7 @@ const (
 	CapGenerateAsym     uint64 = 0x10
 	CapSignECDSA        uint64 = 0x80
 	CapSignEdDSA        uint64 = 0x100
+	CapGetPseudoRandom  uint64 = 1 << 0x13
 	CapDeleteAuthKey    uint64 = 0x0000010000000000
 	CapDeleteAsymmetric uint64 = 0x0000020000000000
 	CapAll              uint64 = 0x00007fffffffffff
@@ -184,6 +187,8 @@ type Stats struct {
 	Echoes int
 	// Signs counts Sign EdDSA and Sign ECDSA commands that signed.
 	Signs int
+	// Blinks counts Blink Device commands accepted.
+	Blinks int
 	// Commands counts every frame handled.
 	Commands int
 	// Hung counts frames that arrived while the device hung (Hang).
@@ -358,7 +363,7 @@ func (d *Device) dispatch(frame []byte) (resp []byte, cost time.Duration, isSess
 		d.stats.Echoes++
 		return okFrame(CmdEcho, f.Payload), 0, false
 	case CmdDeviceInfo:
-		return okFrame(CmdDeviceInfo, d.deviceInfo()), 0, false
+		return d.deviceInfo(f.Payload), 0, false
 	case CmdCreateSession:
 		return d.createSession(f.Payload), 0, false
 	case CmdAuthenticate:
@@ -370,10 +375,35 @@ func (d *Device) dispatch(frame []byte) (resp []byte, cost time.Duration, isSess
 	return errFrame(yubihsm.CodeInvalidCommand), 0, false
 }
 
-func (d *Device) deviceInfo() []byte {
+// PartNumber is what the simulator answers on Device Info page 1, where
+// firmware 2.4.0 and later put the chip designator: 12 ASCII bytes, no
+// terminator (libyubihsm's yh_util_get_partnumber takes the page's bytes as
+// the string and refuses fewer than 12). It names the simulator rather
+// than any real part.
+const PartNumber = "SIMULATED-YH"
+
+// deviceInfo answers Device Info, plain or in a session. Firmware 2.4.0
+// pages it: no data or page 0 is the version, serial, log counters and
+// algorithms; page 1 (one byte, 1) is the part number. Other pages get
+// INVALID DATA and more than one byte of data WRONG LENGTH; Yubico's SDK
+// does not say what the device answers there, so these are the sim's
+// choice.
+func (d *Device) deviceInfo(p []byte) []byte {
+	if len(p) > 1 {
+		return errFrame(yubihsm.CodeWrongLength)
+	}
+	if len(p) == 1 {
+		switch p[0] {
+		case 0:
+		case 1:
+			return okFrame(CmdDeviceInfo, []byte(PartNumber))
+		default:
+			return errFrame(yubihsm.CodeInvalidData)
+		}
+	}
 	out := []byte{2, 4, 0, 0, 0, 0, 0, 62, 62}
 	binary.BigEndian.PutUint32(out[3:7], d.serial)
-	return append(out, AlgP256, AlgAuthAES, AlgEd25519)
+	return okFrame(CmdDeviceInfo, append(out, AlgP256, AlgAuthAES, AlgEd25519))
 }
 
 func (d *Device) createSession(p []byte) []byte {

@@ -8,15 +8,28 @@
 // 2 does (docs/protocols.md B.4): session keys, card and host cryptograms, the
 // MAC chain, responses encrypted under the command's IV, the R-MAC that
 // does not move the chain, and the counter; the known-answer values of B.4
-// come out exactly. It answers plain Echo and Device Info, and inside
-// sessions Echo, Device Info, Put and Generate Asymmetric Key (OBJECT
-// EXISTS rather than overwrite), Get Public Key, Sign EdDSA, Sign ECDSA
-// (DER), List Objects, Get Object Info, Delete Object and Close Session,
+// come out exactly.
+//
+// # Commands
+//
+// Outside a session it answers Echo, Device Info, Create Session and
+// Authenticate Session, and Session Message carries the rest. Inside a
+// session it answers Echo, Device Info, Close Session, Put and Generate
+// Asymmetric Key (OBJECT EXISTS rather than overwrite), Get Public Key,
+// Sign EdDSA, Sign ECDSA (DER), List Objects, Get Object Info, Delete
+// Object, Get Pseudo Random (up to MaxPseudoRandom bytes, needing the
+// get-pseudo-random capability) and Blink Device (accepted, nothing lit),
 // checking the capabilities and domains of the session's authentication key
-// and of the key. It refuses what it cannot do with the device's error
-// codes, the yubihsm package's ErrorCode values (yubihsm.CodeObjectNotFound
-// and so on). Sessions expire after 30 s without a command on the Device's
-// clock (Config.Clock, which tests move on themselves), and a 17th session
+// and of the key. Device Info is paged as on firmware 2.4.0, the version it
+// reports: no data or page 0 gives the version, serial, log counters and
+// algorithms, page 1 the part number (PartNumber), as Yubico's SDK asks on
+// connect. Every other command, plain or in a session, gets what the
+// device answers a command it does not support (libyubihsm documents
+// YHR_DEVICE_INVALID_COMMAND for that): an error frame with INVALID
+// COMMAND (yubihsm.CodeInvalidCommand); the sim keeps the session open.
+// It refuses what it cannot do with the device's error codes, the yubihsm
+// package's ErrorCode values (yubihsm.CodeObjectNotFound and so on).
+// Sessions expire after 30 s without a command on the Device's clock (Config.Clock, which tests move on themselves), and a 17th session
 // gets SESSIONS FULL. Every command runs under one lock, as the device
 // serialises them.
 //

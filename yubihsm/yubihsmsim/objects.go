@@ -30,7 +30,17 @@ func (d *Device) inner(s *session, f scp03.Frame) ([]byte, time.Duration) {
 		d.stats.Echoes++
 		return okFrame(CmdEcho, p), 0
 	case CmdDeviceInfo:
-		return okFrame(CmdDeviceInfo, d.deviceInfo()), 0
+		return d.deviceInfo(p), 0
+	case CmdGetPseudoRandom:
+		return d.pseudoRandom(s, p), 0
+	case CmdBlinkDevice:
+		// The sim has no LED: it accepts the blink (one byte, the
+		// seconds) and answers as the device does, with no data.
+		if len(p) != 1 {
+			return errFrame(yubihsm.CodeWrongLength), 0
+		}
+		d.stats.Blinks++
+		return okFrame(CmdBlinkDevice, nil), 0
 	case CmdCloseSession:
 		if len(p) != 0 {
 			return errFrame(yubihsm.CodeWrongLength), 0
@@ -84,6 +94,33 @@ func (d *Device) inner(s *session, f scp03.Frame) ([]byte, time.Duration) {
 		return okFrame(CmdDeleteObject, nil), 0
 	}
 	return errFrame(yubihsm.CodeInvalidCommand), 0
+}
+
+// MaxPseudoRandom is the most bytes Get Pseudo Random returns: the most
+// whose session response still fits a 3139-byte frame (the device's
+// 3136-byte buffer and the header): an inner frame of 3+n bytes, padded to
+// 16 with at least one byte, then 3 of header, 1 of session id and 8 of
+// R-MAC. A larger request gets WRONG LENGTH.
+const MaxPseudoRandom = (3139-3-1-8)/16*16 - 1 - 3
+
+// pseudoRandom answers Get Pseudo Random: two bytes of length, big-endian;
+// the session's authentication key needs the get-pseudo-random capability.
+func (d *Device) pseudoRandom(s *session, p []byte) []byte {
+	if len(p) != 2 {
+		return errFrame(yubihsm.CodeWrongLength)
+	}
+	if s.auth.caps&CapGetPseudoRandom == 0 {
+		return errFrame(yubihsm.CodeInsufficientPermissions)
+	}
+	n := int(binary.BigEndian.Uint16(p))
+	if n > MaxPseudoRandom {
+		return errFrame(yubihsm.CodeWrongLength)
+	}
+	out := make([]byte, n)
+	if _, err := io.ReadFull(d.rand, out); err != nil {
+		return errFrame(yubihsm.CodeInvalidData)
+	}
+	return okFrame(CmdGetPseudoRandom, out)
 }
 
 func publicBytes(o *object) []byte {
