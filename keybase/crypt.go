@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"strconv"
+	"strings"
 
 	"golang.org/x/crypto/nacl/secretbox"
 
@@ -38,7 +39,39 @@ const (
 	costHeader = "cost"
 )
 
-var errWrongPassphrase = fmt.Errorf("keybase: %w", signer.ErrWrongPassphrase)
+// PassphraseError is a passphrase that does not open a key: the wrong
+// one, or (XSalsa20-Poly1305 cannot tell them apart) a ciphertext altered
+// after it was written. It unwraps to signer.ErrWrongPassphrase. Every
+// path that decrypts a key returns one for a wrong passphrase, reachable
+// by errors.As: Open, Store.OpenKey, Store.ImportArmor,
+// Store.ChangePassphrase (the old passphrase), DecryptArmor, OpenArmor,
+// and each sign of a PerSign Signer. The passphrase is never part of it.
+type PassphraseError struct {
+	// Label is the key's name in its store; empty for armor opened
+	// outside one (DecryptArmor, OpenArmor). For Store.ImportArmor it is
+	// the label the key was to be imported under.
+	Label string
+	// Unencrypted is set when the key is stored in the clear, which only
+	// an empty passphrase opens.
+	Unencrypted bool
+}
+
+// Error names the key, when known, never the passphrase.
+func (e *PassphraseError) Error() string {
+	var b strings.Builder
+	b.WriteString("keybase: ")
+	if e.Label != "" {
+		fmt.Fprintf(&b, "key %q: ", e.Label)
+	}
+	if e.Unencrypted {
+		b.WriteString("the key is stored unencrypted and opens only with an empty passphrase: ")
+	}
+	b.WriteString(signer.ErrWrongPassphrase.Error())
+	return b.String()
+}
+
+// Unwrap returns signer.ErrWrongPassphrase.
+func (e *PassphraseError) Unwrap() error { return signer.ErrWrongPassphrase }
 
 // sealedKey is a private key block as read: encrypted, or in the clear as
 // gnokey writes it for an empty passphrase.
@@ -123,14 +156,14 @@ func boxKey(ctx context.Context, pass, salt []byte, cost int) (*[32]byte, error)
 
 // open decrypts the key with pass. A wrong passphrase (or a ciphertext
 // altered after it was written, which the cipher cannot tell apart) fails
-// with an error wrapping signer.ErrWrongPassphrase.
+// with a *PassphraseError.
 func (s *sealedKey) open(ctx context.Context, pass []byte) (*privateKey, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("keybase: %w", err)
 	}
 	if s.plaintext {
 		if len(pass) != 0 {
-			return nil, fmt.Errorf("keybase: the key is stored unencrypted and opens only with an empty passphrase: %w", signer.ErrWrongPassphrase)
+			return nil, &PassphraseError{Unencrypted: true}
 		}
 		return decodePrivate(s.data)
 	}
@@ -147,7 +180,7 @@ func (s *sealedKey) open(ctx context.Context, pass []byte) (*privateKey, error) 
 		plain, ok = openBox(s.data, &legacy)
 	}
 	if !ok {
-		return nil, errWrongPassphrase
+		return nil, &PassphraseError{}
 	}
 	defer clear(plain)
 	return decodePrivate(plain)
@@ -242,7 +275,8 @@ func EncryptArmor(ctx context.Context, priv crypto.PrivateKey, passphrase []byte
 // decrypts it with passphrase. It returns an ed25519.PrivateKey or a
 // secp256k1 *ecdsa.PrivateKey, which the caller should wipe when done.
 // Errors: *ArmorError for armor that cannot be read, *KeyTypeError for a
-// key of another type, signer.ErrWrongPassphrase for the wrong passphrase.
+// key of another type, *PassphraseError (signer.ErrWrongPassphrase) for the
+// wrong passphrase.
 func DecryptArmor(ctx context.Context, armor, passphrase []byte) (crypto.PrivateKey, error) {
 	s, err := parsePrivateArmor(armor)
 	if err != nil {

@@ -86,6 +86,32 @@
 // returns armor gnokey imports. Names (labels) are 1 to 100 ASCII letters,
 // digits, '.', '_' and '-', starting with a letter or digit.
 //
+// # Names gnokey accepts and this package refuses
+//
+// gnokey (tm2/pkg/crypto/keys, v1.7.1) checks no key name: `gnokey add`
+// takes any single argument, even an empty one, and `gnokey import` any
+// non-empty one; the name is only a key in its leveldb ("<name>.info"),
+// and a name that parses as a bech32 address is looked up as that address
+// instead. A name here is a file name, and is shown to people deciding
+// what to sign, so CheckName refuses, with signer.ErrInvalidArgument and
+// an error that states the rule, every gnokey name outside it:
+//   - the empty name;
+//   - names over 100 bytes (gnokey has no limit; file names have one);
+//   - a leading '.', '_' or '-' (hidden files, the store's own ".lock" and
+//     temporary files, and names read as command-line flags);
+//   - '/' and '\', and so "..", absolute and drive paths;
+//   - spaces, control characters (NUL, CR, LF) and every other ASCII
+//     punctuation;
+//   - every non-ASCII character, and bytes that are not UTF-8: look-alike
+//     slashes and dots (U+2215, U+FF0F, U+2024), zero-width and
+//     bidirectional controls (U+200B, U+202E) and full-width letters would
+//     let two names that print the same name different keys.
+//
+// A key of gnokey's under such a name is not lost: exported armor
+// (`gnokey export`) carries no name, so ImportArmor takes it under any
+// name that passes CheckName, for instance with each refused character
+// replaced by '-' or '_'. Nothing maps names silently.
+//
 // OpenStore creates nothing, so a mistyped directory is not left behind by
 // a read: a missing directory lists no keys, opening a key in it fails
 // with signer.ErrKeyNotFound, and the first key written (GenerateKey,
@@ -128,9 +154,10 @@
 //
 // # Errors
 //
-// A wrong passphrase wraps signer.ErrWrongPassphrase and changes nothing on
-// disk (XSalsa20-Poly1305 cannot tell a wrong passphrase from a ciphertext
-// altered after it was written; both are reported as a wrong passphrase).
+// A wrong passphrase is a *PassphraseError, which names the key and wraps
+// signer.ErrWrongPassphrase; it changes nothing on disk (XSalsa20-Poly1305
+// cannot tell a wrong passphrase from a ciphertext altered after it was
+// written; both are reported as a wrong passphrase).
 // Unreadable armor is an *ArmorError (signer.ErrCorrupt, or
 // signer.ErrUnsupported for an unknown kdf); a key of another type, such
 // as a multisig, is a *KeyTypeError (signer.ErrUnsupported). Missing and

@@ -153,10 +153,16 @@ func equalPublic(a, b crypto.PublicKey) bool {
 	return false
 }
 
-// named prefixes err with a key's name, when known.
+// named prefixes err with a key's name, when known. A *PassphraseError
+// without a label gets the name in its Label instead.
 func named(name string, err error) error {
 	if name == "" || err == nil {
 		return err
+	}
+	if pe, ok := err.(*PassphraseError); ok && pe.Label == "" {
+		c := *pe
+		c.Label = name
+		return &c
 	}
 	return &keyError{name: name, err: err}
 }

@@ -78,7 +78,8 @@ func (s *Store) Dir() string { return s.dir }
 // ASCII letters, digits, '.', '_' and '-', starting with a letter or digit.
 // Anything else (a path separator, "..", a leading dot) is refused with an
 // error wrapping signer.ErrInvalidArgument, so no name reaches outside the
-// directory or onto the store's own files.
+// directory or onto the store's own files. gnokey checks no name; the
+// package doc lists the names it accepts that are refused here, and why.
 func CheckName(name string) error {
 	ok := len(name) > 0 && len(name) <= MaxName
 	for i := 0; ok && i < len(name); i++ {

@@ -35,7 +35,7 @@ func (s *Store) ImportArmor(ctx context.Context, armor []byte, label string) (si
 	}
 	k, err := unseal(ctx, sealed, s.cfg.Secret)
 	if err != nil {
-		return signer.KeyInfo{}, err
+		return signer.KeyInfo{}, named(label, err)
 	}
 	defer k.wipe()
 	armored := sealed.armor()
@@ -78,8 +78,8 @@ func (s *Store) KeyInfo(ctx context.Context, label string) (signer.KeyInfo, erro
 // asks for both passphrases first, then holds the store's lock while it
 // reads, decrypts, re-encrypts and replaces the file (two key derivations,
 // about half a second at DefaultCost), so no other writer can slip in
-// between. A wrong old passphrase changes nothing and fails with an error
-// wrapping signer.ErrWrongPassphrase. From then on the key opens with
+// between. A wrong old passphrase changes nothing and fails with a
+// *PassphraseError (signer.ErrWrongPassphrase). From then on the key opens with
 // newSecret only, in a Store configured with it.
 func (s *Store) ChangePassphrase(ctx context.Context, label string, newSecret signer.Secret) error {
 	if err := s.checkExists(ctx, label); err != nil {

@@ -1,0 +1,166 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"crypto/ed25519"
+	"encoding/hex"
+	"errors"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/signerkit/signerkit/internal/tm2"
+	_ "github.com/signerkit/signerkit/ledger"
+	"github.com/signerkit/signerkit/signer"
+)
+
+// start builds the command, starts it with args and returns it with the
+// address it printed.
+func start(t *testing.T, args ...string) (*exec.Cmd, string) {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "ledgersim")
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	cmd := exec.Command(bin, args...)
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		cmd.Process.Kill()
+		cmd.Wait()
+	})
+	line := make(chan string, 1)
+	go func() {
+		s := bufio.NewScanner(stdout)
+		s.Scan()
+		line <- s.Text()
+	}()
+	select {
+	case l := <-line:
+		if !strings.HasPrefix(l, "127.0.0.1:") {
+			t.Fatalf("stdout %q, want host:port; stderr:\n%s", l, stderr.String())
+		}
+		return cmd, l
+	case <-time.After(30 * time.Second):
+		t.Fatalf("no address on stdout; stderr:\n%s", stderr.String())
+	}
+	return nil, ""
+}
+
+// stop sends SIGTERM and checks that the command exits 0.
+func stop(t *testing.T, cmd *exec.Cmd) {
+	t.Helper()
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("exit after SIGTERM: %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("still running 10 s after SIGTERM")
+	}
+}
+
+var seed = func() []byte {
+	b := make([]byte, ed25519.SeedSize)
+	for i := range b {
+		b[i] = byte(i)
+	}
+	return b
+}()
+
+func TestSignThroughProcess(t *testing.T) {
+	cmd, addr := start(t, "-addr", "127.0.0.1:0", "-time", "accounted", "-seed", hex.EncodeToString(seed))
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	pub := ed25519.NewKeyFromSeed(seed).Public().(ed25519.PublicKey)
+	heights := tm2.NewHeights("", 1)
+	// Twice: a second client connection replaces the first, as on Speculos.
+	for range 2 {
+		s, err := signer.Open(ctx, "ledger:speculos="+addr)
+		if err != nil {
+			t.Fatalf("Open: %v", err)
+		}
+		msg := heights.Next(tm2.KindPrevote)
+		sig, err := s.SignContext(ctx, msg)
+		s.Close()
+		if err != nil {
+			t.Fatalf("Sign: %v", err)
+		}
+		if !ed25519.Verify(pub, msg, sig) {
+			t.Fatal("signature does not verify under the seed's key")
+		}
+	}
+	stop(t, cmd)
+}
+
+func TestRejectAndUnplug(t *testing.T) {
+	cmd, addr := start(t, "-addr", "127.0.0.1:0", "-confirm", "reject")
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	s, err := signer.Open(ctx, "ledger:speculos="+addr)
+	if err != nil {
+		t.Fatalf("Open: %v", err)
+	}
+	defer s.Close()
+	if _, err := s.SignContext(ctx, tm2.NewHeights("", 1).Next(tm2.KindPrevote)); err == nil {
+		t.Fatal("sign confirmed, want the user's rejection")
+	}
+	stop(t, cmd)
+
+	cmd, addr = start(t, "-addr", "127.0.0.1:0", "-fault", "unplug")
+	if s, err := signer.Open(ctx, "ledger:speculos="+addr); err == nil {
+		s.Close()
+		t.Fatal("Open on a device unplugged at its first APDU succeeded")
+	} else if errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("Open: %v, want a quick failure", err)
+	}
+	// SIGHUP plugs it back in.
+	if err := cmd.Process.Signal(syscall.SIGHUP); err != nil {
+		t.Fatal(err)
+	}
+	for {
+		s, err := signer.Open(ctx, "ledger:speculos="+addr)
+		if err == nil {
+			s.Close()
+			break
+		}
+		if ctx.Err() != nil {
+			t.Fatalf("Open after SIGHUP: %v", err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	stop(t, cmd)
+}
+
+func TestBadFlags(t *testing.T) {
+	for _, args := range [][]string{
+		{"-profile", "nanox"},
+		{"-time", "fast"},
+		{"-seed", "abcd"},
+		{"-confirm", "maybe"},
+		{"-fault", "melt"},
+		{"-fault", "garbled"},
+		{"extra"},
+	} {
+		var out, errb strings.Builder
+		if err := run(context.Background(), args, &out, &errb, nil); err == nil {
+			t.Errorf("%q: no error", args)
+		}
+	}
+}

@@ -1,0 +1,142 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"crypto/ed25519"
+	"encoding/hex"
+	"errors"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/signerkit/signerkit/signer"
+	_ "github.com/signerkit/signerkit/yubihsm"
+)
+
+// start builds the command, starts it with args and returns it with the
+// connector URL it printed.
+func start(t *testing.T, args ...string) (*exec.Cmd, string) {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "yubihsmsim")
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	cmd := exec.Command(bin, args...)
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		cmd.Process.Kill()
+		cmd.Wait()
+	})
+	line := make(chan string, 1)
+	go func() {
+		s := bufio.NewScanner(stdout)
+		s.Scan()
+		line <- s.Text()
+	}()
+	select {
+	case l := <-line:
+		if !strings.HasPrefix(l, "http://127.0.0.1:") {
+			t.Fatalf("stdout %q, want the connector's URL; stderr:\n%s", l, stderr.String())
+		}
+		return cmd, l
+	case <-time.After(30 * time.Second):
+		t.Fatalf("no address on stdout; stderr:\n%s", stderr.String())
+	}
+	return nil, ""
+}
+
+// stop sends SIGTERM and checks that the command exits 0.
+func stop(t *testing.T, cmd *exec.Cmd) {
+	t.Helper()
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("exit after SIGTERM: %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("still running 10 s after SIGTERM")
+	}
+}
+
+func TestSignThroughProcess(t *testing.T) {
+	seed := make([]byte, ed25519.SeedSize)
+	for i := range seed {
+		seed[i] = byte(i)
+	}
+	cmd, url := start(t, "-addr", "127.0.0.1:0", "-profile", "none", "-time", "accounted",
+		"-password", "s3cret", "-seed", hex.EncodeToString(seed), "-key-id", "0x0064", "-label", "validator")
+
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	for _, ref := range []string{"label=validator", "id=0064"} {
+		s, err := signer.Open(ctx, "yubihsm:connector="+url+";"+ref+"?pin-value=s3cret&keep-alive=off")
+		if err != nil {
+			t.Fatalf("%s: Open: %v", ref, err)
+		}
+		msg := []byte("vote sign bytes")
+		sig, err := s.SignContext(ctx, msg)
+		s.Close()
+		if err != nil {
+			t.Fatalf("%s: Sign: %v", ref, err)
+		}
+		if !ed25519.Verify(ed25519.NewKeyFromSeed(seed).Public().(ed25519.PublicKey), msg, sig) {
+			t.Fatalf("%s: signature does not verify under the seed's key", ref)
+		}
+	}
+	// The factory password is replaced, not added.
+	if s, err := signer.Open(ctx, "yubihsm:connector="+url+";label=validator?pin-value=password&keep-alive=off"); !errors.Is(err, signer.ErrWrongPassphrase) {
+		if s != nil {
+			s.Close()
+		}
+		t.Fatalf("Open with the factory password: %v, want ErrWrongPassphrase", err)
+	}
+	stop(t, cmd)
+}
+
+func TestFaultAtStart(t *testing.T) {
+	cmd, url := start(t, "-addr", "127.0.0.1:0", "-profile", "none", "-seed", strings.Repeat("11", 32), "-fault", "small-order-key")
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	s, err := signer.Open(ctx, "yubihsm:connector="+url+";label=validator?pin-value=password&keep-alive=off")
+	if err == nil {
+		s.Close()
+	}
+	if !errors.Is(err, signer.ErrInvalidKey) {
+		t.Fatalf("Open with a small-order key presented: %v, want ErrInvalidKey", err)
+	}
+	stop(t, cmd)
+}
+
+func TestBadFlags(t *testing.T) {
+	for _, args := range [][]string{
+		{"-profile", "hsm3"},
+		{"-time", "fast"},
+		{"-seed", "abcd"},
+		{"-key-id", "zz"},
+		{"-fault", "melt"},
+		{"-fault", "garble=0"},
+		{"extra"},
+	} {
+		var out, errb strings.Builder
+		if err := run(context.Background(), args, &out, &errb); err == nil {
+			t.Errorf("%q: no error", args)
+		}
+	}
+}
