@@ -159,6 +159,11 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 		}
 	}
 
+	p("\n")
+	if err := WriteLedgerFit(bw); err != nil {
+		return err
+	}
+
 	p("\n## Charts\n\n")
 	p("![end-to-end latency against payload size, per signer path](%s)\n\n", PayloadSVG)
 	p("![stages of one vote-sized sign per signer path, with the %s timeout](%s)\n", r.timeout(), StagesSVG)

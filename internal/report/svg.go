@@ -10,12 +10,7 @@ import (
 	"strings"
 )
 
-// palette is used in order for series; stages have fixed colours.
-var palette = []string{
-	"#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f",
-	"#bcbd22", "#17becf", "#393b79", "#637939", "#8c6d31", "#843c39", "#7b4173", "#3182bd",
-}
-
+// stageColours are the fixed colours of the stages.
 var stageColours = map[string]string{
 	"kdf": "#9467bd", "session": "#8c564b", "transport": "#1f77b4", "stall": "#d62728",
 	"wire": "#ff7f0e", "confirm": "#e377c2", "device": "#2ca02c", "sign": "#17becf", "other": "#c7c7c7",
@@ -30,26 +25,143 @@ func esc(s string) string {
 	return b.String()
 }
 
+// seriesPalette is the qualitative palette series take their colours
+// from, one per backend within a panel; the chunk sizes of one backend get
+// darker and lighter shades of its colour.
+var seriesPalette = []string{
+	"#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#17becf", "#bcbd22", "#7f7f7f",
+}
+
+// Family returns the backend family of a backend name: its first
+// dash-separated word ("ledger" for "ledger-hid-raw").
+func Family(backend string) string {
+	f, _, _ := strings.Cut(backend, "-")
+	return f
+}
+
+// Families returns the backend families of the rows in order of first
+// appearance.
+func (r *Report) Families() []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, row := range r.Rows {
+		if f := Family(row.Backend); !seen[f] {
+			seen[f] = true
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// shade mixes the colour hex ("#rrggbb") with black (t < 0) or white
+// (t > 0) by |t|.
+func shade(hex string, t float64) string {
+	var rgb [3]float64
+	for i := range rgb {
+		var v int
+		fmt.Sscanf(hex[1+2*i:3+2*i], "%02x", &v)
+		c := float64(v)
+		if t < 0 {
+			c *= 1 + t
+		} else {
+			c += (255 - c) * t
+		}
+		rgb[i] = math.Round(c)
+	}
+	return fmt.Sprintf("#%02x%02x%02x", int(rgb[0]), int(rgb[1]), int(rgb[2]))
+}
+
+// hsl returns the colour of hue h (degrees) at saturation s and lightness
+// l (0…1) as "#rrggbb".
+func hsl(h, s, l float64) string {
+	c := (1 - math.Abs(2*l-1)) * s
+	hp := math.Mod(h, 360) / 60
+	x := c * (1 - math.Abs(math.Mod(hp, 2)-1))
+	var r, g, b float64
+	switch {
+	case hp < 1:
+		r, g = c, x
+	case hp < 2:
+		r, g = x, c
+	case hp < 3:
+		g, b = c, x
+	case hp < 4:
+		g, b = x, c
+	case hp < 5:
+		r, b = x, c
+	default:
+		r, b = c, x
+	}
+	m := l - c/2
+	to := func(v float64) int { return int(math.Round(255 * (v + m))) }
+	return fmt.Sprintf("#%02x%02x%02x", to(r), to(g), to(b))
+}
+
+// seriesColours gives each path of one panel its own colour: one hue per
+// backend, and shades of it for the backend's chunk sizes. No two paths
+// get the same colour.
+func seriesColours(paths []string, backendOf map[string]string) map[string]string {
+	var backends []string
+	members := map[string][]string{}
+	for _, p := range paths {
+		b := backendOf[p]
+		if _, ok := members[b]; !ok {
+			backends = append(backends, b)
+		}
+		members[b] = append(members[b], p)
+	}
+	out := map[string]string{}
+	used := map[string]bool{}
+	for i, b := range backends {
+		base := ""
+		if len(backends) <= len(seriesPalette) {
+			base = seriesPalette[i]
+		} else {
+			base = hsl(float64(i)*360/float64(len(backends)), 0.7, 0.45)
+		}
+		ms := members[b]
+		for j, p := range ms {
+			c := base
+			if len(ms) > 1 {
+				// From dark (-0.5) to light (+0.35) across the chunk sizes:
+				// the lightest still reads on white.
+				c = shade(base, -0.5+0.85*float64(j)/float64(len(ms)-1))
+			}
+			for k := 1; used[c]; k++ { // only when shades of different hues meet
+				c = hsl(float64(k)*137.5, 0.6, 0.35+0.2*float64(k%3)/2)
+			}
+			used[c] = true
+			out[p] = c
+		}
+	}
+	return out
+}
+
 // WritePayloadSVG draws end-to-end latency (p50, or the mean for bench
-// rows) against payload size, one line per signer path, both axes
-// logarithmic. Each series is a <g class="series" data-series="path">.
+// rows) against payload size, both axes logarithmic and shared, in one
+// panel per backend family (<g class="panel" data-family="ledger">). In
+// a panel each signer path is a <g class="series" data-series="path">
+// with a colour of its own, labelled at the end of its line.
 func (r *Report) WritePayloadSVG(w io.Writer) error {
 	const (
-		left, right, top, bottom = 70.0, 330.0, 40.0, 50.0
-		width, height            = 1000.0, 560.0
+		cols                = 2
+		panelW              = 620.0
+		left, plotW         = 62.0, 330.0 // the label column follows the plot
+		titleH, axisH, gapH = 46.0, 44.0, 26.0
+		labelStep, minPlotH = 12.0, 200.0
+		panelTop            = 22.0 // panel title above its plot
 	)
-	pw, ph := width-left-right, height-top-bottom
 	bw := bufio.NewWriter(w)
 	p := func(format string, a ...any) { fmt.Fprintf(bw, format, a...) }
 
-	minX, maxX := math.Inf(1), math.Inf(-1)
-	minY, maxY := math.Inf(1), math.Inf(-1)
 	val := func(row Row) float64 {
 		if row.HasDist() {
 			return row.E2E.P50
 		}
 		return row.E2E.Avg
 	}
+	minX, maxX := math.Inf(1), math.Inf(-1)
+	minY, maxY := math.Inf(1), math.Inf(-1)
 	for _, row := range r.Rows {
 		if row.Payload <= 0 || val(row) <= 0 {
 			continue
@@ -57,12 +169,55 @@ func (r *Report) WritePayloadSVG(w io.Writer) error {
 		minX, maxX = math.Min(minX, float64(row.Payload)), math.Max(maxX, float64(row.Payload))
 		minY, maxY = math.Min(minY, val(row)), math.Max(maxY, val(row))
 	}
+
+	// Panels: the families, each with its paths in order of appearance.
+	type panel struct {
+		family string
+		paths  []string
+		x0, y0 float64 // top left of the panel
+		plotH  float64
+	}
+	backendOf := map[string]string{}
+	var panels []*panel
+	byFamily := map[string]*panel{}
+	for _, row := range r.Rows {
+		f := Family(row.Backend)
+		pn := byFamily[f]
+		if pn == nil {
+			pn = &panel{family: f}
+			byFamily[f] = pn
+			panels = append(panels, pn)
+		}
+		if _, ok := backendOf[row.Path()]; !ok {
+			backendOf[row.Path()] = row.Backend
+			pn.paths = append(pn.paths, row.Path())
+		}
+	}
+	height := titleH
+	for i := 0; i < len(panels); i += cols {
+		rowH := minPlotH
+		for j := i; j < min(i+cols, len(panels)); j++ {
+			rowH = math.Max(rowH, float64(len(panels[j].paths))*labelStep+8)
+		}
+		for j := i; j < min(i+cols, len(panels)); j++ {
+			panels[j].x0 = float64(j-i) * panelW
+			panels[j].y0 = height
+			panels[j].plotH = rowH
+		}
+		height += panelTop + rowH + axisH + gapH
+	}
+	width := panelW * cols
+	if len(panels) == 0 {
+		height = 120
+	}
+
 	p(`<svg xmlns="http://www.w3.org/2000/svg" width="%.0f" height="%.0f" viewBox="0 0 %.0f %.0f" font-family="sans-serif" font-size="12">`+"\n", width, height, width, height)
-	p(`<title>End-to-end latency per sign against payload size</title>` + "\n")
+	p(`<title>End-to-end latency per sign against payload size, one panel per backend family</title>` + "\n")
 	p(`<rect width="100%%" height="100%%" fill="white"/>` + "\n")
-	p(`<text x="%.0f" y="22" font-size="15" font-weight="bold">End-to-end latency per sign (p50, ms, log scale) against payload (bytes, log scale)</text>`+"\n", left)
+	p(`<text x="10" y="22" font-size="15" font-weight="bold">End-to-end latency per sign (p50, ms) against payload (bytes), one panel per backend family</text>` + "\n")
+	p(`<text x="10" y="38" fill="#555">Both axes logarithmic and the same in every panel; a line is labelled at its end; shades of one colour are one backend's chunk sizes.</text>` + "\n")
 	if math.IsInf(minX, 1) {
-		p(`<text x="%.0f" y="%.0f">no rows</text>`+"\n</svg>\n", left, top+20)
+		p(`<text x="10" y="70">no rows</text>` + "\n</svg>\n")
 		return bw.Flush()
 	}
 	if minX == maxX {
@@ -73,65 +228,95 @@ func (r *Report) WritePayloadSVG(w io.Writer) error {
 	if ly0 == ly1 {
 		ly1++
 	}
-	x := func(v float64) float64 { return left + (math.Log2(v)-lx0)/(lx1-lx0)*pw }
-	y := func(v float64) float64 { return top + ph - (math.Log10(v)-ly0)/(ly1-ly0)*ph }
+	timeoutMs := float64(r.timeout().Milliseconds())
 
-	// Axes and grid.
-	p(`<g class="axes" stroke="#999" fill="none">`)
-	p(`<rect x="%.1f" y="%.1f" width="%.1f" height="%.1f"/>`, left, top, pw, ph)
-	p("</g>\n")
-	for e := ly0; e <= ly1; e++ {
-		v := math.Pow(10, e)
-		p(`<line x1="%.1f" x2="%.1f" y1="%.1f" y2="%.1f" stroke="#eee"/>`, left, left+pw, y(v), y(v))
-		p(`<text x="%.1f" y="%.1f" text-anchor="end">%s</text>`+"\n", left-6, y(v)+4, esc(fmtMs(v)))
-	}
-	lastLabel := math.Inf(-1)
-	for _, pl := range r.payloads() {
-		v := float64(pl)
-		p(`<line x1="%.1f" x2="%.1f" y1="%.1f" y2="%.1f" stroke="#eee"/>`, x(v), x(v), top, top+ph)
-		if x(v)-lastLabel >= 30 { // sizes close together (108, 117, 128) share a label
-			p(`<text x="%.1f" y="%.1f" text-anchor="middle">%d</text>`, x(v), top+ph+16, pl)
-			lastLabel = x(v)
-		}
-		p("\n")
-	}
-	p(`<text x="%.1f" y="%.1f" text-anchor="middle">payload (bytes)</text>`+"\n", left+pw/2, height-12)
-	p(`<text transform="translate(16 %.1f) rotate(-90)" text-anchor="middle">ms per sign</text>`+"\n", top+ph/2)
-	if t := float64(r.timeout().Milliseconds()); t >= math.Pow(10, ly0) && t <= math.Pow(10, ly1) {
-		p(`<line class="timeout" x1="%.1f" x2="%.1f" y1="%.1f" y2="%.1f" stroke="#d62728" stroke-dasharray="6 4"/>`, left, left+pw, y(t), y(t))
-		p(`<text x="%.1f" y="%.1f" fill="#d62728" text-anchor="end">%s consensus timeout</text>`+"\n", left+pw-4, y(t)-4, r.timeout())
-	}
+	for _, pn := range panels {
+		top := pn.y0 + panelTop
+		ph := pn.plotH
+		pl := pn.x0 + left
+		x := func(v float64) float64 { return pl + (math.Log2(v)-lx0)/(lx1-lx0)*plotW }
+		y := func(v float64) float64 { return top + ph - (math.Log10(v)-ly0)/(ly1-ly0)*ph }
 
-	dashes := []string{"", "6 3", "2 2", "8 3 2 3"} // a new dash pattern each time the palette wraps
-	for i, path := range r.Paths() {
-		col := palette[i%len(palette)]
-		dash := dashes[(i/len(palette))%len(dashes)]
-		dashAttr := ""
-		if dash != "" {
-			dashAttr = fmt.Sprintf(` stroke-dasharray="%s"`, dash)
+		p(`<g class="panel" data-family="%s">`+"\n", esc(pn.family))
+		p(`<text x="%.1f" y="%.1f" font-size="13" font-weight="bold">%s</text>`+"\n", pl, top-7, esc(pn.family))
+		p(`<rect x="%.1f" y="%.1f" width="%.1f" height="%.1f" stroke="#999" fill="none"/>`+"\n", pl, top, plotW, ph)
+		for e := ly0; e <= ly1; e++ {
+			v := math.Pow(10, e)
+			p(`<line x1="%.1f" x2="%.1f" y1="%.1f" y2="%.1f" stroke="#eee"/>`, pl, pl+plotW, y(v), y(v))
+			p(`<text x="%.1f" y="%.1f" text-anchor="end" font-size="11">%s</text>`+"\n", pl-5, y(v)+4, esc(fmtMs(v)))
 		}
-		var pts []string
-		var rows []Row
-		for _, row := range r.Rows {
-			if row.Path() == path && row.Payload > 0 && val(row) > 0 {
-				rows = append(rows, row)
+		lastLabel := math.Inf(-1)
+		for _, pay := range r.payloads() {
+			v := float64(pay)
+			p(`<line x1="%.1f" x2="%.1f" y1="%.1f" y2="%.1f" stroke="#eee"/>`, x(v), x(v), top, top+ph)
+			if x(v)-lastLabel >= 28 { // sizes close together (108, 117, 128) share a label
+				p(`<text x="%.1f" y="%.1f" text-anchor="middle" font-size="11">%d</text>`, x(v), top+ph+14, pay)
+				lastLabel = x(v)
+			}
+			p("\n")
+		}
+		p(`<text x="%.1f" y="%.1f" text-anchor="middle" font-size="11">payload (bytes)</text>`+"\n", pl+plotW/2, top+ph+30)
+		p(`<text transform="translate(%.1f %.1f) rotate(-90)" text-anchor="middle" font-size="11">ms per sign</text>`+"\n", pn.x0+14, top+ph/2)
+		if timeoutMs >= math.Pow(10, ly0) && timeoutMs <= math.Pow(10, ly1) {
+			p(`<line class="timeout" x1="%.1f" x2="%.1f" y1="%.1f" y2="%.1f" stroke="#d62728" stroke-dasharray="6 4"/>`, pl, pl+plotW, y(timeoutMs), y(timeoutMs))
+			p(`<text x="%.1f" y="%.1f" fill="#d62728" text-anchor="end" font-size="11">%s timeout</text>`+"\n", pl+plotW-4, y(timeoutMs)-4, r.timeout())
+		}
+
+		// Lines, then labels spread down the label column so they do not
+		// overlap, each joined to its line's end by a leader.
+		colours := seriesColours(pn.paths, backendOf)
+		type label struct {
+			path       string
+			endX, endY float64
+			y          float64
+		}
+		var labels []label
+		for _, path := range pn.paths {
+			var rows []Row
+			for _, row := range r.Rows {
+				if row.Path() == path && row.Payload > 0 && val(row) > 0 {
+					rows = append(rows, row)
+				}
+			}
+			sort.Slice(rows, func(a, b int) bool { return rows[a].Payload < rows[b].Payload })
+			col := colours[path]
+			p(`<g class="series" data-series="%s" stroke="%s" fill="%s">`, esc(path), col, col)
+			var pts []string
+			for _, row := range rows {
+				pts = append(pts, fmt.Sprintf("%.1f,%.1f", x(float64(row.Payload)), y(val(row))))
+			}
+			if len(pts) > 1 {
+				p(`<polyline fill="none" stroke-width="1.8" points="%s"/>`, strings.Join(pts, " "))
+			}
+			for _, row := range rows {
+				p(`<circle cx="%.1f" cy="%.1f" r="2.5"><title>%s, %d B: %s ms (%s)</title></circle>`,
+					x(float64(row.Payload)), y(val(row)), esc(path), row.Payload, fmtMs(val(row)), esc(basis(row)))
+			}
+			p("</g>\n")
+			if len(rows) > 0 {
+				last := rows[len(rows)-1]
+				ex, ey := x(float64(last.Payload)), y(val(last))
+				labels = append(labels, label{path: path, endX: ex, endY: ey, y: ey})
 			}
 		}
-		sort.Slice(rows, func(a, b int) bool { return rows[a].Payload < rows[b].Payload })
-		for _, row := range rows {
-			pts = append(pts, fmt.Sprintf("%.1f,%.1f", x(float64(row.Payload)), y(val(row))))
+		sort.SliceStable(labels, func(a, b int) bool { return labels[a].endY < labels[b].endY })
+		for i := range labels { // push down
+			if i > 0 && labels[i].y < labels[i-1].y+labelStep {
+				labels[i].y = labels[i-1].y + labelStep
+			}
 		}
-		p(`<g class="series" data-series="%s" stroke="%s" fill="%s">`, esc(path), col, col)
-		if len(pts) > 1 {
-			p(`<polyline fill="none" stroke-width="1.5"%s points="%s"/>`, dashAttr, strings.Join(pts, " "))
+		if n := len(labels); n > 0 && labels[n-1].y > top+ph { // then up, to stay beside the plot
+			labels[n-1].y = top + ph
+			for i := n - 2; i >= 0; i-- {
+				labels[i].y = math.Min(labels[i].y, labels[i+1].y-labelStep)
+			}
 		}
-		for _, row := range rows {
-			p(`<circle cx="%.1f" cy="%.1f" r="2.5"><title>%s, %d B: %s ms (%s)</title></circle>`,
-				x(float64(row.Payload)), y(val(row)), esc(path), row.Payload, fmtMs(val(row)), esc(basis(row)))
+		lx := pl + plotW + 14
+		for _, lb := range labels {
+			col := colours[lb.path]
+			p(`<g class="label" data-series="%s"><line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" stroke="%s" stroke-width="0.8"/><text x="%.1f" y="%.1f" fill="%s" font-size="11">%s</text></g>`+"\n",
+				esc(lb.path), lb.endX+3, lb.endY, lx-2, lb.y, col, lx, lb.y+4, col, esc(lb.path))
 		}
-		ly := top + 4 + float64(i)*15
-		p(`<line x1="%.1f" x2="%.1f" y1="%.1f" y2="%.1f" stroke-width="2.5"%s/><text x="%.1f" y="%.1f" stroke="none" fill="black">%s</text>`,
-			left+pw+8, left+pw+30, ly+5, ly+5, dashAttr, left+pw+34, ly+9, esc(path))
 		p("</g>\n")
 	}
 	p("</svg>\n")
