@@ -76,7 +76,11 @@ func TestPublicIsACopy(t *testing.T) {
 func TestSignTimeout(t *testing.T) {
 	for _, f := range faces[:3] {
 		t.Run(f.name, func(t *testing.T) {
-			dev := ledgersim.MustNew(ledgersim.Config{Time: ledgersim.Accounted})
+			// A device that signs well within the timeout: accounted
+			// modeled time counts against the deadline.
+			fast := ledgersim.NanoSPlus
+			fast.Sign = 10 * time.Millisecond
+			dev := ledgersim.MustNew(ledgersim.Config{Time: ledgersim.Accounted, Profile: fast})
 			s := openSigner(t, f.dial(dev, t), ledger.Config{SignTimeout: 200 * time.Millisecond})
 			heights := tm2.NewHeights("", 1)
 			msg := heights.Next(tm2.KindPrevote)

@@ -185,8 +185,14 @@ func (t *HIDTransport) Exchange(ctx context.Context, apdu []byte) ([]byte, error
 	t.buf = appendReports(t.buf[:0], t.channel, apdu)
 	for off := 0; off < len(t.buf); off += ReportSize {
 		if err := t.dev.WriteReport(ctx, t.buf[off:off+ReportSize]); err != nil {
-			if ctx.Err() != nil && isCtxErr(err) {
-				return nil, ctxError(ctx, "hid write", 0, nil)
+			if isCtxErr(err) {
+				if ctx.Err() != nil {
+					return nil, ctxError(ctx, "hid write", 0, nil)
+				}
+				// A device that models time (ledgersim in accounted mode)
+				// ends the exchange at the caller's deadline before the
+				// wall clock reaches it: a timeout, not a disconnect.
+				return nil, fmt.Errorf("ledger: hid write: %w", err)
 			}
 			return nil, t.deviceErr("write", err)
 		}
@@ -199,8 +205,11 @@ func (t *HIDTransport) Exchange(ctx context.Context, apdu []byte) ([]byte, error
 	for {
 		n, err := t.dev.ReadReport(ctx, report)
 		if err != nil {
-			if ctx.Err() != nil && isCtxErr(err) {
-				return nil, ctxError(ctx, "hid read", discarded, last)
+			if isCtxErr(err) {
+				if ctx.Err() != nil {
+					return nil, ctxError(ctx, "hid read", discarded, last)
+				}
+				return nil, fmt.Errorf("ledger: hid read: %w", err)
 			}
 			return nil, t.deviceErr("read", err)
 		}

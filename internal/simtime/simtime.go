@@ -55,20 +55,130 @@ func ModeFromEnv() Mode {
 // reports the stage to ctx's trace and, in Realtime mode, sleeps d or until
 // ctx ends, returning ctx's error in that case. A zero or negative d does
 // nothing.
+//
+// In Accounted mode a deadline on ctx still holds, in modeled time: the
+// modeled time accounted under ctx so far (by every Spend with ctx or a
+// context that shares its Done channel, such as a value context derived
+// from it) is added to the wall clock. A stage that would run past the
+// deadline is accounted only up to it, reported to the trace at that
+// length, and Spend returns an error wrapping context.DeadlineExceeded,
+// at once: a fake device times out as a slow real one would, without
+// sleeping. Modeled time under one context adds up, as if the device did
+// the work of concurrent calls one after another.
 func Spend(ctx context.Context, m Mode, s signer.Stage, d time.Duration, profile string) error {
 	if d <= 0 {
 		return ctx.Err()
 	}
 	tr := signer.ContextTrace(ctx)
 	if m != Realtime {
-		tr.Modeled(s, d, false, profile)
-		return ctx.Err()
+		return account(ctx, tr, s, d, profile)
 	}
 	if err := Sleep(ctx, d); err != nil {
 		return err
 	}
 	tr.Modeled(s, d, true, profile)
 	return nil
+}
+
+// account is Spend in Accounted mode.
+func account(ctx context.Context, tr *signer.Trace, s signer.Stage, d time.Duration, profile string) error {
+	deadline, ok := ctx.Deadline()
+	if !ok {
+		tr.Modeled(s, d, false, profile)
+		return ctx.Err()
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	b := budgetOf(ctx)
+	var before time.Duration
+	if b != nil {
+		b.mu.Lock()
+		before = b.spent
+	}
+	left := time.Until(deadline) - before
+	part := d
+	if d > left {
+		part = max(left, 0)
+	}
+	if b != nil {
+		b.spent += part
+		b.mu.Unlock()
+	}
+	if part > 0 {
+		tr.Modeled(s, part, false, profile)
+	}
+	if part < d {
+		return &DeadlineError{Stage: s, Modeled: d, Accounted: part, Before: before}
+	}
+	return nil
+}
+
+// DeadlineError is what Spend returns in Accounted mode when a stage's
+// modeled time would run past the context's deadline. It unwraps to
+// context.DeadlineExceeded.
+type DeadlineError struct {
+	// Stage is the stage that ran out of time.
+	Stage signer.Stage
+	// Modeled is the stage's full modeled duration, and Accounted the
+	// part of it accounted before the deadline.
+	Modeled, Accounted time.Duration
+	// Before is the modeled time accounted under the context before
+	// this stage.
+	Before time.Duration
+}
+
+func (e *DeadlineError) Error() string {
+	return fmt.Sprintf("simtime: %v of modeled %s time after %v already modeled: %v of it before the deadline: %v",
+		e.Modeled, e.Stage, e.Before, e.Accounted, context.DeadlineExceeded)
+}
+
+// Unwrap returns context.DeadlineExceeded.
+func (e *DeadlineError) Unwrap() error { return context.DeadlineExceeded }
+
+// budget is the modeled time accounted under one context.
+type budget struct {
+	mu    sync.Mutex
+	spent time.Duration
+}
+
+// budgets maps a context's Done channel to its *budget, until the
+// context ends.
+var budgets sync.Map
+
+// budgetOf returns the budget of ctx (by its Done channel), or nil if ctx
+// has no Done channel.
+func budgetOf(ctx context.Context) *budget {
+	done := ctx.Done()
+	if done == nil {
+		return nil
+	}
+	if b, ok := budgets.Load(done); ok {
+		return b.(*budget)
+	}
+	b, loaded := budgets.LoadOrStore(done, new(budget))
+	if !loaded {
+		context.AfterFunc(ctx, func() { budgets.Delete(done) })
+	}
+	return b.(*budget)
+}
+
+// AccountedUnder returns the modeled time Spend has accounted in Accounted
+// mode under ctx's deadline so far (zero for a context without a
+// deadline, or once it has ended).
+func AccountedUnder(ctx context.Context) time.Duration {
+	done := ctx.Done()
+	if done == nil {
+		return 0
+	}
+	b, ok := budgets.Load(done)
+	if !ok {
+		return 0
+	}
+	bb := b.(*budget)
+	bb.mu.Lock()
+	defer bb.mu.Unlock()
+	return bb.spent
 }
 
 // Sleep waits d or until ctx ends, whichever is first, and returns ctx's

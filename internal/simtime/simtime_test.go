@@ -13,16 +13,69 @@ import (
 
 func TestSpendAccounted(t *testing.T) {
 	var col signer.Collector
-	// An hour of modeled time under a 10 s deadline: sleeping it would
-	// end in DeadlineExceeded.
-	ctx, cancel := context.WithTimeout(col.WithContext(context.Background()), 10*time.Second)
-	defer cancel()
+	// An hour of modeled time with no deadline: accounted, not slept.
+	ctx := col.WithContext(context.Background())
 	if err := Spend(ctx, Accounted, signer.StageDevice, time.Hour, "p"); err != nil {
 		t.Fatalf("accounted mode: %v", err)
 	}
 	st := col.Summary().Stage(signer.StageDevice)
 	if st.Modeled != time.Hour || st.Slept != 0 {
 		t.Fatalf("stage = %+v", st)
+	}
+}
+
+// TestSpendAccountedDeadline: in accounted mode the modeled time under a
+// context adds up against its deadline; the stage that would pass it is
+// accounted up to the deadline and fails with DeadlineExceeded, at once.
+func TestSpendAccountedDeadline(t *testing.T) {
+	var col signer.Collector
+	ctx, cancel := context.WithTimeout(context.Background(), time.Hour)
+	defer cancel()
+	// A value context derived from ctx shares its budget.
+	ctx = col.WithContext(ctx)
+	for range 3 {
+		if err := Spend(ctx, Accounted, signer.StageWire, 19*time.Minute, "p"); err != nil {
+			t.Fatalf("within the deadline: %v", err)
+		}
+	}
+	if got := AccountedUnder(ctx); got != 57*time.Minute {
+		t.Fatalf("AccountedUnder = %v, want 57m", got)
+	}
+	err := Spend(ctx, Accounted, signer.StageDevice, 10*time.Minute, "p")
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("past the deadline: err = %v", err)
+	}
+	var de *DeadlineError
+	if !errors.As(err, &de) || de.Stage != signer.StageDevice || de.Modeled != 10*time.Minute || de.Before != 57*time.Minute {
+		t.Fatalf("err = %#v", err)
+	}
+	if ctx.Err() != nil {
+		t.Fatal("the test took an hour")
+	}
+	// The device stage is accounted up to the deadline: a little under
+	// 3 minutes, as some wall time has passed.
+	dev := col.Summary().Stage(signer.StageDevice).Modeled
+	if dev <= 0 || dev > 3*time.Minute || dev != de.Accounted {
+		t.Fatalf("device stage %v, error says %v", dev, de.Accounted)
+	}
+	// Nothing is left: any more modeled time fails.
+	if err := Spend(ctx, Accounted, signer.StageWire, time.Millisecond, "p"); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("after the deadline: err = %v", err)
+	}
+	// Another context has its own budget.
+	ctx2, cancel2 := context.WithTimeout(context.Background(), time.Hour)
+	defer cancel2()
+	if err := Spend(ctx2, Accounted, signer.StageDevice, 30*time.Minute, "p"); err != nil {
+		t.Fatal(err)
+	}
+	// A budget is dropped when its context ends.
+	cancel2()
+	deadline := time.Now().Add(10 * time.Second)
+	for AccountedUnder(ctx2) != 0 && time.Now().Before(deadline) {
+		time.Sleep(time.Millisecond)
+	}
+	if got := AccountedUnder(ctx2); got != 0 {
+		t.Fatalf("after cancel: AccountedUnder = %v", got)
 	}
 }
 

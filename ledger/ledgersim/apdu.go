@@ -2,6 +2,7 @@ package ledgersim
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 
@@ -15,6 +16,9 @@ import (
 // reply would take over USB HID), confirm and device stages. Faults
 // FaultUnplug and FaultHang apply; the others are HID-level and ignored.
 // It fails with signer.ErrDeviceNotFound while the device is unplugged.
+// In accounted mode an exchange whose modeled time would run past ctx's
+// deadline (counting the modeled time already spent under ctx) fails at
+// once with an error wrapping context.DeadlineExceeded.
 func (d *Device) Transport() (ledger.Transport, error) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
@@ -65,6 +69,9 @@ func (p *apduPort) Exchange(ctx context.Context, apdu []byte) ([]byte, error) {
 		// A lost APDU is never answered, even once the device is released.
 	}
 	if err := d.spend(ctx, p.closed, len(apdu), len(resp), c); err != nil {
+		if errors.Is(err, context.DeadlineExceeded) {
+			return nil, fmt.Errorf("ledgersim: %w", err) // modeled time ran past ctx's deadline
+		}
 		if ctx.Err() == nil {
 			return nil, fmt.Errorf("ledgersim: %w", signer.ErrClosed)
 		}

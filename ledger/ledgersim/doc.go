@@ -63,6 +63,16 @@
 // Speculos face cannot reach the caller's trace through TCP, so it
 // reports nothing and only sleeps in realtime mode.
 //
+// Accounted time still honours the caller's deadline, on the APDU and HID
+// faces: the modeled time spent under a context adds to the wall clock,
+// and an exchange whose modeled time would run past the context's
+// deadline fails at once with an error wrapping context.DeadlineExceeded,
+// having reported its modeled time up to the deadline. So a 530 ms sign
+// under a 300 ms context times out, as on a real device, without sleeping.
+// (Modeled time under one context adds up across calls: several signs
+// under one deadline share it.) The Speculos face sees no caller's
+// deadline through TCP.
+//
 // # Faults
 //
 // Inject arms a Fault for the next APDU: FaultUnplug (the device vanishes

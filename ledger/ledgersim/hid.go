@@ -3,6 +3,7 @@ package ledgersim
 import (
 	"context"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"sync"
 
@@ -94,8 +95,10 @@ func (p *HIDPort) WriteReport(ctx context.Context, r []byte) error {
 	d.mu.Lock()
 	p.queueLocked(resp, channel, f)
 	d.mu.Unlock()
-	if err != nil && d.mode == simtime.Realtime {
-		return err // the host gave up while the device worked; the reply is now stale
+	if err != nil && (d.mode == simtime.Realtime || errors.Is(err, context.DeadlineExceeded)) {
+		// The host gave up while the device worked (or, accounted, its
+		// deadline fell within the modeled time); the reply is now stale.
+		return err
 	}
 	return nil
 }

@@ -55,6 +55,8 @@
 // Realtime, or with the zero Config.Time (TimeFromEnv) when the environment
 // variable SIGNERKIT_SIM is realtime, it also sleeps it, holding the device
 // lock, as a busy device would; ledger/ledgersim reads the same variable.
+// Unlike ledger/ledgersim, accounted time does not yet count against the
+// caller's deadline: the caller's context does not cross the HTTP face.
 //
 // # Faults
 //
