@@ -88,13 +88,18 @@
 // by another library in the process or a token pulled out and put back — is
 // forgotten (not closed: modules may already have given its handle to a
 // new session), the idle sessions that died with it too, those that did
-// not are closed, and the sign is retried once on a new session. A
-// session left with an operation active (CKR_OPERATION_ACTIVE) is closed
-// and the sign retried once too; one whose C_Sign failed is closed, since
-// not every module ends the operation then. PKCS#11 keeps one login for all
-// of an application's sessions and forgets it when the last one closes, so
-// a new session is logged in if the token is not, and a sign that meets
-// CKR_USER_NOT_LOGGED_IN logs in and is retried once. A PIN the token
+// not are closed, and the sign is retried on a new session. A session
+// left with an operation active (CKR_OPERATION_ACTIVE) is closed and the
+// sign retried too; one whose C_Sign failed is closed, since not every
+// module ends the operation then. PKCS#11 keeps one login for all of an
+// application's sessions and forgets it when the last one closes, so a new
+// session is logged in if the token is not, and a sign that meets
+// CKR_USER_NOT_LOGGED_IN (or a key lookup that finds nothing while the
+// login went) logs in and is retried. These retries go on, the first at
+// once and then with a backoff of up to 50ms, as long as the sign's
+// context has time left (32 of them for a context that cannot end). A
+// module loaded through two paths to one file (a symlink and its target)
+// is one module, initialized and finalized once. A PIN the token
 // refuses is a *PINError (wrapping signer.ErrWrongPassphrase) and is never
 // tried again: the pool that got it refuses to log in from then on, since
 // tokens lock after a few wrong PINs.

@@ -89,7 +89,7 @@ func unprefixed(err error) string { return strings.TrimPrefix(err.Error(), "pkcs
 
 // sessionDead reports whether code means the session can no longer be
 // used: the pool drops it (and every idle session with it) and the sign is
-// retried once on a new one.
+// retried on a new one.
 func sessionDead(code uint) bool {
 	switch code {
 	case p11.CKR_SESSION_HANDLE_INVALID, p11.CKR_SESSION_CLOSED,

@@ -4,17 +4,19 @@ package pkcs11
 
 import (
 	"context"
+	"sync"
 
 	p11 "github.com/miekg/pkcs11"
 )
 
-// LoadedModules returns the modules loaded now and their users.
+// LoadedModules returns the modules loaded now, by the path each was
+// first loaded through, and their users.
 func LoadedModules() map[string]int {
 	modulesMu.Lock()
 	defer modulesMu.Unlock()
 	out := map[string]int{}
-	for path, m := range modules {
-		out[path] = m.refs
+	for _, m := range modules {
+		out[m.path] = m.refs
 	}
 	return out
 }
@@ -28,6 +30,16 @@ func (t *Store) Hang() (release func()) {
 		t.pool.hang.Store(nil)
 		close(ch)
 	}
+}
+
+// Gate makes every operation on t hold the returned lock for reading while
+// it is in the module; a test holding it for writing may then close t's
+// sessions behind its back without SoftHSM2 freeing a session another
+// thread is signing on. Call it before any operation starts.
+func (t *Store) Gate() *sync.RWMutex {
+	g := new(sync.RWMutex)
+	t.pool.gate.Store(g)
+	return g
 }
 
 // IdleSessions returns the handles of the pool's idle sessions.

@@ -5,6 +5,8 @@ package pkcs11_test
 import (
 	"context"
 	"errors"
+	"os"
+	"path/filepath"
 	"sync"
 	"testing"
 	"time"
@@ -139,4 +141,72 @@ func TestOpenKeyDeadline(t *testing.T) {
 	}
 	signAndVerify(t, k)
 	k.Close()
+}
+
+// TestModuleOneFile: a module reached through two paths (the SoftHSM2
+// package's compatibility symlink and the file it links to; a symlink made
+// here when the system has no such pair) is one module. Closing the token
+// opened through one path leaves the module initialized for the other.
+func TestModuleOneFile(t *testing.T) {
+	st := pkcs11test.New(t)
+	ctx := context.Background()
+	if n := len(pkcs11.LoadedModules()); n != 0 {
+		t.Fatalf("%d modules loaded before the test", n)
+	}
+	var pathA, pathB string
+	for _, p := range pkcs11test.ModulePaths {
+		fi, err := os.Lstat(p)
+		if err != nil || fi.Mode()&os.ModeSymlink == 0 {
+			continue
+		}
+		if target, err := filepath.EvalSymlinks(p); err == nil && target != p {
+			if a, err := os.Stat(p); err == nil {
+				if b, err := os.Stat(st.Module); err == nil && os.SameFile(a, b) {
+					pathA, pathB = p, target
+					break
+				}
+			}
+		}
+	}
+	if pathA == "" {
+		pathA = filepath.Join(t.TempDir(), "libsofthsm2-link.so")
+		if err := os.Symlink(st.Module, pathA); err != nil {
+			t.Skipf("cannot make a symlink to the module: %v", err)
+		}
+		pathB = st.Module
+	}
+	t.Logf("path A %s, path B %s", pathA, pathB)
+	cfgA, cfgB := st.Config(), st.Config()
+	cfgA.Module, cfgB.Module = pathA, pathB
+	a, err := pkcs11.OpenStore(ctx, cfgA)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ki, err := a.GenerateKey(ctx, signer.ECDSAP256, "one-file")
+	if err != nil {
+		a.Close()
+		t.Fatal(err)
+	}
+	b, err := pkcs11.OpenStore(ctx, cfgB)
+	if err != nil {
+		a.Close()
+		t.Fatal(err)
+	}
+	defer b.Close()
+	k, err := openKey(ctx, b, ki.Ref())
+	if err != nil {
+		a.Close()
+		t.Fatal(err)
+	}
+	defer k.Close()
+	if mods := pkcs11.LoadedModules(); len(mods) != 1 {
+		t.Errorf("one file through two paths: loaded %v, want one module", mods)
+	}
+	a.Close()
+	signAndVerify(t, k)
+	k.Close()
+	b.Close()
+	if mods := pkcs11.LoadedModules(); len(mods) != 0 {
+		t.Errorf("after the last user closed: %v loaded, want none", mods)
+	}
 }

@@ -15,11 +15,14 @@ import (
 	"github.com/signerkit/signerkit/signer"
 )
 
-// module is a loaded PKCS#11 library. One is loaded per path and shared by
-// every token opened through it; the last user to release it finalizes and
-// unloads it.
+// module is a loaded PKCS#11 library. One is loaded per file, whatever
+// path reaches it (a distribution's compatibility symlink and the file it
+// links to are one module: the dynamic loader loads the file once, so one
+// C_Finalize ends it for both), and shared by every token opened through
+// it; the last user to release it finalizes and unloads it.
 type module struct {
-	path    string
+	path    string // the path it was first loaded through, for messages
+	key     string // its key in modules: the file's identity (moduleKey)
 	ctx     *p11.Ctx
 	refs    int     // guarded by modulesMu
 	owns    bool    // we called C_Initialize, so we call C_Finalize
@@ -44,15 +47,9 @@ func loadModule(path string, locking Locking) (*module, error) {
 	if locking != LockingSpin && locking != LockingOS {
 		return nil, fmt.Errorf("pkcs11: Config.Locking %v, want LockingSpin or LockingOS: %w", locking, signer.ErrInvalidArgument)
 	}
-	key := path
-	if strings.ContainsRune(path, os.PathSeparator) {
-		if abs, err := filepath.Abs(path); err == nil {
-			key = abs
-		}
-		// miekg/pkcs11's New returns nil whatever dlopen said; say why.
-		if _, err := os.Stat(path); err != nil {
-			return nil, fmt.Errorf("pkcs11: module %s: %w (%v)", path, signer.ErrDeviceNotFound, err)
-		}
+	key, shown, err := moduleKey(path)
+	if err != nil {
+		return nil, err
 	}
 	modulesMu.Lock()
 	defer modulesMu.Unlock()
@@ -64,7 +61,7 @@ func loadModule(path string, locking Locking) (*module, error) {
 	if ctx == nil {
 		return nil, fmt.Errorf("pkcs11: module %s could not be loaded (not a PKCS#11 library, or missing dependencies): %w", path, signer.ErrDeviceNotFound)
 	}
-	m := &module{path: key, ctx: ctx, refs: 1, owns: true, locking: LockingOS, funcs: lookupFunctionList(path)}
+	m := &module{path: shown, key: key, ctx: ctx, refs: 1, owns: true, locking: LockingOS, funcs: lookupFunctionList(path)}
 	if err := m.initialize(locking); err != nil {
 		if code, ok := ckr(err); ok && code == p11.CKR_CRYPTOKI_ALREADY_INITIALIZED {
 			// Someone else in this process (another library, or a raw
@@ -77,6 +74,31 @@ func loadModule(path string, locking Locking) (*module, error) {
 	}
 	modules[key] = m
 	return m, nil
+}
+
+// moduleKey returns the key of the module at path in modules, and the
+// path to show for it. A path with a directory is keyed by the identity of
+// the file it reaches (device and inode on Unix, the path with its links
+// resolved elsewhere), so that two paths to one file share one module; a
+// bare file name, which the dynamic loader looks up in its own search
+// path, by the name.
+func moduleKey(path string) (key, shown string, err error) {
+	if !strings.ContainsRune(path, os.PathSeparator) {
+		return "name:" + path, path, nil
+	}
+	shown = path
+	if abs, err := filepath.Abs(path); err == nil {
+		shown = abs
+	}
+	// miekg/pkcs11's New returns nil whatever dlopen said; say why.
+	fi, err := os.Stat(path)
+	if err != nil {
+		return "", "", fmt.Errorf("pkcs11: module %s: %w (%v)", path, signer.ErrDeviceNotFound, err)
+	}
+	if id, ok := fileIdentity(path, fi); ok {
+		return id, shown, nil
+	}
+	return "path:" + shown, shown, nil
 }
 
 // initialize calls C_Initialize with the mutexes locking asks for, falling
@@ -105,7 +127,7 @@ func (m *module) release() {
 	if m.refs > 0 {
 		return
 	}
-	delete(modules, m.path)
+	delete(modules, m.key)
 	if m.owns {
 		m.ctx.Finalize()
 	}

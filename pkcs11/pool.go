@@ -19,13 +19,14 @@ import (
 // idle ones kept for the next caller. A session that dies (the token closed
 // it, was unplugged, or someone called C_CloseAllSessions) is dropped with
 // every idle one that died with it (see drop), and the operation is
-// retried once on a new session.
+// retried on a new session, until the operation's context ends.
 //
 // The login state is the token's, not a session's: PKCS#11 logs every
 // session of the application in at once, and logs them all out when the
 // last one closes. So a new session is checked (C_GetSessionInfo) and the
 // pool logs in when it is not, and an operation that meets
-// CKR_USER_NOT_LOGGED_IN logs in and is retried once.
+// CKR_USER_NOT_LOGGED_IN logs in and is retried, as often as the token
+// forgets the login while the operation's context has time left.
 type pool struct {
 	mod   *module
 	slot  uint
@@ -45,6 +46,11 @@ type pool struct {
 	// operation on the token until the channel is closed, as a token that
 	// stopped answering would.
 	hang atomic.Pointer[chan struct{}]
+	// gate, when set (by tests), is held for reading by every operation
+	// while it is in the module, so that a test can close the token's
+	// sessions behind the pool's back between calls: SoftHSM2 frees a
+	// session closed while another thread signs on it.
+	gate atomic.Pointer[sync.RWMutex]
 
 	openMu sync.Mutex // held to open a session, and by drop
 
@@ -149,10 +155,19 @@ func (p *pool) open(st *opStats) (p11.SessionHandle, error) {
 		return 0, wrap("C_OpenSession", err)
 	}
 	if err := p.ensureLogin(sh, st); err != nil {
-		p.mod.ctx.CloseSession(sh)
+		if code, _ := ckr(err); !sessionDead(code) {
+			// A dead one's handle may be a new session's by now.
+			p.mod.ctx.CloseSession(sh)
+		}
 		return 0, err
 	}
 	return sh, nil
+}
+
+// loggedIn reports whether the user is logged in, as sh sees it.
+func loggedIn(ctx *p11.Ctx, sh p11.SessionHandle) bool {
+	info, err := ctx.GetSessionInfo(sh)
+	return err == nil && (info.State == p11.CKS_RO_USER_FUNCTIONS || info.State == p11.CKS_RW_USER_FUNCTIONS)
 }
 
 // ensureLogin logs the token in through sh unless it is logged in. The
@@ -171,13 +186,6 @@ func (p *pool) ensureLogin(sh p11.SessionHandle, st *opStats) error {
 	if info.State == p11.CKS_RO_USER_FUNCTIONS || info.State == p11.CKS_RW_USER_FUNCTIONS {
 		return nil
 	}
-	return p.loginLocked(sh, st)
-}
-
-// login logs the token in through sh, which the token said was not.
-func (p *pool) login(sh p11.SessionHandle, st *opStats) error {
-	p.loginMu.Lock()
-	defer p.loginMu.Unlock()
 	return p.loginLocked(sh, st)
 }
 
@@ -295,71 +303,156 @@ func failedIn(err error, op string) bool {
 	return errors.As(err, &e) && e.Op == op
 }
 
-// do runs op on a checked-out session, with the pool's recovery: a dead
-// session is dropped and op retried once on a new one; CKR_USER_NOT_LOGGED_IN
-// logs in and retries once. The checkout and those logins count as session
-// time; op times what it does itself.
+// maxRetriesNoDeadline bounds the retries of an operation whose context
+// cannot end; one whose context can end is retried until it does.
+const maxRetriesNoDeadline = 32
+
+// maxBackoff is the longest pause between two retries.
+const maxBackoff = 50 * time.Millisecond
+
+// do runs op on a checked-out session, with the pool's recovery, until op
+// succeeds, fails for a reason that retrying cannot mend, or ctx ends: a
+// dead session is dropped and op retried on a new one (which logs in if
+// the token forgot the login); CKR_USER_NOT_LOGGED_IN logs in and retries.
+// The first retry is immediate, later ones back off (up to maxBackoff). A
+// refused PIN is never retried. The checkout and those logins count as
+// session time; op times what it does itself.
 func (p *pool) do(ctx context.Context, st *opStats, op func(p11.SessionHandle) error) error {
+	general := 0
 	for attempt := 0; ; attempt++ {
-		t := st.start()
-		sh, err := p.get(ctx, st)
-		st.session += st.since(t)
-		if err != nil {
+		retry, err := p.try(ctx, st, op)
+		if code, _ := ckr(err); retry && code == p11.CKR_GENERAL_ERROR {
+			general++
+			retry = general < maxGeneralErrors
+		}
+		if err == nil || !retry || !pause(ctx, attempt) {
 			return err
 		}
-		if h := p.hang.Load(); h != nil {
-			<-*h
-		}
-		err = op(sh)
-		if err == nil {
-			p.put(sh)
-			return nil
-		}
-		code, _ := ckr(err)
-		switch {
-		case sessionDead(code):
-			p.drop(sh)
-			if attempt == 0 {
-				st.retries++
-				continue
-			}
-		case code == p11.CKR_USER_NOT_LOGGED_IN && attempt == 0 && p.pin != nil:
-			t = st.start()
-			lerr := p.login(sh, st)
-			st.session += st.since(t)
-			if failedIn(err, "C_Sign") {
-				// Its operation may still be active, as below. Closing
-				// the session after the login may log the token out (it
-				// was the last); the retry's new session logs in again.
-				p.discard(sh)
-			} else {
-				p.put(sh)
-			}
-			if lerr != nil {
-				return lerr
-			}
-			st.retries++
-			continue
-		case code == p11.CKR_OPERATION_ACTIVE:
-			// Left over from an operation the module did not end: the
-			// session cannot be trusted with the next one. It is closed
-			// and the operation retried once on another, as the caller
-			// did nothing wrong.
-			p.discard(sh)
-			if attempt == 0 {
-				st.retries++
-				continue
-			}
-		case failedIn(err, "C_Sign"):
-			// Possibly left active: PKCS#11 (v2.40 §5.11, v3.0 §5.13)
-			// says a failed C_Sign ends its operation, but modules do
-			// not all do it (SoftHSM2 2.6 keeps it after
-			// CKR_ARGUMENTS_BAD). The session is closed rather than
-			// trusted with the next sign.
-			p.discard(sh)
-		default:
-			p.put(sh)
-		}
-		return err
+		st.retries++
 	}
+}
+
+// maxGeneralErrors is how many times an operation is tried when it fails
+// with CKR_GENERAL_ERROR in a way a logout explains (see try).
+const maxGeneralErrors = 4
+
+// pause waits before retry number attempt+1 and reports whether to make
+// it: not when ctx ended, or ran out of retries when it cannot end.
+func pause(ctx context.Context, attempt int) bool {
+	if ctx.Err() != nil {
+		return false
+	}
+	if ctx.Done() == nil && attempt >= maxRetriesNoDeadline {
+		return false
+	}
+	if attempt == 0 {
+		return true
+	}
+	d := time.Millisecond << min(attempt-1, 6)
+	d = min(d, maxBackoff)
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
+// retryable reports whether an error of opening or logging in a session
+// may go away on another try: the session died under it (closed by someone
+// else), or the login went. A token that is gone, a refused PIN and any
+// other error may not.
+func retryable(err error) bool {
+	var pe *PINError
+	if errors.As(err, &pe) {
+		return false
+	}
+	code, ok := ckr(err)
+	if !ok {
+		return false
+	}
+	switch code {
+	case p11.CKR_SESSION_HANDLE_INVALID, p11.CKR_SESSION_CLOSED, p11.CKR_USER_NOT_LOGGED_IN:
+		return true
+	}
+	return false
+}
+
+// try runs op once on a checked-out session and says whether its error
+// may be retried.
+func (p *pool) try(ctx context.Context, st *opStats, op func(p11.SessionHandle) error) (retry bool, err error) {
+	if g := p.gate.Load(); g != nil {
+		g.RLock()
+		defer g.RUnlock()
+	}
+	t := st.start()
+	sh, err := p.get(ctx, st)
+	st.session += st.since(t)
+	if err != nil {
+		return retryable(err), err
+	}
+	if h := p.hang.Load(); h != nil {
+		<-*h
+	}
+	logins := p.logins.Load()
+	err = op(sh)
+	if err == nil {
+		p.put(sh)
+		return false, nil
+	}
+	code, _ := ckr(err)
+	if code == p11.CKR_GENERAL_ERROR && p.pin != nil && (failedIn(err, "C_SignInit") || failedIn(err, "C_FindObjectsInit")) {
+		// A call that met a logout can fail so in SoftHSM2 (the key
+		// cannot be decrypted any more). When the login is gone or
+		// changed, log in and retry as for CKR_USER_NOT_LOGGED_IN;
+		// else retry a few times (do counts them).
+		if p.logins.Load() != logins || !loggedIn(p.mod.ctx, sh) {
+			code = p11.CKR_USER_NOT_LOGGED_IN
+		} else {
+			p.put(sh)
+			return true, err
+		}
+	}
+	switch {
+	case sessionDead(code):
+		p.drop(sh)
+		return true, err
+	case code == p11.CKR_USER_NOT_LOGGED_IN && p.pin != nil:
+		t = st.start()
+		lerr := p.ensureLogin(sh, st)
+		st.session += st.since(t)
+		if failedIn(err, "C_Sign") {
+			// Its operation may still be active, as below. Closing
+			// the session after the login may log the token out (it
+			// was the last); the retry's new session logs in again.
+			p.discard(sh)
+		} else if c, _ := ckr(lerr); sessionDead(c) {
+			p.drop(sh)
+		} else {
+			p.put(sh)
+		}
+		if lerr != nil {
+			return retryable(lerr), lerr
+		}
+		return true, err
+	case code == p11.CKR_OPERATION_ACTIVE:
+		// Left over from an operation the module did not end: the
+		// session cannot be trusted with the next one. It is closed
+		// and the operation retried on another, as the caller did
+		// nothing wrong.
+		p.discard(sh)
+		return true, err
+	case failedIn(err, "C_Sign"):
+		// Possibly left active: PKCS#11 (v2.40 §5.11, v3.0 §5.13)
+		// says a failed C_Sign ends its operation, but modules do
+		// not all do it (SoftHSM2 2.6 keeps it after
+		// CKR_ARGUMENTS_BAD). The session is closed rather than
+		// trusted with the next sign.
+		p.discard(sh)
+	default:
+		p.put(sh)
+	}
+	return false, err
 }

@@ -5,6 +5,7 @@ package pkcs11_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -245,5 +246,88 @@ func TestRecoverOneClosedSession(t *testing.T) {
 		if _, err := other.GetSessionInfo(p11.SessionHandle(sh)); err != nil {
 			t.Errorf("idle session %d: %v", sh, err)
 		}
+	}
+}
+
+// TestSignThroughChurn: while 16 goroutines sign, another logs the token's
+// user out and closes every session of the application, over and over,
+// through a second handle on the module. No sign may fail while its
+// context has time left: the pool logs in again and opens fresh sessions
+// as often as it takes, and a key lookup that meets a logout is not
+// mistaken for a missing key.
+func TestSignThroughChurn(t *testing.T) {
+	for _, alg := range []signer.Algorithm{signer.Ed25519, signer.ECDSAP256} {
+		t.Run(alg.String(), func(t *testing.T) {
+			st, tok := openToken(t)
+			k := generateKey(t, tok, alg, "churn")
+			other := otherHandle(t, st)
+			sh, err := other.OpenSession(tok.SlotID(), p11.CKF_SERIAL_SESSION)
+			if err != nil {
+				t.Fatal(err)
+			}
+			// Logouts come at any time. Sessions are closed between the
+			// pool's calls into the module, not during one: SoftHSM2
+			// frees a session closed while another thread signs on it,
+			// and crashes.
+			gate := tok.Gate()
+
+			stop := make(chan struct{})
+			var churns atomic.Int32
+			churned := make(chan struct{})
+			go func() {
+				defer close(churned)
+				for i := 0; ; i++ {
+					select {
+					case <-stop:
+						return
+					default:
+					}
+					if i%2 == 0 {
+						other.Logout(sh) // fails when no one is logged in
+					} else {
+						gate.Lock()
+						other.CloseAllSessions(tok.SlotID())
+						gate.Unlock()
+						sh, _ = other.OpenSession(tok.SlotID(), p11.CKF_SERIAL_SESSION)
+					}
+					churns.Add(1)
+					time.Sleep(200 * time.Microsecond)
+				}
+			}()
+
+			const signers, signs = 16, 25
+			var wg sync.WaitGroup
+			var ok atomic.Int32
+			for g := range signers {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					for i := range signs {
+						ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+						msg := []byte(fmt.Sprintf("churn %d/%d", g, i))
+						sig, err := k.SignContext(ctx, msg)
+						cancel()
+						if err != nil {
+							t.Errorf("goroutine %d sign %d: %v", g, i, err)
+							return
+						}
+						if err := signertest.VerifyStd(alg, k.Public(), msg, sig); err != nil {
+							t.Errorf("goroutine %d sign %d: %v", g, i, err)
+							return
+						}
+						ok.Add(1)
+					}
+				}()
+			}
+			wg.Wait()
+			close(stop)
+			<-churned
+			other.CloseSession(sh)
+			t.Logf("%d signs through %d logouts and C_CloseAllSessions", ok.Load(), churns.Load())
+			if ok.Load() != signers*signs {
+				t.Errorf("%d of %d signs succeeded", ok.Load(), signers*signs)
+			}
+			signAndVerify(t, k)
+		})
 	}
 }

@@ -241,7 +241,7 @@ func (k *Signer) run(ctx context.Context, req request) ([]byte, error) {
 // sign makes the signature through the pool, which replaces dead sessions
 // and logs in again as needed. The key's object handle is looked up again
 // after a login (modules may forget private handles on logout) or when
-// the module says it is invalid, and the sign retried once.
+// the module says it is invalid, and the sign retried while ctx has time.
 func (k *Signer) sign(ctx context.Context, req request, st *opStats) ([]byte, error) {
 	p := k.tok.pool
 	for attempt := 0; ; attempt++ {
@@ -285,12 +285,18 @@ func (k *Signer) sign(ctx context.Context, req request, st *opStats) ([]byte, er
 			return nil, fmt.Errorf("pkcs11: key %q: %w (%s)", k.label, signer.ErrClosed, unprefixed(err))
 		}
 		code, _ := ckr(err)
-		if attempt > 0 || (code != p11.CKR_KEY_HANDLE_INVALID && code != p11.CKR_OBJECT_HANDLE_INVALID) {
+		if code != p11.CKR_KEY_HANDLE_INVALID && code != p11.CKR_OBJECT_HANDLE_INVALID {
 			return nil, err
 		}
+		// The handle went between its lookup and the sign (a logout
+		// and login between them): look it up again, as long as ctx
+		// allows.
 		k.handleMu.Lock()
 		k.stale = true
 		k.handleMu.Unlock()
+		if !pause(ctx, attempt) {
+			return nil, err
+		}
 		st.retries++
 	}
 }
@@ -321,18 +327,44 @@ func (k *Signer) handle(sh p11.SessionHandle, st *opStats) (p11.ObjectHandle, er
 	}
 	t := st.start()
 	defer func() { st.session += st.since(t) }()
-	if err := p.ensureLogin(sh, st); err != nil {
-		return 0, err
-	}
-	logins := p.logins.Load()
 	tmpl, err := refTemplate(signer.KeyRef{Label: k.label, ID: hexID(k.id)})
 	if err != nil {
 		return 0, err
 	}
-	hs, err := findObjects(p.mod.ctx, sh, tmpl)
-	st.trips += 3
-	if err != nil {
-		return 0, err
+	// A lookup that meets a logout finds no private key (or, in SoftHSM2,
+	// fails with CKR_GENERAL_ERROR) though the key is there. So a key is
+	// missing only when lookups find none in a row with the token logged
+	// in before and after each and no login between; a lookup that met a
+	// logout is left to the pool to log in and retry.
+	const lookups = 3
+	var hs []p11.ObjectHandle
+	var logins uint64
+	for i := 0; ; i++ {
+		if err := p.ensureLogin(sh, st); err != nil {
+			return 0, err
+		}
+		logins = p.logins.Load()
+		hs, err = findObjects(p.mod.ctx, sh, tmpl)
+		st.trips += 3
+		code, _ := ckr(err)
+		if err != nil && code != p11.CKR_GENERAL_ERROR {
+			return 0, err
+		}
+		if err == nil && len(hs) > 0 {
+			break
+		}
+		clean := p.pin == nil || (p.logins.Load() == logins && loggedIn(p.mod.ctx, sh))
+		st.trips++
+		if i+1 < lookups {
+			continue
+		}
+		if err != nil {
+			return 0, err
+		}
+		if !clean {
+			return 0, &Error{Op: "C_FindObjects", Code: p11.CKR_USER_NOT_LOGGED_IN}
+		}
+		break
 	}
 	if len(hs) != 1 {
 		return 0, fmt.Errorf("pkcs11: key %q id %s: %d matching keys on the token now: %w", k.label, hexID(k.id), len(hs), signer.ErrKeyNotFound)
