@@ -263,7 +263,8 @@ func (r *Report) WritePayloadSVG(w io.Writer) error {
 		}
 
 		// Lines, then labels spread down the label column so they do not
-		// overlap, each joined to its line's end by a leader.
+		// overlap, each joined to its line's end by a dotted leader (solid
+		// lines are data; a leader only points).
 		colours := seriesColours(pn.paths, backendOf)
 		type label struct {
 			path       string
@@ -314,7 +315,7 @@ func (r *Report) WritePayloadSVG(w io.Writer) error {
 		lx := pl + plotW + 14
 		for _, lb := range labels {
 			col := colours[lb.path]
-			p(`<g class="label" data-series="%s"><line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" stroke="%s" stroke-width="0.8"/><text x="%.1f" y="%.1f" fill="%s" font-size="11">%s</text></g>`+"\n",
+			p(`<g class="label" data-series="%s"><line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" stroke="%s" stroke-width="0.7" stroke-dasharray="1 3" stroke-opacity="0.7"/><text x="%.1f" y="%.1f" fill="%s" font-size="11">%s</text></g>`+"\n",
 				esc(lb.path), lb.endX+3, lb.endY, lx-2, lb.y, col, lx, lb.y+4, col, esc(lb.path))
 		}
 		p("</g>\n")
