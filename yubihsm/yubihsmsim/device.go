@@ -28,35 +28,50 @@ const (
 	CmdSessionMessage   = 0x05
 	CmdDeviceInfo       = 0x06
 	CmdCloseSession     = 0x40
+	CmdGetStorageInfo   = 0x41
+	CmdPutOpaque        = 0x42
+	CmdGetOpaque        = 0x43
+	CmdPutAuthKey       = 0x44
 	CmdPutAsymmetricKey = 0x45
 	CmdGenerateAsymKey  = 0x46
 	CmdListObjects      = 0x48
 	CmdGetObjectInfo    = 0x4e
+	CmdSetOption        = 0x4f
+	CmdGetOption        = 0x50
 	CmdGetPublicKey     = 0x54
 	CmdSignECDSA        = 0x56
 	CmdGetPseudoRandom  = 0x51
 	CmdDeleteObject     = 0x58
 	CmdSignEdDSA        = 0x6a
 	CmdBlinkDevice      = 0x6b
+	CmdChangeAuthKey    = 0x6c
 	CmdError            = 0x7f
 )
 
 // Object types, algorithms and capabilities the simulator knows.
 const (
+	TypeOpaque     = 0x01
 	TypeAuthKey    = 0x02
 	TypeAsymmetric = 0x03
 
-	AlgP256    = 12
-	AlgAuthAES = 38
-	AlgEd25519 = 46
+	AlgP256       = 12
+	AlgOpaqueData = 30
+	AlgOpaqueX509 = 31
+	AlgAuthAES    = 38
+	AlgEd25519    = 46
 
+	CapGetOpaque        uint64 = 0x01
+	CapPutOpaque        uint64 = 0x02
+	CapPutAuthKey       uint64 = 0x04
 	CapPutAsymmetric    uint64 = 0x08
 	CapGenerateAsym     uint64 = 0x10
 	CapSignECDSA        uint64 = 0x80
 	CapSignEdDSA        uint64 = 0x100
 	CapGetPseudoRandom  uint64 = 1 << 0x13
+	CapDeleteOpaque     uint64 = 1 << 0x27
 	CapDeleteAuthKey    uint64 = 0x0000010000000000
 	CapDeleteAsymmetric uint64 = 0x0000020000000000
+	CapChangeAuthKey    uint64 = 1 << 0x2e
 	CapAll              uint64 = 0x00007fffffffffff
 )
 
@@ -136,6 +151,7 @@ type Device struct {
 	objects  map[objKey]*object
 	sessions [Sessions]*session
 	stats    Stats
+	opts     options
 
 	fmu     sync.Mutex // faults; taken after mu, never the other way round
 	faults  map[Fault]int
@@ -160,6 +176,7 @@ type object struct {
 	ed        ed25519.PrivateKey
 	ec        *ecdsa.PrivateKey
 	enc, mac  [scp03.KeyLen]byte // authentication keys
+	data      []byte             // opaque objects
 }
 
 type session struct {

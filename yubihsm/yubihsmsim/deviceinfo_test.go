@@ -158,7 +158,8 @@ func TestUnimplementedCommands(t *testing.T) {
 	inSession := map[byte]bool{CmdEcho: true, CmdDeviceInfo: true, CmdCloseSession: true,
 		CmdPutAsymmetricKey: true, CmdGenerateAsymKey: true, CmdGetPublicKey: true, CmdSignEdDSA: true,
 		CmdSignECDSA: true, CmdListObjects: true, CmdGetObjectInfo: true, CmdDeleteObject: true,
-		CmdGetPseudoRandom: true, CmdBlinkDevice: true}
+		CmdGetPseudoRandom: true, CmdBlinkDevice: true, CmdGetStorageInfo: true, CmdPutOpaque: true,
+		CmdGetOpaque: true, CmdPutAuthKey: true, CmdChangeAuthKey: true, CmdGetOption: true, CmdSetOption: true}
 	d := New(Config{})
 	for c := 0; c < 0x80; c++ {
 		if plain[byte(c)] {

@@ -18,9 +18,16 @@
 // Asymmetric Key (OBJECT EXISTS rather than overwrite), Get Public Key,
 // Sign EdDSA, Sign ECDSA (DER), List Objects, Get Object Info, Delete
 // Object, Get Pseudo Random (up to MaxPseudoRandom bytes, needing the
-// get-pseudo-random capability) and Blink Device (accepted, nothing lit),
-// checking the capabilities and domains of the session's authentication key
-// and of the key. Device Info is paged as on firmware 2.4.0, the version it
+// get-pseudo-random capability), Blink Device (accepted, nothing lit),
+// Get Storage Info (StorageRecords records, StoragePages pages of
+// StoragePageSize bytes), Put and Get Opaque (up to MaxOpaque bytes), Put
+// Authentication Key (AES-128 only) and Change Authentication Key (the
+// session's own key only; the open session keeps its keys), and Get and
+// Set Option (force audit, command audit, and the algorithm toggle that
+// get_enabled_algorithms reads; disabled algorithms are reported, not
+// enforced; other options get INVALID DATA), checking the capabilities
+// and domains of the session's authentication key and of the key. Audit
+// log entries and Set Log Index are not implemented yet. Device Info is paged as on firmware 2.4.0, the version it
 // reports: no data or page 0 gives the version, serial, log counters and
 // algorithms, page 1 the part number (PartNumber), as Yubico's SDK asks on
 // connect. Every other command, plain or in a session, gets what the

@@ -41,6 +41,20 @@ func (d *Device) inner(s *session, f scp03.Frame) ([]byte, time.Duration) {
 		}
 		d.stats.Blinks++
 		return okFrame(CmdBlinkDevice, nil), 0
+	case CmdGetOption:
+		return d.getOption(s, p), 0
+	case CmdSetOption:
+		return d.setOption(s, p), 0
+	case CmdGetStorageInfo:
+		return d.storageInfo(p), 0
+	case CmdPutOpaque:
+		return d.putOpaque(s, p), 0
+	case CmdGetOpaque:
+		return d.getOpaque(s, p), 0
+	case CmdPutAuthKey:
+		return d.putAuthKey(s, p), 0
+	case CmdChangeAuthKey:
+		return d.changeAuthKey(s, p), 0
 	case CmdCloseSession:
 		if len(p) != 0 {
 			return errFrame(yubihsm.CodeWrongLength), 0
@@ -84,8 +98,11 @@ func (d *Device) inner(s *session, f scp03.Frame) ([]byte, time.Duration) {
 			return errFrame(yubihsm.CodeObjectNotFound), 0
 		}
 		need := CapDeleteAsymmetric
-		if o.typ == TypeAuthKey {
+		switch o.typ {
+		case TypeAuthKey:
 			need = CapDeleteAuthKey
+		case TypeOpaque:
+			need = CapDeleteOpaque
 		}
 		if s.auth.caps&need == 0 {
 			return errFrame(yubihsm.CodeInsufficientPermissions), 0
@@ -145,9 +162,12 @@ func objectInfo(o *object) []byte {
 }
 
 // keySize is the size of an object's stored key material: an Ed25519
-// seed, a P-256 scalar, or an authentication key's K-ENC ‖ K-MAC.
+// seed, a P-256 scalar, an authentication key's K-ENC ‖ K-MAC, or an
+// opaque object's data.
 func keySize(o *object) uint16 {
 	switch {
+	case o.typ == TypeOpaque:
+		return uint16(len(o.data))
 	case o.ed != nil:
 		return ed25519.SeedSize
 	case o.ec != nil:
@@ -156,8 +176,12 @@ func keySize(o *object) uint16 {
 	return 2 * scp03.KeyLen
 }
 
+// templateLen is the length of the object template Put commands start
+// with: id, label, domains, capabilities, algorithm.
+const templateLen = 2 + 40 + 2 + 8 + 1
+
 func (d *Device) storeKey(s *session, cmd byte, p []byte) []byte {
-	const hdr = 2 + 40 + 2 + 8 + 1
+	const hdr = templateLen
 	if len(p) < hdr {
 		return errFrame(yubihsm.CodeWrongLength)
 	}
@@ -210,7 +234,7 @@ func (d *Device) storeKey(s *session, cmd byte, p []byte) []byte {
 		o.origin = 2
 	}
 	if o.id == 0 {
-		if o.id = d.freeID(); o.id == 0 {
+		if o.id = d.freeIDOf(TypeAsymmetric); o.id == 0 {
 			return errFrame(yubihsm.CodeInvalidData)
 		}
 	}
@@ -221,21 +245,21 @@ func (d *Device) storeKey(s *session, cmd byte, p []byte) []byte {
 	return okFrame(cmd, binary.BigEndian.AppendUint16(nil, o.id))
 }
 
-// freeID picks a random free object id, as the device does when asked for
-// id 0, so that clients cannot rely on small ids.
-func (d *Device) freeID() uint16 {
+// freeIDOf picks a random free object id of type typ, as the device does
+// when asked for id 0, so that clients cannot rely on small ids.
+func (d *Device) freeIDOf(typ byte) uint16 {
 	var b [2]byte
 	for range 64 {
 		if _, err := io.ReadFull(d.rand, b[:]); err != nil {
 			break
 		}
 		id := binary.BigEndian.Uint16(b[:])
-		if id != 0 && id != 0xffff && d.objects[objKey{TypeAsymmetric, id}] == nil {
+		if id != 0 && id != 0xffff && d.objects[objKey{typ, id}] == nil {
 			return id
 		}
 	}
 	for id := uint16(1); id < 0xffff; id++ {
-		if d.objects[objKey{TypeAsymmetric, id}] == nil {
+		if d.objects[objKey{typ, id}] == nil {
 			return id
 		}
 	}
