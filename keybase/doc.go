@@ -92,7 +92,9 @@
 // takes any single argument, even an empty one, and `gnokey import` any
 // non-empty one; the name is only a key in its leveldb ("<name>.info"),
 // and a name that parses as a bech32 address is looked up as that address
-// instead. A name here is a file name, and is shown to people deciding
+// instead. So is one here, by Store.OpenKey, Store.KeyInfo, Open and a
+// keybase: URI's label, which fall back to the name only when no key has
+// that address; Address gives a key's address. A name here is a file name, and is shown to people deciding
 // what to sign, so CheckName refuses, with signer.ErrInvalidArgument and
 // an error that states the rule, every gnokey name outside it:
 //   - the empty name;

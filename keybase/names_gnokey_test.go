@@ -41,7 +41,7 @@ func TestGnokeyNames(t *testing.T) {
 	for _, name := range gnokeyNames {
 		if name == "g1jg8mtutu9khhfwc4nxmuhcpftf0pajdhfvsqf5" {
 			// Passes CheckName: gnokey looks such a name up as an
-			// address, this package as a name.
+			// address, this package as an address, then as a name.
 			if err := CheckName(name); err != nil {
 				t.Errorf("CheckName(%q): %v", name, err)
 			}

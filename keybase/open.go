@@ -29,7 +29,8 @@ type Config struct {
 	// Mode is when Signers opened from the store decrypt their key:
 	// UnlockOnce (the zero value) or PerSign.
 	Mode Mode
-	// Key is the key Open opens: Key.Label is its name (required). Keys
+	// Key is the key Open opens: Key.Label is its name or its gno.land
+	// address (required; see Store.OpenKey). Keys
 	// have no ID, so Key.ID must be empty; Key.Algorithm, when set, must be
 	// the key's, checked before the key is derived. OpenStore ignores Key.
 	Key signer.KeyRef
@@ -61,7 +62,11 @@ func Open(ctx context.Context, cfg Config) (*Signer, error) {
 	if err := checkRef(cfg.Key); err != nil {
 		return nil, err
 	}
-	return s.open(ctx, cfg.Key.Label, cfg.Key.Algorithm)
+	name, err := s.resolve(ctx, cfg.Key.Label)
+	if err != nil {
+		return nil, err
+	}
+	return s.open(ctx, name, cfg.Key.Algorithm)
 }
 
 // OpenStore returns the Store of the key directory cfg.Dir. It creates
@@ -151,7 +156,8 @@ const (
 //	keybase:dir=/var/lib/gnokey;label=validator?pin-source=env:GNOKEY_PASS
 //	keybase:dir=/var/lib/gnokey;label=validator?pin-source=/run/secrets/pass&mode=per-sign
 //
-// Path attributes: dir, the key directory, and label, the key's name (both
+// Path attributes: dir, the key directory, and label, the key's name or
+// its gno.land address, "g1…", looked up as Store.OpenKey does (both
 // required). Query attributes: pin-source or pin-value for the passphrase
 // (see signer.URI; it sets Config.Secret), and mode, unlock-once (the
 // default) or per-sign. Errors are *signer.URIError values that name the

@@ -260,11 +260,20 @@ func (s *Store) ListKeys(ctx context.Context) ([]signer.KeyInfo, error) {
 // match the public key stored with it, else the file is reported corrupt.
 // A ref.Algorithm other than the key's is refused before the key is
 // derived; keys have no ID, so a ref with one finds nothing.
+//
+// ref.Label is a key's name or, as with gnokey, its gno.land address
+// ("g1…", see Address): a label that parses as an address selects the
+// key of that address (the first by name, if several have it), and only
+// when none has it, the key of that name.
 func (s *Store) OpenKey(ctx context.Context, ref signer.KeyRef) (signer.Signer, error) {
 	if err := checkRef(ref); err != nil {
 		return nil, err
 	}
-	k, err := s.open(ctx, ref.Label, ref.Algorithm)
+	name, err := s.resolve(ctx, ref.Label)
+	if err != nil {
+		return nil, err
+	}
+	k, err := s.open(ctx, name, ref.Algorithm)
 	if err != nil {
 		return nil, err // not a nil *Signer in a non-nil interface
 	}

@@ -60,17 +60,23 @@ func (s *Store) ExportArmor(ctx context.Context, label string) ([]byte, error) {
 	return kf.sealed.armor(), nil
 }
 
-// KeyInfo describes the key of label without decrypting it.
+// KeyInfo describes the key of label without decrypting it. label is a
+// name or a gno.land address, as in OpenKey; the KeyInfo's Label is the
+// key's name. Address(info.Public) is its address.
 func (s *Store) KeyInfo(ctx context.Context, label string) (signer.KeyInfo, error) {
 	if err := s.check(ctx); err != nil {
 		return signer.KeyInfo{}, err
 	}
-	kf, err := s.read(ctx, label)
+	name, err := s.resolve(ctx, label)
+	if err != nil {
+		return signer.KeyInfo{}, err
+	}
+	kf, err := s.read(ctx, name)
 	if err != nil {
 		return signer.KeyInfo{}, err
 	}
 	kf.sealed.wipe()
-	return signer.KeyInfo{Label: label, Algorithm: kf.alg, Public: kf.pub}, nil
+	return signer.KeyInfo{Label: name, Algorithm: kf.alg, Public: kf.pub}, nil
 }
 
 // ChangePassphrase re-encrypts the key of label, which the store's Secret
