@@ -21,7 +21,7 @@ import (
 // The crash test runs this test binary as a signer that signs rising
 // heights as fast as it can, prints every signature it releases, and is
 // killed with SIGKILL at a random point; then it starts it again on the
-// same state. GUARD_CRASH_RUNS sets the number of runs (default 50; the
+// same state. SIGNERKIT_CRASH_RUNS sets the number of runs (default 50; the
 // project's goal is 1,000).
 const crashChainID = "crash-chain"
 
@@ -104,7 +104,7 @@ func TestCrash(t *testing.T) {
 	if testing.Short() {
 		runs = 10
 	}
-	if s := os.Getenv("GUARD_CRASH_RUNS"); s != "" {
+	if s := os.Getenv("SIGNERKIT_CRASH_RUNS"); s != "" {
 		n, err := strconv.Atoi(s)
 		if err != nil {
 			t.Fatal(err)
