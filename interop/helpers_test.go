@@ -7,6 +7,8 @@ import (
 	"crypto/ed25519"
 	"io"
 	"math/rand/v2"
+	"reflect"
+	"testing"
 	"time"
 
 	"github.com/signerkit/signerkit/signbytes"
@@ -116,4 +118,27 @@ func scenario(seed uint64, n int) []request {
 		out = append(out, next)
 	}
 	return out
+}
+
+// checkFormatParity parses the bytes node built in format f and rebuilds
+// them: they must parse to want, want must build them byte for byte, and
+// Parse must recognize them as f.
+func checkFormatParity(t *testing.T, f signbytes.Format, node, name string, theirs []byte, want signbytes.Message) {
+	t.Helper()
+	got, err := signbytes.ParseFormat(theirs, f)
+	if err != nil {
+		t.Fatalf("%s: ParseFormat(%x, %v): %v", name, theirs, f, err)
+	}
+	want.Format = f
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("%s: parsed\n %+v\nwant\n %+v", name, got, want)
+	}
+	ours, err := want.Bytes()
+	if err != nil || !bytes.Equal(ours, theirs) {
+		t.Fatalf("%s: built %x, %v\n%s built %x", name, ours, err, node, theirs)
+	}
+	any, err := signbytes.Parse(theirs)
+	if err != nil || any.Format&f == 0 {
+		t.Fatalf("%s: Parse: %v, %v", name, any.Format, err)
+	}
 }
