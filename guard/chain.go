@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/signerkit/signerkit/signbytes"
 	"github.com/signerkit/signerkit/signer"
 )
 
@@ -24,6 +25,11 @@ type chain struct {
 	rec    record
 	slot   int   // the slot holding rec
 	failed error // set by a failed write or sync; sticks until Close
+
+	// forBlock is true when rec's sign bytes are a precommit for a
+	// block, the only message a vote extension may follow. It is kept
+	// here so that an extension does not re-parse the stored bytes.
+	forBlock bool
 
 	// extMsg and extSig are the last vote extension signed and its
 	// signature, handed again to the next sentry that asks.
@@ -96,6 +102,11 @@ func (g *Guard) load(c *chain) error {
 		return &CorruptError{Path: g.path(c), Reason: err.Error()}
 	}
 	c.file, c.rec, c.slot, c.loaded = f, rec, slot, true
+	c.forBlock = false
+	if rec.Step == signbytes.Precommit.Step() {
+		m, err := signbytes.Parse(rec.SignBytes) // decodeFile checked it parses
+		c.forBlock = err == nil && !m.BlockID.IsZero()
+	}
 	return nil
 }
 
@@ -112,8 +123,9 @@ func (g *Guard) create(c *chain, h int64) error {
 }
 
 // write stores next in the slot that does not hold the current record,
-// syncs, and makes next current. A failure marks the chain failed.
-func (g *Guard) write(c *chain, next record) error {
+// syncs, and makes next current; forBlock says whether next's sign bytes
+// are a precommit for a block. A failure marks the chain failed.
+func (g *Guard) write(c *chain, next record, forBlock bool) error {
 	slot := 1 - c.slot
 	start := time.Now()
 	_, err := c.file.WriteAt(next.encode(), int64(slot*slotSize))
@@ -128,7 +140,7 @@ func (g *Guard) write(c *chain, next record) error {
 		c.failed = &StorageError{Path: g.path(c), Op: op, Err: err}
 		return c.failed
 	}
-	c.rec, c.slot = next, slot
+	c.rec, c.slot, c.forBlock = next, slot, forBlock
 	return nil
 }
 
@@ -169,7 +181,7 @@ func (g *Guard) Init(ctx context.Context, chainID string, h int64) error {
 		return &DoubleSignError{ChainID: chainID, Height: h, LastHeight: cur.Height, LastRound: cur.Round, LastStep: cur.Step,
 			Reason: "Init would lower the state"}
 	}
-	return g.write(c, record{Seq: cur.Seq + 1, ChainID: chainID, Height: h})
+	return g.write(c, record{Seq: cur.Seq + 1, ChainID: chainID, Height: h}, false)
 }
 
 // State returns a chain's double-sign state, reading its file if the Guard

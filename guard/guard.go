@@ -277,7 +277,7 @@ func (g *Guard) SignBytes(ctx context.Context, msg []byte) (Signed, error) {
 	}
 	next := record{Seq: cur.Seq + 1, ChainID: m.ChainID, Height: m.Height, Round: m.Round, Step: step,
 		SignBytes: bytes.Clone(msg), Signature: bytes.Clone(sig)}
-	if err := g.write(c, next); err != nil {
+	if err := g.write(c, next, m.Phase == signbytes.Precommit && !m.BlockID.IsZero()); err != nil {
 		return Signed{}, err
 	}
 	return Signed{Signature: sig, SignBytes: bytes.Clone(msg), Timestamp: m.Timestamp}, nil
@@ -322,8 +322,7 @@ func onlyTimestampDiffers(m signbytes.Message, old []byte) (time.Time, bool) {
 
 func (g *Guard) signExtension(ctx context.Context, c *chain, m signbytes.Message, msg []byte) (Signed, error) {
 	cur := c.rec
-	last, err := signbytes.Parse(cur.SignBytes)
-	if err != nil || last.Phase != signbytes.Precommit || last.BlockID.IsZero() || last.Height != m.Height || last.Round != m.Round {
+	if !c.forBlock || cur.Height != m.Height || cur.Round != m.Round {
 		g.refused.Add(1)
 		return Signed{}, &DoubleSignError{ChainID: m.ChainID, Height: m.Height, Round: m.Round, Step: signbytes.Precommit.Step(),
 			LastHeight: cur.Height, LastRound: cur.Round, LastStep: cur.Step,

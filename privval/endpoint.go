@@ -306,15 +306,10 @@ func (e *Endpoint) signVote(ctx context.Context, req request, info *RequestInfo)
 	}
 	m := signbytes.Message{Format: e.format, Phase: phase, Height: v.Height, Round: int64(v.Round),
 		BlockID: v.BlockID, Timestamp: v.Timestamp, ChainID: req.chainID}
-	sb, err := m.Bytes()
+	s, err := e.sign(ctx, m, info)
 	if err != nil {
 		return nil, err
 	}
-	s, err := e.g.SignBytes(ctx, sb)
-	if err != nil {
-		return nil, err
-	}
-	info.Cached, info.TimestampChanged = s.Cached, s.TimestampChanged
 	out := *v
 	out.Signature = s.Signature
 	if s.TimestampChanged {
@@ -324,17 +319,30 @@ func (e *Endpoint) signVote(ctx context.Context, req request, info *RequestInfo)
 	if ext {
 		em := signbytes.Message{Format: signbytes.CometBFT, Phase: signbytes.VoteExtension, Height: v.Height,
 			Round: int64(v.Round), ChainID: req.chainID, Extension: v.Extension}
-		eb, err := em.Bytes()
-		if err != nil {
-			return nil, err
-		}
-		es, err := e.g.SignBytes(ctx, eb)
+		es, err := e.sign(ctx, em, nil)
 		if err != nil {
 			return nil, err
 		}
 		out.ExtensionSignature = es.Signature
 	}
 	return &out, nil
+}
+
+// sign encodes m and signs it through the guard; when info is not nil it
+// records there whether the signature was cached or the timestamp changed.
+func (e *Endpoint) sign(ctx context.Context, m signbytes.Message, info *RequestInfo) (guard.Signed, error) {
+	sb, err := m.Bytes()
+	if err != nil {
+		return guard.Signed{}, err
+	}
+	s, err := e.g.SignBytes(ctx, sb)
+	if err != nil {
+		return guard.Signed{}, err
+	}
+	if info != nil {
+		info.Cached, info.TimestampChanged = s.Cached, s.TimestampChanged
+	}
+	return s, nil
 }
 
 func (e *Endpoint) signProposal(ctx context.Context, req request, info *RequestInfo) (*proposal, error) {
@@ -351,15 +359,10 @@ func (e *Endpoint) signProposal(ctx context.Context, req request, info *RequestI
 	}
 	m := signbytes.Message{Format: e.format, Phase: signbytes.Proposal, Height: p.Height, Round: int64(p.Round),
 		POLRound: int64(p.POLRound), BlockID: p.BlockID, Timestamp: p.Timestamp, ChainID: req.chainID}
-	sb, err := m.Bytes()
+	s, err := e.sign(ctx, m, info)
 	if err != nil {
 		return nil, err
 	}
-	s, err := e.g.SignBytes(ctx, sb)
-	if err != nil {
-		return nil, err
-	}
-	info.Cached, info.TimestampChanged = s.Cached, s.TimestampChanged
 	out := *p
 	out.Signature = s.Signature
 	if s.TimestampChanged {

@@ -117,11 +117,19 @@ func (n *gnoNode) call(msg []byte) (url string, sig []byte, errStr string, isErr
 
 func startServer(t *testing.T, network string, durable bool) (*Server, *edKey, net.Listener, *disconnects) {
 	t.Helper()
+	return startServerConfig(t, network, durable, ServerConfig{ChainID: chainID})
+}
+
+// startServerConfig starts a Server with cfg, whose OnDisconnect it sets,
+// on a new key, guard and listener, and stops it when the test ends.
+func startServerConfig(t *testing.T, network string, durable bool, cfg ServerConfig) (*Server, *edKey, net.Listener, *disconnects) {
+	t.Helper()
 	k := newKey(2)
 	g := newGuard(t, k, durable)
 	ln := listen(t, network)
 	dis := newDisconnects()
-	s, err := NewServer(g, ServerConfig{ChainID: chainID, OnDisconnect: dis.add})
+	cfg.OnDisconnect = dis.add
+	s, err := NewServer(g, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -207,30 +207,8 @@ func tcpPair(t *testing.T) (net.Conn, net.Conn) {
 // LegacySecretConnection(id, allow).
 func startSecretServer(t *testing.T, id ed25519.PrivateKey, allow []ed25519.PublicKey, timeout time.Duration, onRequest func(RequestInfo)) (*Server, *edKey, net.Listener, *disconnects) {
 	t.Helper()
-	k := newKey(2)
-	g := newGuard(t, k, false)
-	ln := listen(t, "tcp")
-	dis := newDisconnects()
-	s, err := NewServer(g, ServerConfig{ChainID: chainID, OnDisconnect: dis.add, OnRequest: onRequest,
+	return startServerConfig(t, "tcp", false, ServerConfig{ChainID: chainID, OnRequest: onRequest,
 		Handshake: LegacySecretConnection(id, allow), HandshakeTimeout: timeout})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- s.Serve(ctx, ln) }()
-	t.Cleanup(func() {
-		cancel()
-		select {
-		case err := <-done:
-			if !errors.Is(err, context.Canceled) {
-				t.Errorf("Serve: %v", err)
-			}
-		case <-time.After(10 * time.Second):
-			t.Error("Serve did not return")
-		}
-	})
-	return s, k, ln, dis
 }
 
 // dialSecret dials the Server and runs the node's pre-Merlin handshake

@@ -205,50 +205,35 @@ func (p *parser) parse() (Message, error) {
 	var sec, nsec int64 // an absent timestamp is the Unix epoch
 	var err error
 	switch m.Phase {
-	case Prevote, Precommit:
+	case Prevote, Precommit, Proposal:
+		// CanonicalProposal is CanonicalVote with pol_round inserted as
+		// field 4: the fields after it are one number further on.
+		schema, pol := "CanonicalVote", 0
+		if m.Phase == Proposal {
+			schema, pol = "CanonicalProposal", 1
+		}
 		err = p.fields(n, end, func(f field) error {
-			switch f.num {
-			case 1:
+			switch {
+			case f.num == 1:
 				return p.want(f, wireVarint) // read above
-			case 2:
+			case f.num == 2:
 				m.Height = int64(f.v)
 				return p.want(f, wireFixed64)
-			case 3:
+			case f.num == 3:
 				m.Round = int64(f.v)
 				return p.want(f, wireFixed64)
-			case 4:
-				return p.blockID(f, &m.BlockID)
-			case 5:
-				return p.timestamp(f, &sec, &nsec)
-			case 6:
-				m.ChainID = string(f.data)
-				return p.want(f, wireBytes)
-			}
-			return p.fail(f.off, "field %d is not in CanonicalVote", f.num)
-		})
-	case Proposal:
-		err = p.fields(n, end, func(f field) error {
-			switch f.num {
-			case 1:
-				return p.want(f, wireVarint)
-			case 2:
-				m.Height = int64(f.v)
-				return p.want(f, wireFixed64)
-			case 3:
-				m.Round = int64(f.v)
-				return p.want(f, wireFixed64)
-			case 4:
+			case pol == 1 && f.num == 4:
 				m.POLRound = int64(f.v)
 				return p.want(f, wireVarint)
-			case 5:
+			case f.num == 4+pol:
 				return p.blockID(f, &m.BlockID)
-			case 6:
+			case f.num == 5+pol:
 				return p.timestamp(f, &sec, &nsec)
-			case 7:
+			case f.num == 6+pol:
 				m.ChainID = string(f.data)
 				return p.want(f, wireBytes)
 			}
-			return p.fail(f.off, "field %d is not in CanonicalProposal", f.num)
+			return p.fail(f.off, "field %d is not in %s", f.num, schema)
 		})
 	case VoteExtension:
 		err = p.fields(n, end, func(f field) error {

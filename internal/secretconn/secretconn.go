@@ -298,6 +298,7 @@ type Conn struct {
 	rmu        sync.Mutex
 	recvAEAD   cipher.AEAD
 	recvCount  uint64
+	recvNonce  [chacha20poly1305.NonceSize]byte
 	recvSealed [sealedFrameSize]byte
 	recvFill   int
 	recvPlain  [frameSize]byte
@@ -307,6 +308,7 @@ type Conn struct {
 	wmu       sync.Mutex
 	sendAEAD  cipher.AEAD
 	sendCount uint64
+	sendNonce [chacha20poly1305.NonceSize]byte
 	sendPlain [frameSize]byte
 	sendBuf   []byte
 	sendErr   error // sticky
@@ -335,8 +337,10 @@ func (c *Conn) Variant() Variant { return c.variant }
 // NetConn is the underlying connection.
 func (c *Conn) NetConn() net.Conn { return c.conn }
 
-func nonce(counter uint64) []byte {
-	var n [chacha20poly1305.NonceSize]byte
+// putNonce writes counter's nonce into n, whose first four bytes stay
+// zero, and returns it: a Conn reuses its own nonce buffers so that no
+// frame allocates one.
+func putNonce(n *[chacha20poly1305.NonceSize]byte, counter uint64) []byte {
 	binary.LittleEndian.PutUint64(n[4:], counter)
 	return n[:]
 }
@@ -380,7 +384,7 @@ func (c *Conn) readFrame() error {
 		c.recvErr = &Error{Op: "read", Err: errors.New("nonce counter exhausted")}
 		return c.recvErr
 	}
-	plain, err := c.recvAEAD.Open(c.recvPlain[:0], nonce(c.recvCount), c.recvSealed[:], nil)
+	plain, err := c.recvAEAD.Open(c.recvPlain[:0], putNonce(&c.recvNonce, c.recvCount), c.recvSealed[:], nil)
 	if err != nil {
 		c.recvErr = protocolError("read", ErrBadFrame, fmt.Sprintf("frame %d", c.recvCount))
 		return c.recvErr
@@ -417,7 +421,7 @@ func (c *Conn) Write(p []byte) (int, error) {
 			binary.LittleEndian.PutUint32(c.sendPlain[:], uint32(len(chunk)))
 			copy(c.sendPlain[dataLenSize:], chunk)
 			clear(c.sendPlain[dataLenSize+len(chunk):])
-			buf = c.sendAEAD.Seal(buf, nonce(c.sendCount), c.sendPlain[:], nil)
+			buf = c.sendAEAD.Seal(buf, putNonce(&c.sendNonce, c.sendCount), c.sendPlain[:], nil)
 			c.sendCount++
 			batched += len(chunk)
 		}

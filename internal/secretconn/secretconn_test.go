@@ -549,3 +549,9 @@ func TestAuthSigRoundTrip(t *testing.T) {
 		t.Fatalf("ephemeral key message is %d bytes", n)
 	}
 }
+
+// nonce is counter's nonce in a new buffer.
+func nonce(counter uint64) []byte {
+	var n [12]byte // chacha20poly1305.NonceSize
+	return putNonce(&n, counter)
+}
