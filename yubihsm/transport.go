@@ -91,15 +91,24 @@ func (e *transportError) Unwrap() []error {
 	return []error{e.err, signer.ErrDisconnected}
 }
 
+// requestContext bounds one request by the request timeout. The package's
+// own client has it as its Timeout already, so only a caller's HTTPClient,
+// which may have no timeout of its own, costs a context and a timer per
+// request.
+func (t *transport) requestContext(ctx context.Context) (context.Context, context.CancelFunc) {
+	if t.own != nil {
+		return ctx, func() {}
+	}
+	return context.WithTimeout(ctx, t.timeout)
+}
+
 // exchange posts one frame and returns the response body, reporting bytes,
 // round trips, transport time and the simulator's modeled stages.
 func (t *transport) exchange(c call, frame []byte) ([]byte, error) {
 	if err := c.ctx.Err(); err != nil {
 		return nil, fmt.Errorf("yubihsm: connector: %w", err)
 	}
-	// The request timeout holds whatever client carries the request: a
-	// caller's HTTPClient may have no timeout of its own.
-	ctx, cancel := context.WithTimeout(c.ctx, t.timeout)
+	ctx, cancel := t.requestContext(c.ctx)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, t.api, bytes.NewReader(frame))
 	if err != nil {
@@ -173,7 +182,7 @@ type Status struct {
 }
 
 func (t *transport) getStatus(ctx context.Context) (Status, error) {
-	rctx, cancel := context.WithTimeout(ctx, t.timeout)
+	rctx, cancel := t.requestContext(ctx)
 	defer cancel()
 	req, err := http.NewRequestWithContext(rctx, http.MethodGet, t.status, nil)
 	if err != nil {

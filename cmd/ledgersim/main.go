@@ -59,9 +59,7 @@ import (
 	"os/signal"
 	"slices"
 	"strings"
-	"sync"
 	"syscall"
-	"time"
 
 	"github.com/signerkit/signerkit/ledger/ledgersim"
 )
@@ -180,29 +178,18 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, replug <-
 		return err
 	}
 
-	// ledgersim serves its Speculos face on a free loopback port; the
-	// command relays the address it was asked for to it, connection for
-	// connection, so the device's own server (one client at a time, a new
-	// connection replacing the old) is what clients see.
-	sp, err := dev.ServeSpeculos()
-	if err != nil {
-		return err
-	}
-	defer sp.Close()
 	ln, err := net.Listen("tcp", *addr)
 	if err != nil {
 		return err
 	}
-	r := &relay{ln: ln, upstream: sp.Addr(), conns: map[net.Conn]struct{}{}}
-	r.wg.Add(1)
-	go r.accept()
-	defer r.close()
+	sp := dev.ServeSpeculosOn(ln)
+	defer sp.Close()
 
 	fmt.Fprintf(stderr, "ledgersim: %s, ed25519 public key %x\n", dev.Profile().Name, []byte(dev.PublicKey()))
 	for _, f := range faults {
 		dev.Inject(f)
 	}
-	fmt.Fprintln(stdout, ln.Addr().String())
+	fmt.Fprintln(stdout, sp.Addr())
 
 	for {
 		select {
@@ -213,87 +200,4 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, replug <-
 			fmt.Fprintln(stderr, "ledgersim: replugged")
 		}
 	}
-}
-
-// relay accepts connections on ln and joins each to a connection of its own
-// to upstream.
-type relay struct {
-	ln       net.Listener
-	upstream string
-	wg       sync.WaitGroup
-
-	mu     sync.Mutex
-	conns  map[net.Conn]struct{}
-	closed bool
-}
-
-func (r *relay) accept() {
-	defer r.wg.Done()
-	for {
-		c, err := r.ln.Accept()
-		if err != nil {
-			if errors.Is(err, net.ErrClosed) {
-				return
-			}
-			time.Sleep(10 * time.Millisecond) // e.g. out of file descriptors
-			continue
-		}
-		r.wg.Add(1)
-		go r.serve(c)
-	}
-}
-
-func (r *relay) track(cs ...net.Conn) bool {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.closed {
-		return false
-	}
-	for _, c := range cs {
-		r.conns[c] = struct{}{}
-	}
-	return true
-}
-
-func (r *relay) serve(c net.Conn) {
-	defer r.wg.Done()
-	defer c.Close()
-	up, err := net.DialTimeout("tcp", r.upstream, 5*time.Second)
-	if err != nil {
-		return
-	}
-	defer up.Close()
-	if !r.track(c, up) {
-		return
-	}
-	defer func() {
-		r.mu.Lock()
-		delete(r.conns, c)
-		delete(r.conns, up)
-		r.mu.Unlock()
-	}()
-	done := make(chan struct{}, 2)
-	pipe := func(dst, src net.Conn) {
-		io.Copy(dst, src)
-		// Either side ending ends the exchange, as a closed Speculos
-		// connection does.
-		dst.Close()
-		src.Close()
-		done <- struct{}{}
-	}
-	go pipe(up, c)
-	go pipe(c, up)
-	<-done
-	<-done
-}
-
-func (r *relay) close() {
-	r.ln.Close()
-	r.mu.Lock()
-	r.closed = true
-	for c := range r.conns {
-		c.Close()
-	}
-	r.mu.Unlock()
-	r.wg.Wait()
 }

@@ -12,7 +12,8 @@ import (
 // and 255 data bytes.
 const maxSpeculosCommand = 260
 
-// SpeculosServer is the device's Speculos face: a TCP server on loopback
+// SpeculosServer is the device's Speculos face: a TCP server (on loopback,
+// unless given a listener of its own by ServeSpeculosOn)
 // that speaks Speculos's raw APDU protocol (LedgerHQ/speculos
 // speculos/mcu/apdu.py, docs/protocols.md A.10), so ledger.SpeculosDialer and
 // any Ledger tool that talks to Speculos run against the simulator. Like
@@ -37,11 +38,17 @@ func (d *Device) ServeSpeculos() (*SpeculosServer, error) {
 	if err != nil {
 		return nil, err
 	}
+	return d.ServeSpeculosOn(ln), nil
+}
+
+// ServeSpeculosOn starts the Speculos face on ln, which the server owns
+// from then on and closes on Close.
+func (d *Device) ServeSpeculosOn(ln net.Listener) *SpeculosServer {
 	ctx, end := context.WithCancel(context.Background())
 	s := &SpeculosServer{d: d, ln: ln, ctx: ctx, end: end}
 	s.wg.Add(1)
 	go s.accept()
-	return s, nil
+	return s
 }
 
 // Addr returns the host:port the server listens on.
