@@ -61,6 +61,7 @@ import (
 	"crypto/subtle"
 	"errors"
 	"strconv"
+	"sync"
 	"unsafe"
 
 	"filippo.io/edwards25519"
@@ -100,6 +101,7 @@ func (k *PrivateKey) SetSeed(seed []byte) error {
 	if len(seed) != SeedSize {
 		return errors.New("ed25519sign: seed of " + strconv.Itoa(len(seed)) + " bytes, want 32")
 	}
+	buildBaseTable()
 	burnStack() // grow the stack to the expansion's depth first
 	k.setSeed(seed)
 	burnStack()
@@ -132,6 +134,7 @@ func (k *PrivateKey) SetPrivateKey(priv []byte) error {
 	if len(priv) != PrivateKeySize {
 		return errors.New("ed25519sign: private key of " + strconv.Itoa(len(priv)) + " bytes, want 64")
 	}
+	buildBaseTable()
 	burnStack()
 	k.setSeed(priv[:SeedSize])
 	burnStack()
@@ -172,6 +175,7 @@ func (k *PrivateKey) Sign(msg []byte) []byte {
 
 // SignInto writes the pure Ed25519 signature of msg to sig.
 func (k *PrivateKey) SignInto(sig *[SignatureSize]byte, msg []byte) {
+	buildBaseTable()
 	burnStack() // grow the stack to the signing depth before any secret is on it
 	k.sign(sig, msg, "", "")
 	burnStack()
@@ -208,6 +212,7 @@ func (k *PrivateKey) SignOptions(msg []byte, hash crypto.Hash, context string) (
 		return nil, errors.New("ed25519sign: context of " + strconv.Itoa(len(context)) + " bytes, want at most 255")
 	}
 	sig := new([SignatureSize]byte)
+	buildBaseTable()
 	burnStack()
 	k.sign(sig, msg, dom, context)
 	burnStack()
@@ -270,6 +275,7 @@ func SignSeed(seed, msg []byte) ([]byte, error) {
 		return nil, errors.New("ed25519sign: seed of " + strconv.Itoa(len(seed)) + " bytes, want 32")
 	}
 	sig := new([SignatureSize]byte)
+	buildBaseTable()
 	burnStack()
 	signSeed(sig, seed, msg)
 	burnStack()
@@ -284,13 +290,20 @@ func signSeed(sig *[SignatureSize]byte, seed, msg []byte) {
 	k.Wipe()
 }
 
-// init has filippo.io/edwards25519 build its fixed-base table now. It
-// does so on the first ScalarBaseMult, deep in the call, and the stack
-// growth that can cause would copy a key expansion's live frames to a new
-// stack and free the old one, seed and all, unwiped.
-func init() {
-	var p edwards25519.Point
-	p.ScalarBaseMult(edwards25519.NewScalar())
+var baseTableOnce sync.Once
+
+// buildBaseTable has filippo.io/edwards25519 build its fixed-base table
+// before any secret is on the stack. It does so on the first
+// ScalarBaseMult, deep in the call, and the stack growth that can cause
+// would copy a key expansion's live frames to a new stack and free the old
+// one, seed and all, unwiped. It runs on first use rather than at package
+// init (where it cost about 1 ms of every importing program's start-up);
+// after the first call it is one atomic load.
+func buildBaseTable() {
+	baseTableOnce.Do(func() {
+		var p edwards25519.Point
+		p.ScalarBaseMult(edwards25519.NewScalar())
+	})
 }
 
 // NewLocked returns a zero PrivateKey in memory from hardening.Alloc:
