@@ -16,6 +16,7 @@ import (
 	"math/big"
 	"os"
 	"strings"
+	"syscall"
 
 	"github.com/signerkit/signerkit/signer"
 )
@@ -132,7 +133,9 @@ func LoadKeyFile(path string) (crypto.PrivateKey, error) {
 }
 
 func readKeyFile(path string) ([]byte, error) {
-	f, err := os.Open(path)
+	// O_NONBLOCK: a FIFO or device put where the key file should be is
+	// refused by the regular-file check below instead of blocking the open.
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil, fmt.Errorf("no such file: %w", signer.ErrKeyNotFound)
