@@ -108,7 +108,13 @@ type Config struct {
 	// them is ignored). Leave it false for a real yubihsm-connector, which never
 	// sends the header: whatever answers at the connector URL (a relay, a
 	// proxy, another process on the port) could otherwise put forged
-	// times in the caller's traces and metrics. It changes nothing else.
+	// times in the caller's traces and metrics. With it the client also
+	// tells the simulator how much time the caller's deadline leaves (in
+	// an X-Signerkit-Time-Left request header, less the modeled time
+	// already reported under the caller's context), so that a simulator
+	// that only accounts its modeled time can fail a command that would
+	// run past the deadline: the command then returns a *DeadlineError,
+	// which wraps context.DeadlineExceeded. It changes nothing else.
 	Simulator bool
 }
 

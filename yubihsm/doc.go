@@ -137,13 +137,22 @@
 // (measured), and StageDevice when the connector is the simulator in
 // yubihsm/yubihsmsim and Config.Simulator says so: the simulator sends its
 // modeled device time back in the X-Signerkit-Modeled response header,
-// which the client honours only then, only on a 200 response and only
-// within bounds (8 stages of at most 256 bytes and 10 minutes each; a
-// Collector's sums saturate rather than overflow). A real connector sends
-// no such header, and a client not configured for the simulator ignores
-// any that a relay or another process at the connector URL sends: device
-// time is then inside the transport stage. Counters: round-trips,
-// bytes-out, bytes-in and retries.
+// which the client honours only then, only on a 200 response (or the 504
+// below) and only within bounds (8 stages of at most 256 bytes and 10
+// minutes each; a Collector's sums saturate rather than overflow). A real
+// connector sends no such header, and a client not configured for the
+// simulator ignores any that a relay or another process at the connector
+// URL sends: device time is then inside the transport stage. Counters:
+// round-trips, bytes-out, bytes-in and retries.
+//
+// A simulator that only accounts its modeled time answers at once, so a
+// client configured for it sends the time its caller's deadline leaves,
+// less the modeled time already reported under the caller's context; a
+// command whose modeled time would run past it fails with a
+// *DeadlineError, which wraps context.DeadlineExceeded, and only the time
+// up to the deadline is on the trace. The simulator has executed the
+// command, as a real device does when its host gives up waiting, so the
+// session is replaced, as after any command that went unanswered.
 //
 // # github.com/certusone/yubihsm-go
 //

@@ -256,7 +256,10 @@ func TestRequestTimeoutCustomClient(t *testing.T) {
 func TestSignTimeout(t *testing.T) {
 	for _, alg := range []signer.Algorithm{signer.Ed25519, signer.ECDSAP256} {
 		t.Run(alg.String(), func(t *testing.T) {
-			dev, url := sim(t, yubihsmsim.Config{Time: yubihsmsim.Accounted})
+			// No modeled latency: the first Sign, which opens a session,
+			// must not time out in modeled time (accounted time counts
+			// against the 200 ms; this test is about a hung device).
+			dev, url := sim(t, yubihsmsim.Config{Time: yubihsmsim.Accounted, Profile: &yubihsmsim.NoLatency})
 			cfg := config(url)
 			cfg.SignTimeout = 200 * time.Millisecond
 			cfg.RequestTimeout = time.Hour
@@ -267,6 +270,11 @@ func TestSignTimeout(t *testing.T) {
 			if alg == signer.ECDSAP256 {
 				d := sha256.Sum256(msg)
 				digest, opts = d[:], crypto.SHA256
+			}
+			// Open the session first, so that the Sign below is one
+			// round trip within its 200 ms, however loaded the machine.
+			if _, err := k.SignContext(context.Background(), msg); err != nil {
+				t.Fatal(err)
 			}
 			sig, err := k.Sign(nil, digest, opts)
 			if err != nil {

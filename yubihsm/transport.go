@@ -7,7 +7,10 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/certusone/yubihsm-go/commands"
@@ -115,6 +118,15 @@ func (t *transport) exchange(c call, frame []byte) ([]byte, error) {
 		return nil, fmt.Errorf("yubihsm: %w", err)
 	}
 	req.Header.Set("Content-Type", "application/octet-stream")
+	if t.modeled {
+		// A simulator in accounted mode answers at once, so it must be
+		// told the caller's deadline to honour it in modeled time. A real
+		// connector is never told anything it does not expect.
+		if deadline, ok := c.ctx.Deadline(); ok {
+			left := max(time.Until(deadline)-modeledUnder(c.ctx), 0)
+			req.Header.Set(timeLeftHeader, strconv.FormatInt(int64(left), 10))
+		}
+	}
 	start := c.tr.Start()
 	c.tr.Add(signer.CountRoundTrips, 1)
 	c.tr.Add(signer.CountBytesOut, int64(len(frame)))
@@ -140,6 +152,11 @@ func (t *transport) exchange(c call, frame []byte) ([]byte, error) {
 		}
 		return nil, &transportError{err: err}
 	}
+	if t.modeled && resp.StatusCode == http.StatusGatewayTimeout {
+		if v := resp.Header.Get(deadlineExceededHeader); v != "" {
+			return nil, t.deadlineExceeded(c, resp.Header, v)
+		}
+	}
 	if resp.StatusCode != http.StatusOK {
 		return nil, &transportError{status: resp.StatusCode}
 	}
@@ -149,14 +166,92 @@ func (t *transport) exchange(c call, frame []byte) ([]byte, error) {
 	return body, nil
 }
 
+// The headers of the deadline exchange with yubihsm/yubihsmsim, which
+// writes the same names: the client sends the time its caller's deadline
+// leaves (less the modeled time already accounted under it), in
+// nanoseconds; the simulator, in accounted mode, answers 504 with the
+// command's full modeled time in nanoseconds when the deadline fell within
+// it, and the part before the deadline in the modeled-time header.
+const (
+	timeLeftHeader         = "X-Signerkit-Time-Left"
+	deadlineExceededHeader = "X-Signerkit-Deadline-Exceeded"
+)
+
+// DeadlineError is the error of a command that the simulator
+// (Config.Simulator; yubihsm/yubihsmsim) did not answer because, in its
+// accounted time mode, the command's modeled device time would have run
+// past the caller's deadline: a real device would still have been busy
+// when the caller gave up. The device did execute the command. The
+// caller's trace has the modeled time up to the deadline. It unwraps to
+// context.DeadlineExceeded.
+type DeadlineError struct {
+	// Modeled is the command's modeled device time, and Accounted the
+	// part of it before the deadline.
+	Modeled, Accounted time.Duration
+}
+
+// Error describes the timeout in modeled time.
+func (e *DeadlineError) Error() string {
+	return fmt.Sprintf("yubihsm: the simulated device needed %v of modeled time, %v of it before the deadline: %v", e.Modeled, e.Accounted, context.DeadlineExceeded)
+}
+
+// Unwrap returns context.DeadlineExceeded.
+func (e *DeadlineError) Unwrap() error { return context.DeadlineExceeded }
+
+// deadlineExceeded reports the modeled time a simulator accounted before
+// the caller's deadline and returns the error for the command.
+func (t *transport) deadlineExceeded(c call, h http.Header, modeled string) error {
+	e := &DeadlineError{}
+	if n, err := strconv.ParseInt(modeled, 10, 64); err == nil && n > 0 && n <= int64(simtime.MaxStageDuration) {
+		e.Modeled = time.Duration(n)
+	}
+	if stages, err := simtime.Decode(h.Get(simtime.Header)); err == nil {
+		for _, s := range stages {
+			e.Accounted += s.Duration
+		}
+	}
+	t.reportModeled(c, h)
+	return e
+}
+
+// budgets holds, per caller's context (by its Done channel), the modeled
+// time simulators have reported under it in accounted mode, until the
+// context ends: that time has passed for the caller in modeled time, so
+// it counts against the deadline of the next command (as in ledgersim).
+var budgets sync.Map // <-chan struct{} → *atomic.Int64
+
+// modeledUnder returns the accounted modeled time reported under ctx.
+func modeledUnder(ctx context.Context) time.Duration {
+	if b, ok := budgets.Load(ctx.Done()); ok {
+		return time.Duration(b.(*atomic.Int64).Load())
+	}
+	return 0
+}
+
+// account adds d of accounted modeled time to ctx's budget, if ctx has a
+// deadline.
+func account(ctx context.Context, d time.Duration) {
+	done := ctx.Done()
+	if _, ok := ctx.Deadline(); !ok || done == nil || d <= 0 {
+		return
+	}
+	b, loaded := budgets.LoadOrStore(done, new(atomic.Int64))
+	if !loaded {
+		context.AfterFunc(ctx, func() { budgets.Delete(done) })
+	}
+	b.(*atomic.Int64).Add(int64(d))
+}
+
 // reportModeled reports the modeled stages a simulator sent in its
 // response header, which simtime.Decode bounds (entries, their length and
 // each duration); a header beyond those bounds is ignored whole. Only a
 // transport configured for a simulator (Config.Simulator) calls it, and
-// only for a 200 response.
+// only for a 200 response or a 504 that says the caller's deadline fell
+// within the command's modeled time. Accounted (not slept) time also
+// counts against the caller's deadline for its next commands.
 func (t *transport) reportModeled(c call, h http.Header) {
 	v := h.Get(simtime.Header)
-	if v == "" || c.tr == nil {
+	if v == "" {
 		return
 	}
 	stages, err := simtime.Decode(v)
@@ -164,6 +259,9 @@ func (t *transport) reportModeled(c call, h http.Header) {
 		return
 	}
 	for _, s := range stages {
+		if !s.Slept && c.ctx != nil {
+			account(c.ctx, s.Duration)
+		}
 		if s.Slept && c.stage != signer.StageTransport {
 			s.Within = c.stage
 		}

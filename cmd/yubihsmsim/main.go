@@ -19,7 +19,10 @@
 //	-profile   latency profile: yubihsm2 (Yubico's published sign times) or none
 //	-time      accounted (answer at once, report modeled time in the
 //	           X-Signerkit-Modeled header) or realtime (also sleep it); empty
-//	           means accounted unless SIGNERKIT_SIM=realtime
+//	           means accounted unless SIGNERKIT_SIM=realtime. Accounted time
+//	           honours the deadline a signerkit yubihsm client configured
+//	           with Simulator sends (X-Signerkit-Time-Left): a command that
+//	           would run past it is executed and answered 504
 //	-password  password of the factory authentication key, object 1 (default "password")
 //	-serial    the device's serial number (default 12345678)
 //	-seed      hex Ed25519 seed (32 bytes) of a key to put on the device at start

@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/signerkit/signerkit/signer"
-	_ "github.com/signerkit/signerkit/yubihsm"
+	"github.com/signerkit/signerkit/yubihsm"
 )
 
 // start builds the command, starts it with args and returns it with the
@@ -108,6 +108,51 @@ func TestSignThroughProcess(t *testing.T) {
 		t.Fatalf("Open with the factory password: %v, want ErrWrongPassphrase", err)
 	}
 	stop(t, cmd)
+}
+
+// TestDeadlineThroughProcess: in accounted mode the process honours the
+// deadline a client for a simulator sends: a 1024-byte message, 353 ms of
+// modeled time on the yubihsm2 profile, fails under a 300 ms deadline with
+// context.DeadlineExceeded and succeeds under a longer one.
+func TestDeadlineThroughProcess(t *testing.T) {
+	cmd, url := start(t, "-addr", "127.0.0.1:0", "-profile", "yubihsm2", "-time", "accounted", "-seed", strings.Repeat("22", 32))
+	k, err := yubihsm.Open(context.Background(), yubihsm.Config{Connector: url, Secret: signer.SecretBytes([]byte("password")),
+		Key: signer.KeyRef{Label: "validator"}, KeepAlive: -1, Simulator: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer k.Close()
+	msg := make([]byte, 1024)
+	pub := ed25519.NewKeyFromSeed(bytesOf(0x22)).Public().(ed25519.PublicKey)
+	sig, err := k.SignContext(context.Background(), msg) // opens the session
+	if err != nil || !ed25519.Verify(pub, msg, sig) {
+		t.Fatalf("sign: %v", err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	_, err = k.SignContext(ctx, msg)
+	var de *yubihsm.DeadlineError
+	if !errors.Is(err, context.DeadlineExceeded) || !errors.As(err, &de) {
+		t.Fatalf("a 353 ms sign under 300 ms: %v, want a *yubihsm.DeadlineError wrapping context.DeadlineExceeded", err)
+	}
+	if de.Modeled != 353*time.Millisecond || de.Accounted > 300*time.Millisecond {
+		t.Errorf("modeled %v, accounted %v", de.Modeled, de.Accounted)
+	}
+	ctx, cancel = context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	if sig, err := k.SignContext(ctx, msg); err != nil || !ed25519.Verify(pub, msg, sig) {
+		t.Fatalf("the same sign under 20 s: %v", err)
+	}
+	k.Close()
+	stop(t, cmd)
+}
+
+func bytesOf(b byte) []byte {
+	out := make([]byte, ed25519.SeedSize)
+	for i := range out {
+		out[i] = b
+	}
+	return out
 }
 
 func TestFaultAtStart(t *testing.T) {

@@ -381,6 +381,11 @@ func FuzzDevice(f *testing.F) {
 	f.Add([]byte{0xff}, []byte{CmdDeleteObject, 0, 3, 0, 7, 3})
 	f.Add([]byte{}, []byte{CmdGetObjectInfo, 0, 3, 0, 1, 2})
 	f.Add([]byte{}, append([]byte{CmdPutAsymmetricKey, 0, 85}, append(keyTemplate(0, "p", 1, CapSignECDSA, AlgP256), bytes.Repeat([]byte{0xff}, 32)...)...))
+	f.Add([]byte{CmdDeviceInfo, 0, 1, 1}, []byte{CmdGetLogEntries, 0, 0})
+	f.Add([]byte{CmdDeviceInfo, 0, 1, 0}, []byte{CmdSetLogIndex, 0, 2, 0, 2})
+	f.Add([]byte{}, []byte{CmdSetOption, 0, 4, OptionForceAudit, 0, 1, 1})
+	f.Add([]byte{}, []byte{CmdSetOption, 0, 7, OptionAlgorithmToggle, 0, 4, AlgEd25519, 0, AlgP256, 2})
+	f.Add([]byte{}, []byte{CmdGetOption, 0, 1, OptionCommandAudit})
 	f.Fuzz(func(t *testing.T, plain, inner []byte) {
 		d := New(Config{})
 		check := func(resp []byte) {

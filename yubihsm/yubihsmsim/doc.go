@@ -22,23 +22,54 @@
 // Get Storage Info (StorageRecords records, StoragePages pages of
 // StoragePageSize bytes), Put and Get Opaque (up to MaxOpaque bytes), Put
 // Authentication Key (AES-128 only) and Change Authentication Key (the
-// session's own key only; the open session keeps its keys), and Get and
-// Set Option (force audit, command audit, and the algorithm toggle that
-// get_enabled_algorithms reads; disabled algorithms are reported, not
-// enforced; other options get INVALID DATA), checking the capabilities
-// and domains of the session's authentication key and of the key. Audit
-// log entries and Set Log Index are not implemented yet. Device Info is paged as on firmware 2.4.0, the version it
-// reports: no data or page 0 gives the version, serial, log counters and
-// algorithms, page 1 the part number (PartNumber), as Yubico's SDK asks on
-// connect. Every other command, plain or in a session, gets what the
+// session's own key only; the open session keeps its keys), Get and Set
+// Option, and Get Log Entries and Set Log Index, checking the
+// capabilities and domains of the session's authentication key and of
+// the key. Every other command, plain or in a session, gets what the
 // device answers a command it does not support (libyubihsm documents
 // YHR_DEVICE_INVALID_COMMAND for that): an error frame with INVALID
 // COMMAND (yubihsm.CodeInvalidCommand); the sim keeps the session open.
 // It refuses what it cannot do with the device's error codes, the yubihsm
 // package's ErrorCode values (yubihsm.CodeObjectNotFound and so on).
-// Sessions expire after 30 s without a command on the Device's clock (Config.Clock, which tests move on themselves), and a 17th session
-// gets SESSIONS FULL. Every command runs under one lock, as the device
+// Sessions expire after 30 s without a command on the Device's clock
+// (Config.Clock, which tests move on themselves), and a 17th session gets
+// SESSIONS FULL. Every command runs under one lock, as the device
 // serialises them.
+//
+// Device Info is paged as on firmware 2.4.0, the version it reports: no
+// data or page 0 gives the version, serial, the log's size (LogSize) and
+// use, and the algorithm codes 1 to MaxAlgorithm that firmware lists;
+// page 1 the part number (PartNumber), as Yubico's SDK asks on connect.
+// Keys exist only for Ed25519 and P-256; asking for another kind gets
+// INVALID DATA.
+//
+// Options: force audit, command audit (every command listed, in the
+// device's order) and the algorithm toggle that get_enabled_algorithms
+// reads (the algorithms Device Info lists; 0 off, 1 on, 2 fixed on). An
+// algorithm turned off is refused with ALGORITHM DISABLED
+// (yubihsm.CodeAlgorithmDisabled) when a key of it is generated, put or
+// used to sign, or an opaque object of it is put. FIPS mode gets INVALID
+// DATA (no FIPS device).
+//
+// # Audit log
+//
+// The Log Store holds LogSize (62) entries of LogEntryLen bytes, chained
+// as the device chains them: each entry's digest is the first 16 bytes of
+// SHA-256 of its other 16 bytes followed by the previous entry's digest,
+// which python-yubihsm's LogEntry.validate and libyubihsm's yh_verify_logs
+// check. A new device has the two entries a factory-reset YubiHSM 2
+// shows (the reset line and the boot line, with that device's digests);
+// FaultUnplugged adds a boot line. Commands are logged when force audit
+// is on or their command-audit setting is (off for every command by
+// default, as on firmware 2.3.1 and later); Echo, Device Info and Get Log
+// Entries never are. An entry records the command, its payload length,
+// the session's authentication key (0xffff while a session is opened),
+// the object named, and the response's first byte as result (0x7f for an
+// error). Set Log Index drops entries up to the index, so Get Log Entries
+// returns the unread ones. With force audit off a full store drops its
+// oldest entry; with it on, a command that would be logged gets LOG FULL
+// and does not run, while Create and Authenticate Session still work and
+// are counted as unlogged authentications.
 //
 // Device.Handler serves the connector's API (POST /connector/api with
 // bodies of 3 to 3139 bytes, GET /connector/status; docs/protocols.md B.6): in
@@ -62,8 +93,22 @@
 // Realtime, or with the zero Config.Time (TimeFromEnv) when the environment
 // variable SIGNERKIT_SIM is realtime, it also sleeps it, holding the device
 // lock, as a busy device would; ledger/ledgersim reads the same variable.
-// Unlike ledger/ledgersim, accounted time does not yet count against the
-// caller's deadline: the caller's context does not cross the HTTP face.
+//
+// Accounted time still honours the caller's deadline, as in
+// ledger/ledgersim. Handle measures a command's modeled time against its
+// context's deadline; over the connector, a yubihsm client configured
+// with Simulator sends the time its caller's deadline leaves (less the
+// modeled time already accounted under that context) in an
+// X-Signerkit-Time-Left request header, and the sim measures against
+// that. A command whose modeled time would run past the deadline is
+// executed, as a real device executes a command its host gave up
+// waiting for, but not answered: Handle returns an error wrapping
+// context.DeadlineExceeded, the connector answers 504 with the time
+// accounted up to the deadline, and the client returns a
+// *yubihsm.DeadlineError wrapping context.DeadlineExceeded. So a 531 ms
+// sign under a 300 ms context fails at once, with 300 ms or less of
+// device time on the caller's trace. A client for a real connector sends
+// no such header.
 //
 // # Faults
 //

@@ -47,6 +47,10 @@ func (d *Device) Inject(f Fault, n int) {
 		for i := range d.sessions {
 			d.dropSession(i)
 		}
+		// It powers up again with a boot line in its log (Concepts/Logs:
+		// power-on events are logged), or a count of unlogged boots when
+		// force audit finds the store full.
+		d.bootLine()
 		d.mu.Unlock()
 	}
 	d.fmu.Lock()

@@ -108,6 +108,9 @@ func (d *Device) putOpaque(s *session, p []byte) []byte {
 	if !allowed(s, o) {
 		return errFrame(yubihsm.CodeInsufficientPermissions)
 	}
+	if d.algorithmOff(o.alg) {
+		return errFrame(yubihsm.CodeAlgorithmDisabled)
+	}
 	o.data = append([]byte(nil), p[templateLen:]...)
 	return d.insert(CmdPutOpaque, o)
 }

@@ -41,6 +41,10 @@ func (d *Device) inner(s *session, f scp03.Frame) ([]byte, time.Duration) {
 		}
 		d.stats.Blinks++
 		return okFrame(CmdBlinkDevice, nil), 0
+	case CmdGetLogEntries:
+		return d.getLogEntries(s, p), 0
+	case CmdSetLogIndex:
+		return d.setLogIndex(s, p), 0
 	case CmdGetOption:
 		return d.getOption(s, p), 0
 	case CmdSetOption:
@@ -204,6 +208,9 @@ func (d *Device) storeKey(s *session, cmd byte, p []byte) []byte {
 	if cmd == CmdGenerateAsymKey && len(key) != 0 {
 		return errFrame(yubihsm.CodeWrongLength)
 	}
+	if d.algorithmOff(o.alg) {
+		return errFrame(yubihsm.CodeAlgorithmDisabled)
+	}
 	var err error
 	switch o.alg {
 	case AlgEd25519:
@@ -283,6 +290,9 @@ func (d *Device) sign(s *session, cmd byte, p []byte) ([]byte, time.Duration) {
 		if o.caps&CapSignEdDSA == 0 || s.auth.caps&CapSignEdDSA == 0 {
 			return errFrame(yubihsm.CodeInsufficientPermissions), 0
 		}
+		if d.algorithmOff(o.alg) {
+			return errFrame(yubihsm.CodeAlgorithmDisabled), 0
+		}
 		d.stats.Signs++
 		return okFrame(cmd, ed25519.Sign(o.ed, data)), d.profile.EdDSATime(len(data))
 	default:
@@ -291,6 +301,9 @@ func (d *Device) sign(s *session, cmd byte, p []byte) ([]byte, time.Duration) {
 		}
 		if o.caps&CapSignECDSA == 0 || s.auth.caps&CapSignECDSA == 0 {
 			return errFrame(yubihsm.CodeInsufficientPermissions), 0
+		}
+		if d.algorithmOff(o.alg) {
+			return errFrame(yubihsm.CodeAlgorithmDisabled), 0
 		}
 		if len(data) == 0 || len(data) > 64 {
 			return errFrame(yubihsm.CodeWrongLength), 0

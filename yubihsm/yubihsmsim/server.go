@@ -25,7 +25,13 @@ const ConnectorVersion = "3.0.4"
 // 3139 bytes and answers 200 with the response frame (400 for a body out
 // of range, 405 for another method, 500 when the device is unplugged);
 // GET /connector/status answers the connector's text/plain status. Modeled
-// device time travels back in the X-Signerkit-Modeled response header.
+// device time travels back in the X-Signerkit-Modeled response header. In
+// Accounted mode a request's X-Signerkit-Time-Left header (nanoseconds, as
+// the yubihsm client sends it when configured for a simulator) bounds the
+// command's modeled time: a command that would run past it is executed
+// and answered 504, with X-Signerkit-Deadline-Exceeded (its full modeled
+// time in nanoseconds) and the time accounted up to the deadline in
+// X-Signerkit-Modeled.
 func (d *Device) Handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("/connector/api", d.serveAPI)
@@ -61,7 +67,26 @@ func (d *Device) serveAPI(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "bad content length", http.StatusBadRequest)
 		return
 	}
-	resp, stages, err := d.Handle(r.Context(), body)
+	ctx := r.Context()
+	if left, ok := timeLeft(r.Header); ok && d.mode != simtime.Realtime {
+		// The caller's deadline bounds the modeled time only: waiting for
+		// a hung device still ends when the caller hangs up, as with a
+		// real connector, so the caller sees its own context's error.
+		ctx = context.WithValue(ctx, modeledDeadlineKey{}, time.Now().Add(left))
+	}
+	resp, stages, err := d.Handle(ctx, body)
+	var de *deadlineError
+	if errors.As(err, &de) {
+		// The caller's deadline fell within the command's modeled time:
+		// the device has run the command, and the caller, which would have
+		// given up waiting, gets no response.
+		if len(stages) > 0 {
+			w.Header().Set(simtime.Header, simtime.Encode(stages))
+		}
+		w.Header().Set(deadlineExceededHeader, strconv.FormatInt(int64(de.modeled), 10))
+		http.Error(w, err.Error(), http.StatusGatewayTimeout)
+		return
+	}
 	if err != nil {
 		http.Error(w, err.Error(), http.StatusInternalServerError)
 		return
@@ -72,6 +97,35 @@ func (d *Device) serveAPI(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "application/octet-stream")
 	w.Header().Set("Content-Length", strconv.Itoa(len(resp)))
 	w.Write(resp)
+}
+
+// The headers through which the yubihsm client, configured for a
+// simulator (yubihsm.Config.Simulator), tells the connector how much time
+// its caller's deadline leaves, and the connector answers that the
+// deadline fell within the command's modeled time. The yubihsm package
+// writes the same names.
+const (
+	// timeLeftHeader carries the time left before the caller's deadline,
+	// less the modeled time already accounted under it, in nanoseconds.
+	timeLeftHeader = "X-Signerkit-Time-Left"
+	// deadlineExceededHeader, on a 504 answer, carries the command's full
+	// modeled time in nanoseconds; X-Signerkit-Modeled carries the part
+	// accounted before the deadline.
+	deadlineExceededHeader = "X-Signerkit-Deadline-Exceeded"
+)
+
+// timeLeft reads timeLeftHeader: a decimal count of nanoseconds, negative
+// meaning none (the deadline has passed in modeled time).
+func timeLeft(h http.Header) (time.Duration, bool) {
+	v := h.Get(timeLeftHeader)
+	if v == "" || len(v) > 20 {
+		return 0, false
+	}
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil {
+		return 0, false
+	}
+	return time.Duration(max(n, 0)), true
 }
 
 func (d *Device) serveStatus(w http.ResponseWriter, r *http.Request) {

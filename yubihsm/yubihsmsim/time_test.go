@@ -1,7 +1,9 @@
 package yubihsmsim
 
 import (
+	"context"
 	"crypto/ed25519"
+	"errors"
 	"go/ast"
 	"go/doc"
 	"go/parser"
@@ -12,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/signerkit/signerkit/internal/scp03"
 	"github.com/signerkit/signerkit/internal/simtime"
 )
 
@@ -129,5 +132,45 @@ func TestAPINamesNoInternalPackage(t *testing.T) {
 				t.Errorf("the API of %s mentions %q: …%s…", p.Name, bad, api[max(0, i-80):min(len(api), i+40)])
 			}
 		}
+	}
+}
+
+// TestHandleDeadline: in process, Handle in accounted mode measures a
+// command's modeled time against its context's deadline: a 531 ms sign
+// under 300 ms is executed but not answered, with at most 300 ms
+// accounted, and the error wraps context.DeadlineExceeded.
+func TestHandleDeadline(t *testing.T) {
+	profile := Profile{Name: "slow", EdDSA: []Point{{0, 531 * time.Millisecond}}}
+	d := New(Config{Time: Accounted, Profile: &profile})
+	h, bad := newHost(t, d, 1, "password")
+	if h == nil {
+		t.Fatalf("session: %x", bad)
+	}
+	h.do(CmdGenerateAsymKey, keyTemplate(9, "k", 1, CapSignEdDSA, AlgEd25519))
+	frame, _ := h.wrap(scp03.Frame{Cmd: CmdSignEdDSA, Payload: []byte{0, 9, 'm'}}.Bytes())
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	resp, stages, err := d.Handle(ctx, frame)
+	if !errors.Is(err, context.DeadlineExceeded) || resp != nil {
+		t.Fatalf("Handle: %x %v, want no answer and context.DeadlineExceeded", resp, err)
+	}
+	if len(stages) > 1 || len(stages) == 1 && (stages[0].Duration > 300*time.Millisecond || stages[0].Slept) {
+		t.Errorf("stages %+v, want at most 300ms accounted, not slept", stages)
+	}
+	if d.Stats().Signs != 1 {
+		t.Errorf("%d signs: the device runs the command", d.Stats().Signs)
+	}
+	// With time to spare, the next sign (the session has moved on by one
+	// command, which the host helper cannot follow) is answered in full.
+	h2, _ := newHost(t, d, 1, "password")
+	ctx, cancel = context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	frame, iv := h2.wrap(scp03.Frame{Cmd: CmdSignEdDSA, Payload: []byte{0, 9, 'm'}}.Bytes())
+	resp, stages, err = d.Handle(ctx, frame)
+	if err != nil || len(stages) != 1 || stages[0].Duration != 531*time.Millisecond {
+		t.Fatalf("Handle with a minute: %v %+v", err, stages)
+	}
+	if inner := h2.unwrap(resp, iv); inner[0] != CmdSignEdDSA|0x80 {
+		t.Fatalf("sign: %x", inner)
 	}
 }

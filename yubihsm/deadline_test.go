@@ -1,0 +1,177 @@
+package yubihsm_test
+
+// Tests of issue 15's deadlines in accounted mode: a simulator that only
+// accounts its modeled time still honours the caller's deadline, over the
+// connector's HTTP API, as ledgersim does in process.
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/signerkit/signerkit/signer"
+	"github.com/signerkit/signerkit/yubihsm"
+	"github.com/signerkit/signerkit/yubihsm/yubihsmsim"
+)
+
+// slowSign models every Sign EdDSA as 531 ms, the Ledger sign of the
+// issue: longer than the 300 ms deadline of the tests.
+var slowSign = yubihsmsim.Profile{Name: "slow", EdDSA: []yubihsmsim.Point{{Size: 0, Time: 531 * time.Millisecond}}}
+
+// deviceTime returns a context whose trace adds up the modeled device
+// time reported under it.
+func deviceTime(ctx context.Context) (context.Context, func() time.Duration) {
+	var mu sync.Mutex
+	var sum time.Duration
+	ctx = signer.WithTrace(ctx, &signer.Trace{StageDone: func(i signer.StageInfo) {
+		if i.Source == signer.Modeled && i.Stage == signer.StageDevice {
+			mu.Lock()
+			sum += i.Duration
+			mu.Unlock()
+		}
+	}})
+	return ctx, func() time.Duration { mu.Lock(); defer mu.Unlock(); return sum }
+}
+
+// TestAccountedDeadline: in accounted mode a sign whose modeled time runs
+// past the caller's 300 ms deadline fails with context.DeadlineExceeded,
+// having accounted only the time up to the deadline, without sleeping it;
+// with a longer deadline it succeeds; modeled time under one context adds
+// up.
+func TestAccountedDeadline(t *testing.T) {
+	dev, url := sim(t, yubihsmsim.Config{Time: yubihsmsim.Accounted, Profile: &slowSign})
+	st := openStore(t, config(url))
+	k := openSigner(t, st, generate(t, st, signer.Ed25519, "slow").Ref())
+	msg := make([]byte, 108)
+	if err := signVerified(t, context.Background(), k, msg); err != nil { // the session is open from here on
+		t.Fatal(err)
+	}
+
+	ctx, modeled := deviceTime(context.Background())
+	ctx, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
+	defer cancel()
+	signs := dev.Stats().Signs
+	_, err := k.SignContext(ctx, msg)
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("a 531 ms sign under a 300 ms deadline: %v, want context.DeadlineExceeded", err)
+	}
+	var de *yubihsm.DeadlineError
+	if !errors.As(err, &de) {
+		t.Fatalf("error %v (%T) is no *yubihsm.DeadlineError", err, err)
+	}
+	if de.Modeled != 531*time.Millisecond || de.Accounted > 300*time.Millisecond || de.Accounted >= de.Modeled {
+		t.Errorf("modeled %v, accounted %v: want 531ms, at most 300ms of it", de.Modeled, de.Accounted)
+	}
+	if got := modeled(); got != de.Accounted {
+		t.Errorf("the trace has %v of device time, the error says %v was accounted", got, de.Accounted)
+	}
+	if dev.Stats().Signs != signs+1 {
+		t.Errorf("the device made %d signs, want 1: it runs the command the caller gave up on", dev.Stats().Signs-signs)
+	}
+
+	// With a longer deadline the same sign succeeds, on a new session.
+	ctx, modeled = deviceTime(context.Background())
+	ctx, cancel = context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	if err := signVerified(t, ctx, k, msg); err != nil {
+		t.Fatalf("a 531 ms sign under a minute: %v", err)
+	}
+	if got := modeled(); got != 531*time.Millisecond {
+		t.Errorf("device time %v, want 531ms", got)
+	}
+
+	// Under one 1 s deadline, a second 531 ms sign runs past it: the first
+	// one's modeled time has passed.
+	ctx, modeled = deviceTime(context.Background())
+	ctx, cancel = context.WithTimeout(ctx, time.Second)
+	defer cancel()
+	if err := signVerified(t, ctx, k, msg); err != nil {
+		t.Fatalf("first sign under 1 s: %v", err)
+	}
+	_, err = k.SignContext(ctx, msg)
+	if !errors.As(err, &de) || de.Accounted > time.Second-531*time.Millisecond {
+		t.Fatalf("second sign under 1 s: %v, want a DeadlineError accounting at most 469ms", err)
+	}
+	if got := modeled(); got != 531*time.Millisecond+de.Accounted || got > time.Second {
+		t.Errorf("device time under the deadline %v, want 531ms + %v", got, de.Accounted)
+	}
+}
+
+// TestTimeLeftHeader: the client tells the connector its caller's
+// deadline only when it is configured for a simulator: a client for a real
+// connector sends nothing a real yubihsm-connector does not expect.
+func TestTimeLeftHeader(t *testing.T) {
+	dev := yubihsmsim.New(yubihsmsim.Config{Time: yubihsmsim.Accounted, Profile: &slowSign})
+	h := dev.Handler()
+	var mu sync.Mutex
+	var seen []string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/connector/api" {
+			mu.Lock()
+			seen = append(seen, r.Header.Get("X-Signerkit-Time-Left"))
+			mu.Unlock()
+		}
+		h.ServeHTTP(w, r)
+	}))
+	t.Cleanup(srv.Close)
+	requests := func() []string {
+		mu.Lock()
+		defer mu.Unlock()
+		out := seen
+		seen = nil
+		return out
+	}
+
+	// A client for a real connector sends no such header, whatever its
+	// deadline.
+	real := config(srv.URL)
+	real.Simulator = false
+	st := openStore(t, real)
+	ki := generate(t, st, signer.Ed25519, "real")
+	k := openSigner(t, st, ki.Ref())
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if err := signVerified(t, ctx, k, make([]byte, 32)); err != nil {
+		t.Fatalf("sign through a client for a real connector: %v", err)
+	}
+	got := requests()
+	if len(got) == 0 {
+		t.Fatal("no requests seen")
+	}
+	for i, v := range got {
+		if v != "" {
+			t.Errorf("request %d of a client for a real connector carries X-Signerkit-Time-Left: %q", i, v)
+		}
+	}
+
+	// A client for a simulator sends it with a deadline, at most the
+	// deadline; without one it sends none.
+	sim := openStore(t, config(srv.URL))
+	ks := openSigner(t, sim, ki.Ref())
+	requests()
+	if err := signVerified(t, context.Background(), ks, make([]byte, 32)); err != nil {
+		t.Fatal(err)
+	}
+	for i, v := range requests() {
+		if v != "" {
+			t.Errorf("request %d without a deadline carries X-Signerkit-Time-Left: %q", i, v)
+		}
+	}
+	ctx, cancel = context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if err := signVerified(t, ctx, ks, make([]byte, 32)); err != nil {
+		t.Fatal(err)
+	}
+	got = requests()
+	if len(got) != 1 {
+		t.Fatalf("%d requests for one sign on an open session", len(got))
+	}
+	if n, err := strconv.ParseInt(got[0], 10, 64); err != nil || n <= 0 || time.Duration(n) > time.Minute {
+		t.Errorf("X-Signerkit-Time-Left: %q, want at most a minute in nanoseconds", got[0])
+	}
+}
