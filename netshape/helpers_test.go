@@ -1,0 +1,63 @@
+package netshape
+
+import (
+	"io"
+	"net"
+	"testing"
+
+	"go.uber.org/goleak"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// tcpPair returns the two ends of a loopback TCP connection.
+func tcpPair(t testing.TB) (client, server net.Conn) {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	accepted := make(chan net.Conn, 1)
+	go func() {
+		c, err := ln.Accept()
+		if err != nil {
+			accepted <- nil
+			return
+		}
+		accepted <- c
+	}()
+	client, err = net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	server = <-accepted
+	if server == nil {
+		client.Close()
+		t.Fatal("accept failed")
+	}
+	return client, server
+}
+
+// shapedPair returns a loopback TCP connection whose client end is wrapped
+// with l; the server end is a plain socket.
+func shapedPair(t testing.TB, l Link) (*Conn, net.Conn) {
+	t.Helper()
+	c, s := tcpPair(t)
+	sc, err := Wrap(c, l)
+	if err != nil {
+		c.Close()
+		s.Close()
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		sc.Close()
+		s.Close()
+	})
+	return sc, s
+}
+
+// echo copies everything c reads back to it until EOF or an error.
+func echo(c net.Conn) {
+	io.Copy(c, c)
+}
