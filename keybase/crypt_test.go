@@ -379,7 +379,7 @@ func FuzzArmor(f *testing.F) {
 	k, _ := generate(signer.ECDSASecp256k1)
 	plain, _ := seal(context.Background(), k, nil, 0, rand.Reader)
 	f.Add(plain)
-	file, _ := keyFileBytes(k.public(), plain)
+	file, _ := keyFileBytes(k.public(), "k", plain)
 	f.Add(file)
 	f.Add([]byte("-----BEGIN X-----\n\n=twTO\n-----END X-----"))
 	f.Add([]byte("-----BEGIN TENDERMINT PRIVATE KEY-----\r\nkdf: bcrypt\r\n\r\nAAAA\r\n=AAAA\r\n-----END TENDERMINT PRIVATE KEY-----\r\n"))

@@ -9,6 +9,8 @@
 // decrypts once and then signs at in-process speed; PerSign mode
 // decrypts on every sign, as gnokey does, so benchmarks can show both.
 // Nothing here is simulated: every figure is measured on the host.
+// Package keybase/gnokeyhome reads gnokey's own key database (a gnokey
+// home's data/keys.db) and signs with its keys through this package.
 //
 // It follows the shape every signerkit backend shares (see package
 // signer): Config says where the keys are (Dir), how to unlock them
@@ -79,40 +81,41 @@
 // # Store
 //
 // A Store is a directory (mode 0700; a directory open to other users is
-// refused) with one file per key, "<name>.key" (mode 0600): the key's
+// refused) with one file per key, "<name>.key" (mode 0600; see Names for
+// names that are not file names): the key's
 // public key block, armored as gnokey armors public keys, then its private
 // key block as gnokey writes it (for armor gnokey wrote, the bytes
 // ImportArmor took), so ListKeys needs no passphrase and ExportArmor
-// returns armor gnokey imports. Names (labels) are 1 to 100 ASCII letters,
-// digits, '.', '_' and '-', starting with a letter or digit.
+// returns armor gnokey imports.
 //
-// # Names gnokey accepts and this package refuses
+// # Names
 //
 // gnokey (tm2/pkg/crypto/keys, v1.7.1) checks no key name: `gnokey add`
 // takes any single argument, even an empty one, and `gnokey import` any
 // non-empty one; the name is only a key in its leveldb ("<name>.info"),
 // and a name that parses as a bech32 address is looked up as that address
-// instead. So is one here, by Store.OpenKey, Store.KeyInfo, Open and a
-// keybase: URI's label, which fall back to the name only when no key has
-// that address; Address gives a key's address. A name here is a file name, and is shown to people deciding
-// what to sign, so CheckName refuses, with signer.ErrInvalidArgument and
-// an error that states the rule, every gnokey name outside it:
-//   - the empty name;
-//   - names over 100 bytes (gnokey has no limit; file names have one);
-//   - a leading '.', '_' or '-' (hidden files, the store's own ".lock" and
-//     temporary files, and names read as command-line flags);
-//   - '/' and '\', and so "..", absolute and drive paths;
-//   - spaces, control characters (NUL, CR, LF) and every other ASCII
-//     punctuation;
-//   - every non-ASCII character, and bytes that are not UTF-8: look-alike
-//     slashes and dots (U+2215, U+FF0F, U+2024), zero-width and
-//     bidirectional controls (U+200B, U+202E) and full-width letters would
-//     let two names that print the same name different keys.
+// instead. This package takes every such name but the empty one (a
+// signer.KeyRef needs a label), up to MaxName (1024) bytes: spaces, '/',
+// leading dots, non-ASCII, control characters, bytes that are not UTF-8.
+// A name that parses as an address is looked up as the address first, by
+// Store.OpenKey, Store.KeyInfo, Open and a keybase: URI's label, and as a
+// name only when no key has that address; Address gives a key's address.
 //
-// A key of gnokey's under such a name is not lost: exported armor
-// (`gnokey export`) carries no name, so ImportArmor takes it under any
-// name that passes CheckName, for instance with each refused character
-// replaced by '-' or '_'. Nothing maps names silently.
+// A name is mapped to a file name, which KeyFileName gives: a name of
+// ASCII letters, digits, '.', '_' and '-' that starts with a letter or
+// digit (at most 100 bytes, the only names earlier versions took) is its
+// own file name, "<name>.key"; in any other name each other byte, and a
+// leading '.', '_' or '-', is percent-encoded (%XX, upper-case hex), so
+// "my key/1" is in "my%20key%2F1.key", and an encoding over 200 bytes is
+// shortened and ends in "%~" and a hash of the name. No name reaches
+// outside the directory or onto the store's own files, and no two share
+// a file. The file of such a name also holds the name itself, escaped, in
+// a "name" header of its public key block, which ListKeys shows (and
+// which must give the file's name: a file renamed by hand is reported
+// corrupt). Files of plain names have no such header, and read as they
+// did. Names are shown as they are: quote them (%q) before showing them
+// to someone deciding what to sign, since two names can look alike
+// (U+2215 '∕' and '/', a bidirectional override).
 //
 // OpenStore creates nothing, so a mistyped directory is not left behind by
 // a read: a missing directory lists no keys, opening a key in it fails

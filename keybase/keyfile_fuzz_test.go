@@ -29,7 +29,7 @@ func FuzzParseKeyFile(f *testing.F) {
 			if err != nil {
 				f.Fatal(err)
 			}
-			file, err := keyFileBytes(k.public(), armor)
+			file, err := keyFileBytes(k.public(), "k", armor)
 			if err != nil {
 				f.Fatal(err)
 			}
@@ -37,12 +37,14 @@ func FuzzParseKeyFile(f *testing.F) {
 			f.Add(bytes.ReplaceAll(file, []byte("\n"), []byte("\r\n")))
 		}
 	}
-	gnokey, _ := keyFileBytes(ed.public(), katArmor(f))
+	gnokey, _ := keyFileBytes(ed.public(), "k", katArmor(f))
 	f.Add(gnokey)
+	named, _ := keyFileBytes(ed.public(), "my key/ключ", katArmor(f)) // with a name header
+	f.Add(named)
 	// A small-order (identity) public key with a real private block.
 	identity := make(ed25519.PublicKey, 32)
 	identity[0] = 1
-	bad, _ := keyFileBytes(identity, katArmor(f))
+	bad, _ := keyFileBytes(identity, "k", katArmor(f))
 	f.Add(bad)
 	f.Add([]byte("-----BEGIN TENDERMINT PUBLIC KEY-----\ntype: Info\nversion: 0.0.0\n\n=twTO\n-----END TENDERMINT PUBLIC KEY-----\n\n"))
 	f.Add([]byte(""))
@@ -86,7 +88,13 @@ func FuzzParseKeyFile(f *testing.F) {
 			default:
 				t.Fatalf("public key of type %T", kf.pub)
 			}
-			again, err := keyFileBytes(kf.pub, kf.sealed.armor())
+			name := kf.name
+			if name == "" {
+				name = "k"
+			} else if CheckName(name) != nil || plainName(name) {
+				t.Fatalf("a name header of %q", name)
+			}
+			again, err := keyFileBytes(kf.pub, name, kf.sealed.armor())
 			if err != nil {
 				t.Fatalf("an accepted file does not write back: %v", err)
 			}
@@ -95,7 +103,7 @@ func FuzzParseKeyFile(f *testing.F) {
 				t.Fatalf("a file written back does not read: %v", err)
 			}
 			a, b := kf.sealed, kf2.sealed
-			if kf2.alg != kf.alg || !equalPublic(kf2.pub, kf.pub) || a.plaintext != b.plaintext || a.cost != b.cost ||
+			if kf2.name != kf.name || kf2.alg != kf.alg || !equalPublic(kf2.pub, kf.pub) || a.plaintext != b.plaintext || a.cost != b.cost ||
 				!bytes.Equal(a.salt, b.salt) || !bytes.Equal(a.data, b.data) || len(a.headers) != len(b.headers) {
 				t.Fatal("a file written back reads as another key")
 			}
@@ -106,6 +114,13 @@ func FuzzParseKeyFile(f *testing.F) {
 			t.Fatal(err)
 		}
 		info, serr := s.KeyInfo(ctx, "k")
+		if err == nil && kf.name != "" {
+			// The file names another key: not "k"'s.
+			if !errors.Is(serr, signer.ErrCorrupt) {
+				t.Fatalf("KeyInfo of a file whose name header is %q: %v", kf.name, serr)
+			}
+			return
+		}
 		if (serr == nil) != (err == nil) {
 			t.Fatalf("KeyInfo: %v, parseKeyFile: %v", serr, err)
 		}

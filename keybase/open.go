@@ -183,7 +183,7 @@ func ParseURI(uri string) (Config, error) {
 		return Config{}, u.Errorf(attrLabel, "is required: the key's name")
 	case CheckName(label) != nil:
 		// Not quoted: a label=pin-value=… typo would show the PIN.
-		return Config{}, u.Errorf(attrLabel, "not a key name: want 1 to %d of A-Z a-z 0-9 . _ -, starting with a letter or digit", MaxName)
+		return Config{}, u.Errorf(attrLabel, "not a key name: want 1 to %d bytes", MaxName)
 	}
 	cfg.Key.Label = label
 	if m, ok := u.Attr(attrMode); ok {

@@ -45,8 +45,6 @@ var (
 const (
 	keySuffix = ".key"
 	lockName  = ".lock"
-	// MaxName is the longest key name, in bytes.
-	MaxName = 100
 )
 
 var errStoreClosed = fmt.Errorf("keybase: store: %w", signer.ErrClosed)
@@ -74,30 +72,8 @@ func (s *Store) Close() error {
 // Dir returns the store's directory.
 func (s *Store) Dir() string { return s.dir }
 
-// CheckName reports whether name can name a key: 1 to MaxName bytes of
-// ASCII letters, digits, '.', '_' and '-', starting with a letter or digit.
-// Anything else (a path separator, "..", a leading dot) is refused with an
-// error wrapping signer.ErrInvalidArgument, so no name reaches outside the
-// directory or onto the store's own files. gnokey checks no name; the
-// package doc lists the names it accepts that are refused here, and why.
-func CheckName(name string) error {
-	ok := len(name) > 0 && len(name) <= MaxName
-	for i := 0; ok && i < len(name); i++ {
-		c := name[i]
-		switch {
-		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9':
-		case (c == '.' || c == '_' || c == '-') && i > 0:
-		default:
-			ok = false
-		}
-	}
-	if !ok {
-		return fmt.Errorf("keybase: key name %s: want 1 to %d of A-Z a-z 0-9 . _ -, starting with a letter or digit: %w", quoted(name), MaxName, signer.ErrInvalidArgument)
-	}
-	return nil
-}
-
-func (s *Store) path(name string) string { return filepath.Join(s.dir, name+keySuffix) }
+// path is the file of name, which CheckName takes (see KeyFileName).
+func (s *Store) path(name string) string { return filepath.Join(s.dir, fileStem(name)+keySuffix) }
 
 // checkFree fails early, before any key derivation, when name is taken.
 func (s *Store) checkFree(ctx context.Context, name string) error {
@@ -160,7 +136,7 @@ func (s *Store) storeArmor(ctx context.Context, name string, k *privateKey, armo
 	if err := checkPublic(pub); err != nil {
 		return signer.KeyInfo{}, err
 	}
-	data, err := keyFileBytes(pub, armor)
+	data, err := keyFileBytes(pub, name, armor)
 	if err != nil {
 		return signer.KeyInfo{}, err
 	}
@@ -230,14 +206,17 @@ func (s *Store) ListKeys(ctx context.Context) ([]signer.KeyInfo, error) {
 	var out []signer.KeyInfo
 	var errs []error
 	for _, e := range entries {
-		name, ok := strings.CutSuffix(e.Name(), keySuffix)
-		if !ok || CheckName(name) != nil {
+		stem, ok := strings.CutSuffix(e.Name(), keySuffix)
+		if !ok {
 			continue // the lock file, temporary files, anything else
+		}
+		if _, _, ok := nameOfStem(stem); !ok {
+			continue // no name's file (see KeyFileName)
 		}
 		if err := s.check(ctx); err != nil {
 			return nil, err
 		}
-		kf, err := s.readKey(ctx, name)
+		kf, err := s.readStem(ctx, stem)
 		if errors.Is(err, signer.ErrKeyNotFound) {
 			continue // deleted meanwhile
 		}
@@ -245,11 +224,11 @@ func (s *Store) ListKeys(ctx context.Context) ([]signer.KeyInfo, error) {
 			return nil, fmt.Errorf("keybase: %w", ctx.Err())
 		}
 		if err != nil {
-			errs = append(errs, err)
+			errs = append(errs, stemError(stem, err))
 			continue
 		}
 		kf.sealed.wipe()
-		out = append(out, signer.KeyInfo{Label: name, Algorithm: kf.alg, Public: kf.pub})
+		out = append(out, signer.KeyInfo{Label: kf.name, Algorithm: kf.alg, Public: kf.pub})
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Label < out[j].Label })
 	return out, errors.Join(errs...)

@@ -124,7 +124,7 @@ func (s *Store) ChangePassphrase(ctx context.Context, label string, newSecret si
 		return err
 	}
 	defer clear(armor) // the key in base64, when unencrypted
-	data, err := keyFileBytes(kf.pub, armor)
+	data, err := keyFileBytes(kf.pub, label, armor)
 	if err != nil {
 		return err
 	}

@@ -185,13 +185,15 @@ func TestStoreLifecycle(t *testing.T) {
 	}
 }
 
+// TestStoreNames: names that are no file names (paths, hidden files, the
+// store's own files, look-alikes, bytes that are not UTF-8) name keys in
+// files of KeyFileName's inside the directory, and nothing else; the
+// empty name and names over MaxName are refused, and create nothing.
 func TestStoreNames(t *testing.T) {
 	ctx := context.Background()
 	s := testStore(t)
 	abs := filepath.Join(t.TempDir(), "abs")
-	bad := []string{"", ".", "..", "../x", "a/b", `a\b`, ".hidden", "-flag", "_x", "a b", "a\x00b", "é", strings.Repeat("a", MaxName+1), "lock\n",
-		"/etc/passwd", abs, `C:\x`, "c:x", "..\\x", "x/..", "a\u2215b", "a\uff0fb", "\u2024\u2024", "a\u200bb", "a\u202eyek", "ｋｅｙ", "a\xc0\xafb", "key\r"}
-	for _, name := range bad {
+	for _, name := range []string{"", strings.Repeat("a", MaxName+1)} {
 		if _, err := s.GenerateKey(ctx, signer.Ed25519, name); !errors.Is(err, signer.ErrInvalidArgument) {
 			t.Errorf("GenerateKey(%q): got %v, want ErrInvalidArgument", name, err)
 		}
@@ -215,15 +217,67 @@ func TestStoreNames(t *testing.T) {
 		}
 	}
 	if entries, _ := os.ReadDir(filepath.Dir(s.Dir())); len(entries) != 0 {
-		t.Errorf("files appeared next to the store, or the store was created: %v", entries)
+		t.Errorf("refused names created the store: %v", entries)
+	}
+
+	odd := []string{".", "..", "../x", "a/b", `a\b`, ".hidden", ".lock", "-flag", "_x", "a b", "a\x00b", "é", "lock\n",
+		"/etc/passwd", abs, `C:\x`, "c:x", "..\\x", "x/..", "a\u2215b", "a\uff0fb", "\u2024\u2024", "a\u200bb", "a\u202eyek", "ｋｅｙ",
+		"a\xc0\xafb", "key\r", "50%", "%41", "a%2Fb", "a%~0123", strings.Repeat("ключ", MaxName/8), strings.Repeat("z", MaxName)}
+	want := map[string]bool{}
+	for _, name := range odd {
+		info, err := s.GenerateKey(ctx, signer.Ed25519, name)
+		if err != nil {
+			t.Errorf("GenerateKey(%q): %v", name, err)
+			continue
+		}
+		want[name] = true
+		file, err := KeyFileName(name)
+		if err != nil || strings.ContainsAny(file, `/\`) || strings.HasPrefix(file, ".") || len(file) > 255 {
+			t.Errorf("KeyFileName(%q) = %q, %v", name, file, err)
+		}
+		if _, err := os.Lstat(filepath.Join(s.Dir(), file)); err != nil {
+			t.Errorf("%q: no file %q: %v", name, file, err)
+		}
+		sg, err := s.OpenKey(ctx, signer.KeyRef{Label: name})
+		if err != nil {
+			t.Errorf("OpenKey(%q): %v", name, err)
+			continue
+		}
+		if !info.Public.(ed25519.PublicKey).Equal(sg.Public()) {
+			t.Errorf("OpenKey(%q) opened another key", name)
+		}
+		sg.Close()
+	}
+	entries, _ := os.ReadDir(s.Dir())
+	if len(entries) != len(want)+1 { // and .lock
+		t.Errorf("%d files in the store for %d keys", len(entries), len(want))
+	}
+	keys, err := s.ListKeys(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range keys {
+		if !want[k.Label] {
+			t.Errorf("ListKeys shows %q", k.Label)
+		}
+		delete(want, k.Label)
+	}
+	if len(want) != 0 {
+		t.Errorf("ListKeys leaves out %v", want)
+	}
+	for _, name := range []string{"../x", "/etc/passwd"} {
+		if err := s.DeleteKey(ctx, signer.KeyRef{Label: name}); err != nil {
+			t.Errorf("DeleteKey(%q): %v", name, err)
+		}
+	}
+	if entries, _ := os.ReadDir(filepath.Dir(s.Dir())); len(entries) != 1 {
+		t.Errorf("files appeared next to the store: %v", entries)
 	}
 	if entries, _ := os.ReadDir(filepath.Dir(abs)); len(entries) != 0 {
 		t.Errorf("an absolute name wrote outside the store: %v", entries)
 	}
-	for _, name := range []string{"a", "A9", "node-1.validator_key", strings.Repeat("z", MaxName)} {
-		if err := CheckName(name); err != nil {
-			t.Errorf("CheckName(%q): %v", name, err)
-		}
+	if _, err := os.Stat("/etc/passwd"); err != nil {
+		t.Errorf("/etc/passwd: %v", err)
 	}
 }
 

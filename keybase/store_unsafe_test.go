@@ -226,7 +226,7 @@ func identityKeyFile(t *testing.T) []byte {
 	}
 	identity := make(ed25519.PublicKey, 32)
 	identity[0] = 1
-	data, err := keyFileBytes(identity, armor)
+	data, err := keyFileBytes(identity, "k", armor)
 	if err != nil {
 		t.Fatal(err)
 	}

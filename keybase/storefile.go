@@ -19,6 +19,7 @@ import (
 
 // keyFile is a key file as read.
 type keyFile struct {
+	name   string // the key's name: the file's name header, else its file name's
 	alg    signer.Algorithm
 	pub    crypto.PublicKey
 	sealed *sealedKey
@@ -44,23 +45,62 @@ func (s *Store) readKey(ctx context.Context, name string) (*keyFile, error) {
 	if err := CheckName(name); err != nil {
 		return nil, err
 	}
+	kf, err := s.readStem(ctx, fileStem(name))
+	if errors.Is(err, signer.ErrKeyNotFound) {
+		return nil, fmt.Errorf("keybase: key %q: %w", name, signer.ErrKeyNotFound)
+	}
+	if err != nil {
+		return nil, named(name, err)
+	}
+	if kf.name != name {
+		kf.sealed.wipe()
+		return nil, named(name, fmt.Errorf("keybase: the file %s holds the key named %s: %w", quoted(fileStem(name)+keySuffix), quoted(kf.name), signer.ErrCorrupt))
+	}
+	return kf, nil
+}
+
+// readStem reads and parses the key file "<stem>.key", and finds its
+// key's name: the file's name header, which must give this file name, or
+// else the name the file name gives.
+func (s *Store) readStem(ctx context.Context, stem string) (*keyFile, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("keybase: %w", err)
 	}
-	data, err := readFileContext(ctx, s.path(name))
+	file := stem + keySuffix
+	data, err := readFileContext(ctx, filepath.Join(s.dir, file))
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil, fmt.Errorf("keybase: key %q: %w", name, signer.ErrKeyNotFound)
+		return nil, fmt.Errorf("keybase: %s: %w", quoted(file), signer.ErrKeyNotFound)
 	}
 	if err != nil {
 		var fe *FileError
 		if errors.As(err, &fe) {
-			return nil, named(name, err)
+			return nil, err
 		}
 		return nil, fmt.Errorf("keybase: %w", err)
 	}
 	kf, err := parseKeyFile(data)
 	clear(data) // an unencrypted key's file holds it in base64
-	return kf, named(name, err)
+	if err != nil {
+		return nil, err
+	}
+	fromFile, hashed, ok := nameOfStem(stem)
+	switch {
+	case kf.name == "" && ok && !hashed:
+		kf.name = fromFile
+	case kf.name == "" || fileStem(kf.name) != stem:
+		kf.sealed.wipe()
+		return nil, armorErr(ArmorBadHeader, 0, "the name header does not give the file's name, "+quoted(file))
+	}
+	return kf, nil
+}
+
+// stemError says which key (or, for a long name's file, which file) an
+// error of readStem is about.
+func stemError(stem string, err error) error {
+	if name, hashed, ok := nameOfStem(stem); ok && !hashed {
+		return named(name, err)
+	}
+	return fmt.Errorf("keybase: %s: %w", quoted(stem+keySuffix), err)
 }
 
 // readFileContext reads a key file of at most maxFile bytes (more is
@@ -121,8 +161,17 @@ func parseKeyFile(data []byte) (*keyFile, error) {
 	if pb.Type != blockPublic {
 		return nil, armorErr(ArmorBlockType, pb.line, quoted(pb.Type)+", want "+blockPublic)
 	}
+	var name string
 	for _, h := range pb.Headers {
-		if h.Key != "type" && h.Key != "version" {
+		switch h.Key {
+		case "type", "version":
+		case nameHeader:
+			n, ok := unescapeName(h.Value)
+			if !ok || CheckName(n) != nil || plainName(n) {
+				return nil, armorErr(ArmorBadHeader, pb.line, "name: not a key name written as KeyFileName escapes it")
+			}
+			name = n
+		default:
 			return nil, armorErr(ArmorUnknownHeader, pb.line, quoted(h.Key))
 		}
 	}
@@ -144,8 +193,13 @@ func parseKeyFile(data []byte) (*keyFile, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &keyFile{alg: alg, pub: pub, sealed: sealed}, nil
+	return &keyFile{name: name, alg: alg, pub: pub, sealed: sealed}, nil
 }
+
+// nameHeader is the public key block's header that carries the key's
+// name, escaped as KeyFileName escapes it, in the file of a name that is
+// not its own file name.
+const nameHeader = "name"
 
 // checkPublic refuses an Ed25519 public key that is of small order or not
 // canonically encoded (crypto/ed25519 verifies without the cofactor, so
@@ -160,15 +214,20 @@ func checkPublic(pub crypto.PublicKey) error {
 	return nil
 }
 
-// keyFileBytes is the file for a key: its public key block (as gnokey
-// armors public keys), a blank line, the private key block, a newline.
-func keyFileBytes(pub crypto.PublicKey, private []byte) ([]byte, error) {
+// keyFileBytes is the file for the key of name: its public key block (as
+// gnokey armors public keys, with the name header when name is not its
+// own file name), a blank line, the private key block, a newline.
+func keyFileBytes(pub crypto.PublicKey, name string, private []byte) ([]byte, error) {
 	pa, err := publicAmino(pub)
 	if err != nil {
 		return nil, err
 	}
+	headers := []header{{"type", "Info"}, {"version", "0.0.0"}}
+	if !plainName(name) {
+		headers = append(headers, header{nameHeader, escapeName(name)})
+	}
 	var out bytes.Buffer
-	out.Write(encodeBlock(block{Type: blockPublic, Headers: []header{{"type", "Info"}, {"version", "0.0.0"}}, Data: pa}))
+	out.Write(encodeBlock(block{Type: blockPublic, Headers: headers, Data: pa}))
 	out.WriteString("\n\n")
 	out.Write(private)
 	out.WriteString("\n")
@@ -233,7 +292,7 @@ var testHookChecked func()
 // writeTemp writes data to a new temporary file in the directory, mode
 // 0600, and syncs it.
 func (s *Store) writeTemp(name string, data []byte) (string, error) {
-	f, err := os.CreateTemp(s.dir, "."+name+".tmp-*")
+	f, err := os.CreateTemp(s.dir, "."+fileStem(name)+".tmp-*")
 	if err != nil {
 		return "", fmt.Errorf("keybase: %w", err)
 	}
@@ -271,7 +330,7 @@ func (s *Store) removeTemps(name string, age time.Duration) {
 		// os.CreateTemp puts decimal digits where writeTemp's pattern has
 		// its "*"; anything else after the prefix is another key's temporary
 		// file (a key named "<name>.tmp-x" has ".<name>.tmp-x.tmp-123").
-		digits, ok := strings.CutPrefix(e.Name(), "."+name+".tmp-")
+		digits, ok := strings.CutPrefix(e.Name(), "."+fileStem(name)+".tmp-")
 		if !ok || !allDigits(digits) || !e.Type().IsRegular() {
 			continue
 		}

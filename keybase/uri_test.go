@@ -51,7 +51,7 @@ func TestParseURI(t *testing.T) {
 		{"keybase:dir=;label=v", "dir"},
 		{"keybase:dir=/k", "label"},
 		{"keybase:dir=/k;label=", "label"},
-		{"keybase:dir=/k;label=../x", "label"},
+		{"keybase:dir=/k;label=" + strings.Repeat("k", keybase.MaxName+1), "label"},
 		{"keybase:dir=/k;label=v?mode=fast", "mode"},
 		{"keybase:dir=/k;label=v;mode=per-sign", "mode"},
 		{"keybase:dir=/k;label=v?cost=4", "cost"},

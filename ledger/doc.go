@@ -28,9 +28,10 @@
 //	ledger:                                   the first Ledger over USB HID
 //	ledger:hid=/dev/hidraw3?chunk-size=32     the Ledger at this HID path
 //	ledger:speculos=127.0.0.1:9999            Speculos's APDU server
+//	ledger:speculos=127.0.0.1:9999?simulator=true   ledgersim's (cmd/ledgersim)
 //
-// with chunk-size (1–250) and min-version (x.y.z) as options; ParseURI
-// lists them. The device needs no secret: its owner unlocks it with the
+// with chunk-size (1–250), min-version (x.y.z), sign-timeout and, for
+// ledgersim only, simulator as options; ParseURI lists them. The device needs no secret: its owner unlocks it with the
 // PIN on the device.
 //
 // # The validator app
@@ -69,6 +70,11 @@
 //     context does. It needs cgo; a pure-Go build's HIDDialer returns an
 //     error wrapping signer.ErrUnsupported.
 //   - SpeculosDialer: Speculos's raw APDU TCP server (docs/protocols.md A.10).
+//   - SpeculosSimulatorDialer: ledgersim's Speculos face, with signerkit's
+//     extension frames, through which the simulator learns the caller's
+//     deadline and sends back each exchange's modeled time (a
+//     *DeadlineError when, in accounted mode, the deadline fell within it).
+//     Never for a real Speculos.
 //   - any HIDDevice through NewHIDTransport, and ledgersim's faces.
 //   - package ledgergo: zondax/ledger-go's own LedgerDeviceHID, for users
 //     who want the upstream transport and to measure its stall. It lives
@@ -106,7 +112,8 @@
 // Each APDU counts apdus and round-trips and is measured as a transport
 // stage; HIDTransport counts hid-reports and bytes. Against ledgersim the
 // device's modeled wire, confirm and device time — and, for the ledger-go
-// model, the stall — reach the caller's signer.Trace as modeled stages.
+// model, the stall — reach the caller's signer.Trace as modeled stages
+// (through ledgersim's Speculos face, with SpeculosSimulatorDialer only).
 //
 // # Upstream defects worked around
 //

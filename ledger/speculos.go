@@ -9,8 +9,10 @@ import (
 	"net"
 	"os"
 	"sync"
+	"sync/atomic"
 	"time"
 
+	"github.com/signerkit/signerkit/ledger/internal/specext"
 	"github.com/signerkit/signerkit/signer"
 )
 
@@ -22,7 +24,30 @@ const maxSpeculosReply = 258
 // (LedgerHQ/speculos, default 127.0.0.1:9999; docs/protocols.md A.10): each
 // command goes as u32be(len) || apdu, each reply comes back as
 // u32be(len(data)) || data || SW1 SW2.
-func SpeculosDialer(addr string) Dialer {
+func SpeculosDialer(addr string) Dialer { return speculosDialer(addr, false) }
+
+// SpeculosSimulatorDialer returns a Dialer for the Speculos face of the
+// simulator in ledger/ledgersim (Device.ServeSpeculos, cmd/ledgersim), in
+// a URI ledger:speculos=<host:port>?simulator=true. It speaks Speculos's
+// protocol plus signerkit's own frames, which only the simulator
+// understands: before each APDU it tells the simulator how much time the
+// caller's deadline leaves (less the modeled time already accounted
+// under it), and the simulator answers with the exchange's modeled
+// stages, which the transport reports to the caller's signer.Trace (wire,
+// confirm and device, as the in-process faces report them). In accounted
+// mode, an exchange whose modeled time would run past the deadline gets
+// no reply but the modeled time before the deadline, and fails at once
+// with a *DeadlineError (context.DeadlineExceeded), as the in-process
+// faces fail; the device has executed the APDU. In realtime mode the
+// simulator sleeps and the connection's deadline, which is the
+// context's, ends the wait.
+//
+// Never point it at a real Speculos, which would read the extension
+// frames as garbage; and only at a simulator you trust: whatever answers
+// at addr could put forged times in the caller's traces and metrics.
+func SpeculosSimulatorDialer(addr string) Dialer { return speculosDialer(addr, true) }
+
+func speculosDialer(addr string, sim bool) Dialer {
 	return func(ctx context.Context) (Transport, error) {
 		var d net.Dialer
 		conn, err := d.DialContext(ctx, "tcp", addr)
@@ -32,7 +57,7 @@ func SpeculosDialer(addr string) Dialer {
 			}
 			return nil, fmt.Errorf("ledger: speculos %s: %w: %v", addr, signer.ErrDeviceNotFound, err)
 		}
-		return &SpeculosTransport{conn: conn, closed: make(chan struct{})}, nil
+		return &SpeculosTransport{conn: conn, closed: make(chan struct{}), sim: sim}, nil
 	}
 }
 
@@ -42,6 +67,7 @@ func SpeculosDialer(addr string) Dialer {
 // safe for concurrent use; one exchange runs at a time.
 type SpeculosTransport struct {
 	conn   net.Conn
+	sim    bool // speaks signerkit's extension (SpeculosSimulatorDialer)
 	mu     sync.Mutex
 	buf    []byte
 	closed chan struct{}
@@ -74,37 +100,145 @@ func (t *SpeculosTransport) Exchange(ctx context.Context, apdu []byte) ([]byte, 
 			<-cut
 		}
 	}()
-	t.buf = binary.BigEndian.AppendUint32(t.buf[:0], uint32(len(apdu)))
+	t.buf = t.buf[:0]
+	if t.sim {
+		left := time.Until(dl) - modeledUnder(ctx)
+		t.buf = specext.AppendTimeLeft(t.buf, left, !dl.IsZero())
+	}
+	t.buf = binary.BigEndian.AppendUint32(t.buf, uint32(len(apdu)))
 	t.buf = append(t.buf, apdu...)
 	trace := signer.ContextTrace(ctx)
 	if _, err := t.conn.Write(t.buf); err != nil {
 		return nil, t.fail(ctx, "write", err)
 	}
-	trace.Add(signer.CountBytesOut, int64(len(t.buf)))
-	resp, err := readSpeculosReply(t.conn)
+	// Speculos's bytes only: the extension frames are the simulator's
+	// side channel, not the device's wire.
+	trace.Add(signer.CountBytesOut, int64(4+len(apdu)))
+	resp, ext, err := readSpeculosReply(t.conn, t.sim)
 	if err != nil {
 		return nil, t.fail(ctx, "read", err)
+	}
+	if ext != nil {
+		for _, s := range ext.Stages {
+			if !s.Slept {
+				account(ctx, s.Duration)
+			}
+			trace.Report(s)
+		}
+		if ext.Exceeded {
+			var accounted time.Duration
+			for _, s := range ext.Stages {
+				accounted += s.Duration
+			}
+			return nil, &DeadlineError{Modeled: ext.Modeled, Accounted: accounted}
+		}
 	}
 	trace.Add(signer.CountBytesIn, int64(4+len(resp)))
 	return resp, nil
 }
 
-// readSpeculosReply reads one u32be(len) || data || SW reply.
-func readSpeculosReply(r io.Reader) ([]byte, error) {
+// DeadlineError is the error of an exchange with ledgersim's Speculos face
+// (SpeculosSimulatorDialer) that the simulator did not answer because, in
+// its accounted time mode, the exchange's modeled time would have run
+// past the caller's deadline: a real device would still have been busy
+// when the caller gave up. The device did execute the APDU. The caller's
+// trace has the modeled time up to the deadline. It unwraps to
+// context.DeadlineExceeded.
+type DeadlineError struct {
+	// Modeled is the exchange's modeled time (USB, confirmation and
+	// device), and Accounted the part of it before the deadline.
+	Modeled, Accounted time.Duration
+}
+
+// Error describes the timeout in modeled time.
+func (e *DeadlineError) Error() string {
+	return fmt.Sprintf("ledger: speculos: the simulated device needed %v of modeled time, %v of it before the deadline: %v", e.Modeled, e.Accounted, context.DeadlineExceeded)
+}
+
+// Unwrap returns context.DeadlineExceeded.
+func (e *DeadlineError) Unwrap() error { return context.DeadlineExceeded }
+
+// budgets holds, per caller's context (by its Done channel), the modeled
+// time ledgersim's Speculos face has accounted under it, until the
+// context ends: that time has passed for the caller in modeled time, so
+// it counts against the deadline of the next exchange, as it does on
+// ledgersim's in-process faces.
+var budgets sync.Map // <-chan struct{} → *atomic.Int64
+
+// modeledUnder returns the accounted modeled time reported under ctx.
+func modeledUnder(ctx context.Context) time.Duration {
+	if b, ok := budgets.Load(ctx.Done()); ok {
+		return time.Duration(b.(*atomic.Int64).Load())
+	}
+	return 0
+}
+
+// account adds d of accounted modeled time to ctx's budget, if ctx has a
+// deadline.
+func account(ctx context.Context, d time.Duration) {
+	done := ctx.Done()
+	if _, ok := ctx.Deadline(); !ok || done == nil || d <= 0 {
+		return
+	}
+	b, loaded := budgets.LoadOrStore(done, new(atomic.Int64))
+	if !loaded {
+		context.AfterFunc(ctx, func() { budgets.Delete(done) })
+	}
+	b.(*atomic.Int64).Add(int64(d))
+}
+
+// readSpeculosReply reads one u32be(len) || data || SW reply. With sim,
+// a reply extension frame (ledger/internal/specext) may come first, and
+// with KindDeadline comes alone.
+func readSpeculosReply(r io.Reader, sim bool) ([]byte, *specext.Reply, error) {
 	var hdr [4]byte
 	if _, err := io.ReadFull(r, hdr[:]); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	n := binary.BigEndian.Uint32(hdr[:])
+	var ext *specext.Reply
+	if sim && n&specext.Flag != 0 {
+		n &^= specext.Flag
+		if n > specext.MaxPayload {
+			return nil, nil, fmt.Errorf("ledger: speculos simulator: a %d-byte extension frame, more than %d: %w", n, specext.MaxPayload, signer.ErrProtocol)
+		}
+		p := make([]byte, n)
+		if _, err := io.ReadFull(r, p); err != nil {
+			return nil, nil, unexpected(err)
+		}
+		e, err := specext.ParseReply(p)
+		if err != nil {
+			return nil, nil, fmt.Errorf("ledger: speculos simulator: %w: %v", signer.ErrProtocol, err)
+		}
+		if e.Exceeded {
+			return nil, &e, nil
+		}
+		ext = &e
+		if _, err := io.ReadFull(r, hdr[:]); err != nil {
+			return nil, nil, unexpected(err)
+		}
+		n = binary.BigEndian.Uint32(hdr[:])
+	}
+	resp, err := readSpeculosData(r, n)
+	return resp, ext, err
+}
+
+func unexpected(err error) error {
+	if err == io.EOF {
+		return io.ErrUnexpectedEOF
+	}
+	return err
+}
+
+// readSpeculosData reads the data and status word of a reply whose
+// header announced n data bytes.
+func readSpeculosData(r io.Reader, n uint32) ([]byte, error) {
 	if n > maxSpeculosReply {
 		return nil, fmt.Errorf("ledger: speculos reply announces %d data bytes, more than %d: %w", n, maxSpeculosReply, signer.ErrProtocol)
 	}
 	resp := make([]byte, n+2)
 	if _, err := io.ReadFull(r, resp); err != nil {
-		if err == io.EOF {
-			err = io.ErrUnexpectedEOF
-		}
-		return nil, err
+		return nil, unexpected(err)
 	}
 	return resp, nil
 }

@@ -22,7 +22,11 @@
 //	-time           accounted (answer at once) or realtime (sleep the modeled
 //	                sign, confirmation and USB time); empty means accounted
 //	                unless SIGNERKIT_SIM=realtime. Through a TCP port no modeled
-//	                time reaches the caller, so only realtime shows it
+//	                time reaches a standard Speculos client, so only realtime
+//	                shows it; signerkit's ledger client pointed here with
+//	                ledger:speculos=HOST:PORT?simulator=true gets the modeled
+//	                time in its trace, and in accounted mode its deadline is
+//	                honoured in modeled time
 //	-seed           hex Ed25519 seed (32 bytes) of the app's key; default random
 //	-confirm        accept (default) or reject: what the user answers to the
 //	                first sign after the app starts

@@ -109,6 +109,46 @@ func TestSignThroughProcess(t *testing.T) {
 	stop(t, cmd)
 }
 
+// TestDeadlineThroughProcess: pointed at the process with
+// ?simulator=true, a sign under 300 ms of the Nano S Plus's 526 modeled
+// ms fails with context.DeadlineExceeded, having accounted up to the
+// deadline in the caller's trace, and under a minute it signs.
+func TestDeadlineThroughProcess(t *testing.T) {
+	cmd, addr := start(t, "-addr", "127.0.0.1:0", "-time", "accounted", "-seed", hex.EncodeToString(seed))
+	s, err := signer.Open(context.Background(), "ledger:speculos="+addr+"?simulator=true")
+	if err != nil {
+		t.Fatalf("Open: %v", err)
+	}
+	defer s.Close()
+	heights := tm2.NewHeights("", 1)
+	col := signer.NewCollector()
+	ctx, cancel := context.WithTimeout(col.WithContext(context.Background()), 300*time.Millisecond)
+	_, err = s.SignContext(ctx, heights.Next(tm2.KindPrevote))
+	cancel()
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("sign under 300 ms: %v, want context.DeadlineExceeded", err)
+	}
+	var modeled time.Duration
+	for _, st := range signer.Stages() {
+		modeled += col.Summary().Stage(st).Modeled
+	}
+	if modeled <= 0 || modeled > 300*time.Millisecond {
+		t.Errorf("%v modeled in the caller's trace, want some, up to the 300 ms deadline", modeled)
+	}
+	col = signer.NewCollector()
+	ctx, cancel = context.WithTimeout(col.WithContext(context.Background()), time.Minute)
+	defer cancel()
+	msg := heights.Next(tm2.KindPrevote)
+	sig, err := s.SignContext(ctx, msg)
+	if err != nil || !ed25519.Verify(ed25519.NewKeyFromSeed(seed).Public().(ed25519.PublicKey), msg, sig) {
+		t.Fatalf("sign under a minute: %v", err)
+	}
+	if got := col.Summary().Stage(signer.StageDevice).Modeled; got < 500*time.Millisecond {
+		t.Errorf("device stage %v in the caller's trace, want the profile's 526 ms", got)
+	}
+	stop(t, cmd)
+}
+
 func TestRejectAndUnplug(t *testing.T) {
 	cmd, addr := start(t, "-addr", "127.0.0.1:0", "-confirm", "reject")
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)

@@ -398,7 +398,7 @@ func (d *Device) spend(ctx context.Context, closed <-chan struct{}, req, resp in
 			}
 		}()
 	}
-	wire := time.Duration(reportCount(req)+reportCount(resp)) * d.profile.Report
+	wire := d.wire(req, resp)
 	if err := simtime.Spend(ctx, d.mode, signer.StageWire, wire, d.profile.Name); err != nil {
 		return err
 	}
@@ -406,4 +406,15 @@ func (d *Device) spend(ctx context.Context, closed <-chan struct{}, req, resp in
 		return err
 	}
 	return simtime.Spend(ctx, d.mode, signer.StageDevice, c.device, d.profile.Name)
+}
+
+// wire is the modeled USB time of an exchange of req and resp bytes.
+func (d *Device) wire(req, resp int) time.Duration {
+	return time.Duration(reportCount(req)+reportCount(resp)) * d.profile.Report
+}
+
+// modeled is an exchange's whole modeled time: wire, confirmation and
+// device.
+func (d *Device) modeled(req, resp int, c costs) time.Duration {
+	return d.wire(req, resp) + c.confirm + c.device
 }

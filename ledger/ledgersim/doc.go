@@ -59,9 +59,13 @@
 // stall) and the call returns at once, so a benchmark of a 530 ms sign runs
 // in microseconds and still reports 530 modeled ms. With SIGNERKIT_SIM=
 // realtime (or Config.Time) the device also sleeps it, within the
-// caller's context. The APDU face models the wire as if over HID; the
-// Speculos face cannot reach the caller's trace through TCP, so it
-// reports nothing and only sleeps in realtime mode.
+// caller's context. The APDU face models the wire as if over HID. The
+// Speculos face reaches the caller's trace only through signerkit's own
+// extension of Speculos's protocol, which a client speaks when told it
+// talks to this simulator (ledger.SpeculosSimulatorDialer, or a
+// ledger:speculos=…?simulator=true URI): the modeled stages of each
+// exchange then come back to the caller's trace. To any other client it
+// is plain Speculos, reports nothing, and only sleeps in realtime mode.
 //
 // Accounted time still honours the caller's deadline, on the APDU and HID
 // faces: the modeled time spent under a context adds to the wall clock,
@@ -70,8 +74,12 @@
 // having reported its modeled time up to the deadline. So a 530 ms sign
 // under a 300 ms context times out, as on a real device, without sleeping.
 // (Modeled time under one context adds up across calls: several signs
-// under one deadline share it.) The Speculos face sees no caller's
-// deadline through TCP.
+// under one deadline share it.) The Speculos face honours it for a
+// simulator client, which sends, before each APDU, the time its caller's
+// deadline leaves: an exchange that would run past it gets, instead of
+// its reply, the modeled time up to the deadline, and the client fails
+// with a *ledger.DeadlineError (context.DeadlineExceeded). A standard
+// Speculos client sends no deadline and gets its reply at once.
 //
 // # Faults
 //

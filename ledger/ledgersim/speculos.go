@@ -3,9 +3,15 @@ package ledgersim
 import (
 	"context"
 	"encoding/binary"
+	"errors"
 	"io"
 	"net"
 	"sync"
+	"time"
+
+	"github.com/signerkit/signerkit/internal/simtime"
+	"github.com/signerkit/signerkit/ledger/internal/specext"
+	"github.com/signerkit/signerkit/signer"
 )
 
 // maxSpeculosCommand bounds a command the server reads: a 5-byte header
@@ -18,9 +24,14 @@ const maxSpeculosCommand = 260
 // speculos/mcu/apdu.py, docs/protocols.md A.10), so ledger.SpeculosDialer and
 // any Ledger tool that talks to Speculos run against the simulator. Like
 // Speculos it serves one client at a time: a new connection replaces the
-// old one. A TCP byte stream has no side channel for the caller's trace,
-// so this face reports no modeled stages; in realtime mode it sleeps them
-// before replying.
+// old one. A TCP byte stream has no side channel for the caller's trace
+// or deadline, so to a standard client this face reports no modeled
+// stages and, in realtime mode, sleeps them before replying. A client
+// that sends signerkit's extension frames (ledger.SpeculosSimulatorDialer;
+// the format is in ledger/internal/specext, a length with its top bit set
+// that no Speculos client sends) gets each exchange's modeled stages
+// back, and in accounted mode its deadline honoured in modeled time (see
+// the package doc).
 type SpeculosServer struct {
 	d   *Device
 	ln  net.Listener
@@ -102,6 +113,29 @@ func (s *SpeculosServer) serve(conn net.Conn) {
 			return
 		}
 		n := binary.BigEndian.Uint32(hdr[:])
+		var ext *timeLeft // nil for a standard Speculos client's APDU
+		if n&specext.Flag != 0 {
+			// signerkit's extension (ledger/internal/specext): the time
+			// the caller's deadline leaves, then the APDU.
+			if n != specext.Flag|specext.TimeLeftSize {
+				return
+			}
+			p := make([]byte, specext.TimeLeftSize)
+			if _, err := io.ReadFull(conn, p); err != nil {
+				return
+			}
+			left, has, err := specext.ParseTimeLeft(p)
+			if err != nil {
+				return
+			}
+			ext = &timeLeft{left: left, has: has}
+			if _, err := io.ReadFull(conn, hdr[:]); err != nil {
+				return
+			}
+			if n = binary.BigEndian.Uint32(hdr[:]); n&specext.Flag != 0 {
+				return
+			}
+		}
 		if n > maxSpeculosCommand {
 			return
 		}
@@ -118,16 +152,61 @@ func (s *SpeculosServer) serve(conn net.Conn) {
 		case !ok:
 			continue // lost
 		}
-		// No caller trace reaches this face: spend with none attached,
-		// which in realtime mode sleeps and otherwise does nothing.
-		if err := d.spend(s.ctx, nil, len(apdu), len(resp), c); err != nil {
-			return
+		reply := binary.BigEndian.AppendUint32(nil, uint32(len(resp)-2))
+		reply = append(reply, resp...)
+		if ext == nil {
+			// No caller trace or deadline reaches this face: spend with
+			// none attached, which in realtime mode sleeps and otherwise
+			// does nothing.
+			if err := d.spend(s.ctx, nil, len(apdu), len(resp), c); err != nil {
+				return
+			}
+		} else {
+			out, exceeded, err := s.spendFor(ext, len(apdu), len(resp), c)
+			if err != nil {
+				return
+			}
+			if !exceeded {
+				out = append(out, reply...)
+			}
+			reply = out
 		}
-		out := binary.BigEndian.AppendUint32(nil, uint32(len(resp)-2))
-		if _, err := conn.Write(append(out, resp...)); err != nil {
+		if _, err := conn.Write(reply); err != nil {
 			return
 		}
 	}
+}
+
+// timeLeft is what a client's time-left frame said.
+type timeLeft struct {
+	left time.Duration
+	has  bool
+}
+
+// spendFor spends an exchange's modeled time for a client that sent a
+// time-left frame, and returns the reply extension frame to send before
+// the APDU reply or, when the caller's deadline fell within the modeled
+// time (accounted mode), instead of it (exceeded). In accounted mode the
+// deadline is the one the client sent; in realtime mode the device sleeps
+// under the server's context and the client's socket deadline cuts the
+// wait short, as with a real device.
+func (s *SpeculosServer) spendFor(ext *timeLeft, req, resp int, c costs) (out []byte, exceeded bool, err error) {
+	d := s.d
+	var stages []signer.StageInfo
+	ctx := signer.WithTrace(s.ctx, &signer.Trace{StageDone: func(i signer.StageInfo) { stages = append(stages, i) }})
+	if ext.has && d.mode != simtime.Realtime {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithDeadline(ctx, time.Now().Add(ext.left))
+		defer cancel()
+	}
+	err = d.spend(ctx, nil, req, resp, c)
+	switch {
+	case err != nil && s.ctx.Err() == nil && errors.Is(err, context.DeadlineExceeded):
+		return specext.AppendReply(nil, true, d.modeled(req, resp, c), stages), true, nil
+	case err != nil:
+		return nil, false, err
+	}
+	return specext.AppendReply(nil, false, 0, stages), false, nil
 }
 
 // Close stops the server and waits for its goroutines.

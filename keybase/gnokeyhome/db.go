@@ -1,0 +1,245 @@
+package gnokeyhome
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/syndtr/goleveldb/leveldb"
+	lerrors "github.com/syndtr/goleveldb/leveldb/errors"
+	"github.com/syndtr/goleveldb/leveldb/opt"
+
+	"github.com/signerkit/signerkit/signer"
+)
+
+// gnokey's key database: "<home>/data/keys.db", a goleveldb database
+// (tm2/pkg/crypto/keys.NewKeyBaseFromDir and tm2/pkg/db/goleveldb, v1.7.1).
+const (
+	dataDir   = "data"
+	dbName    = "keys.db"
+	infoSfx   = ".info"
+	addrSfx   = ".address"
+	maxLockMS = 50 // the longest pause between attempts at the lock
+)
+
+// LockedError is a gnokey key database that another process holds
+// locked, for writing, for longer than the caller would wait (the
+// context's deadline, or Config.LockWait). gnokey takes the lock for each
+// command that writes (add, import, delete, rotate), for about as long as
+// its key derivation: a fraction of a second. It unwraps to
+// signer.ErrBusy and, when the context ended the wait, to the context's
+// error.
+type LockedError struct {
+	// Path is the database's directory.
+	Path string
+	// Waited is how long the reader waited for the lock.
+	Waited time.Duration
+	// Err is the context's error when the context ended the wait, else
+	// nil (Config.LockWait ran out).
+	Err error
+}
+
+func (e *LockedError) Error() string {
+	msg := fmt.Sprintf("gnokeyhome: %s is locked by another process (gnokey, writing?); gave up after %v", e.Path, e.Waited.Round(time.Millisecond))
+	if e.Err != nil {
+		msg += ": " + e.Err.Error()
+	}
+	return msg
+}
+
+// Unwrap returns signer.ErrBusy and, if set, Err.
+func (e *LockedError) Unwrap() []error {
+	if e.Err != nil {
+		return []error{signer.ErrBusy, e.Err}
+	}
+	return []error{signer.ErrBusy}
+}
+
+// dbPath is the key database of a gnokey home.
+func dbPath(home string) string { return filepath.Join(home, dataDir, dbName) }
+
+// testHookLockBusy, set only by tests, runs each time the lock is found
+// taken, before the pause.
+var testHookLockBusy func()
+
+// openDB opens the key database read-only, taking goleveldb's shared
+// lock on it, and waits (until ctx is done, or for wait) while a writer
+// holds it exclusively. A home without a key database gives a nil DB and
+// no error: it holds no keys (gnokey creates the database at its first
+// command).
+func openDB(ctx context.Context, home string, wait time.Duration) (*leveldb.DB, error) {
+	path := dbPath(home)
+	fi, err := os.Stat(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("gnokeyhome: %w", err)
+	}
+	if !fi.IsDir() {
+		return nil, fmt.Errorf("gnokeyhome: %s is not a directory (gnokey's key database is one): %w", path, signer.ErrInvalidArgument)
+	}
+	o := &opt.Options{
+		ReadOnly:       true,
+		ErrorIfMissing: true,
+		// A key database holds a few records: small caches, and a
+		// small buffer for the journal that a read-only open replays
+		// (4 MiB by default, allocated at each open).
+		BlockCacheCapacity:     64 << 10,
+		OpenFilesCacheCapacity: 8,
+		WriteBuffer:            64 << 10,
+	}
+	start := time.Now()
+	pause := time.Millisecond
+	for {
+		if err := ctx.Err(); err != nil {
+			return nil, fmt.Errorf("gnokeyhome: %w", err)
+		}
+		db, err := leveldb.OpenFile(path, o)
+		switch {
+		case err == nil:
+			return db, nil
+		case lerrors.IsCorrupted(err):
+			return nil, fmt.Errorf("gnokeyhome: %s: %w: %w", path, signer.ErrCorrupt, err)
+		case !lockBusy(err):
+			if errors.Is(err, fs.ErrPermission) {
+				return nil, fmt.Errorf("gnokeyhome: %s: %w: %w", path, signer.ErrPermissionDenied, err)
+			}
+			return nil, fmt.Errorf("gnokeyhome: opening %s: %w", path, err)
+		}
+		if testHookLockBusy != nil {
+			testHookLockBusy()
+		}
+		waited := time.Since(start)
+		if waited >= wait {
+			return nil, &LockedError{Path: path, Waited: waited}
+		}
+		t := time.NewTimer(min(pause, wait-waited))
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+			return nil, &LockedError{Path: path, Waited: time.Since(start), Err: ctx.Err()}
+		}
+		pause = min(2*pause, maxLockMS*time.Millisecond)
+	}
+}
+
+// view runs f on the key database, open read-only for f's duration only,
+// as gnokey opens it for each command, so that gnokey is never kept from
+// writing for longer than one read. db is nil when the home has no key
+// database yet.
+func (s *Store) view(ctx context.Context, f func(db *leveldb.DB) error) error {
+	if err := s.check(ctx); err != nil {
+		return err
+	}
+	db, err := openDB(ctx, s.home, s.cfg.LockWait)
+	if err != nil {
+		return err
+	}
+	if db == nil {
+		return f(nil)
+	}
+	defer db.Close()
+	return f(db)
+}
+
+// get returns the value of key, or nil when there is none.
+func get(db *leveldb.DB, key string) ([]byte, error) {
+	if db == nil {
+		return nil, nil
+	}
+	v, err := db.Get([]byte(key), nil)
+	if errors.Is(err, leveldb.ErrNotFound) {
+		return nil, nil
+	}
+	if lerrors.IsCorrupted(err) {
+		return nil, fmt.Errorf("gnokeyhome: %w: %w", signer.ErrCorrupt, err)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("gnokeyhome: %w", err)
+	}
+	return v, nil
+}
+
+// readRecord reads and decodes the record of name ("<name>.info"), or
+// returns nil when there is none.
+func readRecord(db *leveldb.DB, name string) (*record, error) {
+	v, err := get(db, name+infoSfx)
+	if err != nil || v == nil {
+		return nil, err
+	}
+	defer clear(v) // a key stored under an empty passphrase, in base64
+	return checkRecord(name+infoSfx, v)
+}
+
+// checkRecord decodes the value v of the database key dbKey and checks
+// that the record is of the name dbKey gives, as gnokey writes it.
+func checkRecord(dbKey string, v []byte) (*record, error) {
+	r, err := decodeRecord(v)
+	if err != nil {
+		var re *RecordError
+		if errors.As(err, &re) {
+			re.Key = quote(dbKey)
+		}
+		return nil, err
+	}
+	if r.Name+infoSfx != dbKey {
+		r.wipe()
+		return nil, &RecordError{Key: quote(dbKey), Problem: "it holds the key named " + quote(r.Name)}
+	}
+	return r, nil
+}
+
+// readAddress returns the name that gnokey's address index gives for
+// addr ("<g1…>.address" holds "<name>.info"), and whether it has one.
+func readAddress(db *leveldb.DB, addr string) (name string, found bool, err error) {
+	v, err := get(db, addr+addrSfx)
+	if err != nil || v == nil {
+		return "", false, err
+	}
+	name, ok := strings.CutSuffix(string(v), infoSfx)
+	if !ok {
+		return "", false, &RecordError{Key: quote(addr + addrSfx), Problem: "it does not name a key's record"}
+	}
+	return name, true, nil
+}
+
+// records decodes every key record, in the database's (byte-wise) order.
+// Records that cannot be read are left out and returned in the error.
+func records(ctx context.Context, db *leveldb.DB) ([]*record, error) {
+	if db == nil {
+		return nil, nil
+	}
+	it := db.NewIterator(nil, nil)
+	defer it.Release()
+	var out []*record
+	var errs []error
+	for it.Next() {
+		if err := ctx.Err(); err != nil {
+			for _, r := range out {
+				r.wipe()
+			}
+			return nil, fmt.Errorf("gnokeyhome: %w", err)
+		}
+		k := string(it.Key())
+		if !strings.HasSuffix(k, infoSfx) {
+			continue // the address index
+		}
+		r, err := checkRecord(k, it.Value())
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		out = append(out, r)
+	}
+	if err := it.Error(); err != nil {
+		errs = append(errs, fmt.Errorf("gnokeyhome: reading the key database: %w", err))
+	}
+	return out, errors.Join(errs...)
+}

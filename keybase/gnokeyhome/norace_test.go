@@ -1,0 +1,5 @@
+//go:build !race
+
+package gnokeyhome_test
+
+const raceEnabled = false

@@ -1,0 +1,103 @@
+package gnokeyhome
+
+import (
+	"context"
+
+	"github.com/signerkit/signerkit/keybase"
+	"github.com/signerkit/signerkit/signer"
+)
+
+// The attributes of a gnokeyhome: URI.
+const (
+	attrHome  = "home"
+	attrLabel = "label"
+	attrMode  = "mode"
+)
+
+// ParseURI returns the Config that a gnokeyhome: URI describes:
+//
+//	gnokeyhome:home=/home/val/.config/gno;label=validator?pin-source=env:GNOKEY_PASS
+//	gnokeyhome:label=g1jg8mtutu9khhfwc4nxmuhcpftf0pajdhfvsqf5?pin-source=/run/secrets/pass&mode=per-sign
+//	gnokeyhome:label=my%20key?pin-source=env:GNOKEY_PASS
+//
+// Path attributes: home, gnokey's home directory (optional: gnokey's
+// default, see Config.Home), and label, the key's gnokey name or its
+// address "g1…" (required; percent-encode what a URI cannot hold as it
+// is, such as ';', '?', '&', '%' and spaces). Query attributes:
+// pin-source or pin-value for the passphrase (see signer.URI; it sets
+// Config.Secret), and mode, unlock-once (the default) or per-sign. Errors
+// are *signer.URIError values that name the attribute at fault and never
+// quote a pin-value or a label.
+func ParseURI(uri string) (Config, error) {
+	u, err := signer.ParseURI(uri)
+	if err != nil {
+		return Config{}, err
+	}
+	if u.Scheme != "gnokeyhome" {
+		return Config{}, &signer.URIError{Scheme: u.Scheme, Problem: "not a gnokeyhome: URI"}
+	}
+	if err := u.Allow([]string{attrHome, attrLabel}, []string{signer.AttrPINSource, signer.AttrPINValue, attrMode}); err != nil {
+		return Config{}, err
+	}
+	var cfg Config
+	if home, ok := u.Attr(attrHome); ok {
+		if home == "" {
+			return Config{}, u.Errorf(attrHome, "is empty: leave it out for gnokey's default home")
+		}
+		cfg.Home = home
+	}
+	label, ok := u.Attr(attrLabel)
+	if !ok || label == "" {
+		return Config{}, u.Errorf(attrLabel, "is required: the key's gnokey name or address")
+	}
+	cfg.Key.Label = label
+	if m, ok := u.Attr(attrMode); ok {
+		switch m {
+		case keybase.UnlockOnce.String():
+			cfg.Mode = keybase.UnlockOnce
+		case keybase.PerSign.String():
+			cfg.Mode = keybase.PerSign
+		default:
+			if pinBefore(u, attrMode) {
+				// This "mode" may be the tail of an unescaped PIN.
+				return Config{}, u.Errorf(signer.AttrPINValue, "followed by an attribute that is not valid (escape '&' and ';' in a PIN as %%26 and %%3B)")
+			}
+			return Config{}, u.Errorf(attrMode, "want unlock-once or per-sign")
+		}
+	}
+	if cfg.Secret, err = u.Secret(); err != nil {
+		return Config{}, err
+	}
+	return cfg, nil
+}
+
+// pinBefore reports whether a pin-value comes before the query attribute
+// name in u.
+func pinBefore(u *signer.URI, name string) bool {
+	for _, a := range u.Query {
+		switch a.Name {
+		case signer.AttrPINValue:
+			return true
+		case name:
+			return false
+		}
+	}
+	return false
+}
+
+func init() {
+	signer.Register("gnokeyhome", func(ctx context.Context, uri string, secret signer.Secret) (signer.Signer, error) {
+		cfg, err := ParseURI(uri)
+		if err != nil {
+			return nil, err
+		}
+		if cfg.Secret == nil {
+			cfg.Secret = secret
+		}
+		s, err := Open(ctx, cfg)
+		if err != nil {
+			return nil, err // not a nil *Signer in a non-nil interface
+		}
+		return s, nil
+	})
+}
