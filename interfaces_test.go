@@ -5,6 +5,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/signerkit/signerkit/bls"
 	"github.com/signerkit/signerkit/inprocess"
 	"github.com/signerkit/signerkit/keybase"
 	"github.com/signerkit/signerkit/ledger"
@@ -22,6 +23,7 @@ var (
 	_ signer.AlgorithmSigner = (*ledger.Signer)(nil)
 	_ signer.AlgorithmSigner = (*yubihsm.Signer)(nil)
 	_ signer.AlgorithmSigner = (*pkcs11.Signer)(nil)
+	_ signer.AlgorithmSigner = (*bls.Signer)(nil)
 
 	_ store = (*inprocess.Store)(nil)
 	_ store = (*keybase.Store)(nil)
@@ -52,7 +54,7 @@ type fullStore interface {
 // TestSchemes checks that importing the backends registers one URI scheme
 // each, named after its package.
 func TestSchemes(t *testing.T) {
-	want := []string{"inprocess", "keybase", "ledger", "pkcs11", "yubihsm"}
+	want := []string{"bls", "inprocess", "keybase", "ledger", "pkcs11", "yubihsm"}
 	got := slices.DeleteFunc(signer.Schemes(), func(s string) bool { return !slices.Contains(want, s) })
 	if !slices.Equal(got, want) {
 		t.Errorf("registered schemes %v, want %v", signer.Schemes(), want)

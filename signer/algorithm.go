@@ -38,11 +38,28 @@ const (
 	// salt (the salt length equal to the hash, as TLS 1.3 and most HSMs
 	// use). SignContext returns a signature as long as the modulus.
 	RSAPSS
+	// BLS12381MinPK is BLS on BLS12-381 with public keys in G1 and
+	// signatures in G2 (minimal-pubkey-size), over the message itself with
+	// the DST BLS_SIG_BLS12381G2_XMD:SHA-256_SSWU_RO_NUL_, as CometBFT
+	// v0.40's bls12381 keys sign. SignContext returns the 96-byte
+	// compressed G2 point. Public keys are package bls's *PublicKey (see
+	// BLSPublicKey).
+	BLS12381MinPK
+	// BLS12381MinSig is BLS on BLS12-381 with public keys in G2 and
+	// signatures in G1 (minimal-signature-size), over the message itself
+	// with the DST BLS_SIG_BLS12381G1_XMD:SHA-256_SSWU_RO_NUL_.
+	// SignContext returns the 48-byte compressed G1 point.
+	BLS12381MinSig
 
 	numAlgorithms = iota
 )
 
-// Algorithms lists every valid Algorithm, in order.
+// Algorithms lists the algorithms of the standard library's key types,
+// in order: Ed25519, ECDSA and RSA, the ones a crypto.Signer serves to
+// crypto/x509, crypto/tls and ssh, and that key stores hold. It leaves out
+// the BLS algorithms, which only package bls signs and which have no
+// standard-library key type: BLSAlgorithms lists those, AllAlgorithms
+// both.
 func Algorithms() []Algorithm {
 	out := make([]Algorithm, 0, numAlgorithms)
 	for a := Ed25519; a <= RSAPSS; a++ {
@@ -51,6 +68,14 @@ func Algorithms() []Algorithm {
 	return out
 }
 
+// BLSAlgorithms lists the BLS12-381 algorithms: BLS12381MinPK and
+// BLS12381MinSig.
+func BLSAlgorithms() []Algorithm { return []Algorithm{BLS12381MinPK, BLS12381MinSig} }
+
+// AllAlgorithms lists every valid Algorithm, in order: Algorithms, then
+// BLSAlgorithms.
+func AllAlgorithms() []Algorithm { return append(Algorithms(), BLSAlgorithms()...) }
+
 var algorithmNames = [...]string{
 	Ed25519:        "ed25519",
 	ECDSAP256:      "p256",
@@ -58,10 +83,13 @@ var algorithmNames = [...]string{
 	ECDSASecp256k1: "secp256k1",
 	RSAPKCS1v15:    "rsa-pkcs1v15",
 	RSAPSS:         "rsa-pss",
+	BLS12381MinPK:  "bls12381-minpk",
+	BLS12381MinSig: "bls12381-minsig",
 }
 
 // String returns the algorithm's short name as used in benchmark names:
-// "ed25519", "p256", "p384", "secp256k1", "rsa-pkcs1v15", "rsa-pss".
+// "ed25519", "p256", "p384", "secp256k1", "rsa-pkcs1v15", "rsa-pss",
+// "bls12381-minpk", "bls12381-minsig".
 func (a Algorithm) String() string {
 	if a.Valid() {
 		return algorithmNames[a]
@@ -71,7 +99,7 @@ func (a Algorithm) String() string {
 
 // ParseAlgorithm is the inverse of Algorithm.String.
 func ParseAlgorithm(name string) (Algorithm, error) {
-	for _, a := range Algorithms() {
+	for _, a := range AllAlgorithms() {
 		if a.String() == name {
 			return a, nil
 		}
@@ -80,10 +108,11 @@ func ParseAlgorithm(name string) (Algorithm, error) {
 }
 
 // Valid reports whether a is one of the defined algorithms.
-func (a Algorithm) Valid() bool { return a >= Ed25519 && a <= RSAPSS }
+func (a Algorithm) Valid() bool { return a >= Ed25519 && a <= BLS12381MinSig }
 
 // Hash returns the hash that SignContext applies to the message before
-// signing, or 0 for Ed25519, which signs the message itself.
+// signing, or 0 for Ed25519 and BLS, which sign the message itself (BLS
+// hashes it to the curve as part of signing).
 func (a Algorithm) Hash() crypto.Hash {
 	switch a {
 	case ECDSAP256, ECDSASecp256k1, RSAPKCS1v15, RSAPSS:
@@ -112,8 +141,11 @@ func (a Algorithm) IsECDSA() bool {
 // IsRSA reports whether a is one of the RSA algorithms.
 func (a Algorithm) IsRSA() bool { return a == RSAPKCS1v15 || a == RSAPSS }
 
+// IsBLS reports whether a is one of the BLS12-381 algorithms.
+func (a Algorithm) IsBLS() bool { return a == BLS12381MinPK || a == BLS12381MinSig }
+
 // Digest returns what a signs for msg: the message's hash under a.Hash(),
-// or msg itself for Ed25519.
+// or msg itself for Ed25519 and BLS.
 func (a Algorithm) Digest(msg []byte) []byte {
 	h := a.Hash()
 	if h == 0 {
@@ -184,6 +216,10 @@ func algorithmOfKey(pub crypto.PublicKey) (Algorithm, error) {
 		}
 	case *rsa.PublicKey:
 		return 0, fmt.Errorf("signer: an RSA public key does not say whether the signer uses PKCS #1 v1.5 or PSS: %w", ErrUnsupported)
+	case BLSPublicKey:
+		if a, ok := blsKeyAlgorithm(k); ok {
+			return a, nil
+		}
 	}
 	return 0, fmt.Errorf("signer: no supported algorithm for a %T public key: %w", pub, ErrUnsupported)
 }

@@ -20,8 +20,10 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/signerkit/signerkit/bls"
 	"github.com/signerkit/signerkit/inprocess"
 	"github.com/signerkit/signerkit/signer"
+	"github.com/signerkit/signerkit/signer/signertest"
 )
 
 // ---------------------------------------------------------------------------
@@ -274,6 +276,8 @@ var wantNames = map[signer.Algorithm]string{
 	signer.ECDSASecp256k1: "secp256k1",
 	signer.RSAPKCS1v15:    "rsa-pkcs1v15",
 	signer.RSAPSS:         "rsa-pss",
+	signer.BLS12381MinPK:  "bls12381-minpk",
+	signer.BLS12381MinSig: "bls12381-minsig",
 }
 
 func TestAlgorithmsList(t *testing.T) {
@@ -296,7 +300,7 @@ func TestAlgorithmsList(t *testing.T) {
 
 func TestAlgorithmStringParseRoundTrip(t *testing.T) {
 	seen := map[string]signer.Algorithm{}
-	for _, a := range signer.Algorithms() {
+	for _, a := range signer.AllAlgorithms() {
 		name := a.String()
 		if name != wantNames[a] {
 			t.Errorf("Algorithm(%d).String() = %q, want %q", uint8(a), name, wantNames[a])
@@ -723,5 +727,132 @@ func TestAlgorithmOfRSAPrivateKey(t *testing.T) {
 	}
 	if !strings.Contains(err.Error(), "RSA") {
 		t.Errorf("AlgorithmOf(*rsa.PrivateKey) error %q does not mention RSA", err)
+	}
+}
+
+// ---------------------------------------------------------------------------
+// BLS
+
+func TestBLSAlgorithms(t *testing.T) {
+	bls := signer.BLSAlgorithms()
+	if len(bls) != 2 || bls[0] != signer.BLS12381MinPK || bls[1] != signer.BLS12381MinSig {
+		t.Fatalf("BLSAlgorithms() = %v", bls)
+	}
+	all := signer.AllAlgorithms()
+	if want := append(signer.Algorithms(), bls...); fmt.Sprint(all) != fmt.Sprint(want) {
+		t.Fatalf("AllAlgorithms() = %v, want %v", all, want)
+	}
+	if len(all) != len(wantNames) {
+		t.Fatalf("AllAlgorithms() has %d algorithms, %d are named", len(all), len(wantNames))
+	}
+	for _, a := range signer.Algorithms() {
+		if a.IsBLS() {
+			t.Errorf("Algorithms() lists the BLS algorithm %v", a)
+		}
+	}
+	msg := []byte("bls signs the message itself")
+	for _, a := range bls {
+		if !a.Valid() || !a.IsBLS() || a.IsECDSA() || a.IsRSA() || a.Curve() != nil || a.Hash() != 0 {
+			t.Errorf("%v: Valid %v IsBLS %v IsECDSA %v IsRSA %v Curve %v Hash %v", a, a.Valid(), a.IsBLS(), a.IsECDSA(), a.IsRSA(), a.Curve(), a.Hash())
+		}
+		if !bytes.Equal(a.Digest(msg), msg) {
+			t.Errorf("%v.Digest changed the message", a)
+		}
+		if h, ok := a.SignerOpts().(crypto.Hash); !ok || h != 0 {
+			t.Errorf("%v.SignerOpts() = %v, want crypto.Hash(0)", a, a.SignerOpts())
+		}
+	}
+}
+
+// fakeBLSKey is a signer.BLSPublicKey whose verification is scripted, to
+// check what signer does with the key's answer.
+type fakeBLSKey struct {
+	alg signer.Algorithm
+	err error
+}
+
+func (k *fakeBLSKey) Algorithm() signer.Algorithm {
+	if k == nil {
+		return 0
+	}
+	return k.alg
+}
+func (k *fakeBLSKey) Bytes() []byte                         { return []byte{1} }
+func (k *fakeBLSKey) VerifySignature(msg, sig []byte) error { return k.err }
+
+func TestBLSCheckKeyAndVerify(t *testing.T) {
+	minpk := &fakeBLSKey{alg: signer.BLS12381MinPK}
+	if err := signer.BLS12381MinPK.CheckKey(minpk); err != nil {
+		t.Errorf("CheckKey(min-pk key) = %v", err)
+	}
+	if got, err := signer.AlgorithmOf(pubSigner{minpk}); got != signer.BLS12381MinPK || err != nil {
+		t.Errorf("AlgorithmOf(signer with a min-pk key) = %v, %v", got, err)
+	}
+	for _, k := range []crypto.PublicKey{minpk, (*fakeBLSKey)(nil), &fakeBLSKey{alg: signer.Ed25519}, &fakeBLSKey{}} {
+		if err := signer.BLS12381MinSig.CheckKey(k); !errors.Is(err, signer.ErrUnsupported) {
+			t.Errorf("BLS12381MinSig.CheckKey(%#v) = %v, want ErrUnsupported", k, err)
+		}
+		if err := signer.BLS12381MinSig.Verify(k, nil, nil); !errors.Is(err, signer.ErrUnsupported) {
+			t.Errorf("BLS12381MinSig.Verify(%#v) = %v, want ErrUnsupported", k, err)
+		}
+	}
+	// A key that is not a BLS key in the eyes of the other algorithms.
+	for _, a := range signer.Algorithms() {
+		if err := a.CheckKey(minpk); !errors.Is(err, signer.ErrUnsupported) {
+			t.Errorf("%v.CheckKey(min-pk key) = %v", a, err)
+		}
+	}
+	// The key's verdict, with ErrInvalidSignature added when the key's
+	// error does not carry it.
+	if err := signer.BLS12381MinPK.Verify(minpk, []byte("m"), []byte("s")); err != nil {
+		t.Errorf("Verify with a key that accepts = %v", err)
+	}
+	for _, keyErr := range []error{errors.New("no"), fmt.Errorf("bad: %w", signer.ErrInvalidSignature)} {
+		k := &fakeBLSKey{alg: signer.BLS12381MinPK, err: keyErr}
+		if err := signer.BLS12381MinPK.Verify(k, nil, nil); !errors.Is(err, signer.ErrInvalidSignature) || !errors.Is(err, keyErr) {
+			t.Errorf("Verify with a key that says %v = %v", keyErr, err)
+		}
+	}
+}
+
+// TestBLSVerifyPackageBLS runs signer.Verify on keys and signatures of
+// package bls, when the build has it (cgo), checked by circl as well.
+func TestBLSVerifyPackageBLS(t *testing.T) {
+	for _, a := range signer.BLSAlgorithms() {
+		s, err := bls.FromSeed(bytes.Repeat([]byte{byte(a)}, 32), a)
+		if errors.Is(err, signer.ErrUnsupported) {
+			t.Skip("package bls is not available in this build (no cgo)")
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		msg := []byte("signer.Verify and package bls")
+		sig, err := s.SignContext(context.Background(), msg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := signertest.VerifyStd(a, s.Public(), msg, sig); err != nil {
+			t.Fatalf("%v: circl: %v", a, err)
+		}
+		if err := a.Verify(s.Public(), msg, sig); err != nil {
+			t.Errorf("%v.Verify = %v", a, err)
+		}
+		if got, err := signer.AlgorithmOf(s); got != a || err != nil {
+			t.Errorf("AlgorithmOf = %v, %v", got, err)
+		}
+		if err := a.Verify(s.Public(), []byte("other"), sig); !errors.Is(err, signer.ErrInvalidSignature) {
+			t.Errorf("%v.Verify of another message = %v", a, err)
+		}
+		for _, other := range signer.BLSAlgorithms() {
+			if other != a {
+				if err := other.Verify(s.Public(), msg, sig); !errors.Is(err, signer.ErrUnsupported) {
+					t.Errorf("%v.Verify with a %v key = %v", other, a, err)
+				}
+			}
+		}
+		if err := a.Verify(testKey(t, signer.Ed25519, 0).Public(), msg, sig); !errors.Is(err, signer.ErrUnsupported) {
+			t.Errorf("%v.Verify with an Ed25519 key = %v", a, err)
+		}
+		s.Close()
 	}
 }

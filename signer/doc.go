@@ -61,7 +61,11 @@
 // Algorithm names what SignContext produces: Ed25519 over the message;
 // ECDSA on P-256 and secp256k1 over SHA-256 and on P-384 over SHA-384, as
 // fixed-width r‖s (low-S on secp256k1, as Cosmos SDK and tm2 require); RSA
-// PKCS #1 v1.5 and PSS over SHA-256. Algorithm.Verify checks a signature of
+// PKCS #1 v1.5 and PSS over SHA-256; BLS12381MinPK and BLS12381MinSig,
+// BLS12-381 over the message with compressed signatures (their keys come
+// from package bls and verify through the BLSPublicKey interface, so this
+// package links no pairing library). Algorithms lists the standard-library
+// six; AllAlgorithms adds BLS. Algorithm.Verify checks a signature of
 // that form; ECDSAToRaw and ECDSAToASN1 convert between r‖s and the ASN.1
 // that crypto.Signer returns.
 //

@@ -17,7 +17,8 @@ import (
 // For ECDSA and RSA it requires opts to name a hash and digest to be as long
 // as that hash, and returns an error wrapping ErrInvalidMessage otherwise;
 // a hash outside SHA-2 and SHA-3 (SHA-1, MD5) gets one wrapping
-// ErrUnsupported.
+// ErrUnsupported. For BLS it accepts only opts.HashFunc() == 0: the
+// message itself, which BLS hashes to the curve.
 func CheckSignerOpts(a Algorithm, digest []byte, opts crypto.SignerOpts) error {
 	switch o := opts.(type) {
 	case nil:
@@ -43,6 +44,14 @@ func CheckSignerOpts(a Algorithm, digest []byte, opts crypto.SignerOpts) error {
 			return nil
 		}
 		return fmt.Errorf("signer: Ed25519 takes opts.HashFunc() 0 (the message itself), not %v: %w", h, ErrUnsupported)
+	}
+	if a.IsBLS() {
+		// BLS hashes the message to the curve itself; there is no digest
+		// form to accept.
+		if h != 0 {
+			return fmt.Errorf("signer: %v signs the message itself: opts.HashFunc() must be 0, not %v: %w", a, h, ErrUnsupported)
+		}
+		return nil
 	}
 	if !a.Valid() {
 		return fmt.Errorf("signer: invalid algorithm %v: %w", a, ErrUnsupported)

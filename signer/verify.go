@@ -18,13 +18,16 @@ import (
 // Verify checks sig, in the wire form that SignContext returns for a (see
 // Algorithm), over the whole message msg under pub. It returns nil for a
 // valid signature and an error wrapping ErrInvalidSignature otherwise, or
-// wrapping ErrUnsupported when pub is not a key for a.
+// wrapping ErrUnsupported when pub is not a key for a. A BLS signature is
+// checked by its key (see BLSPublicKey).
 func (a Algorithm) Verify(pub crypto.PublicKey, msg, sig []byte) error {
 	if err := a.CheckKey(pub); err != nil {
 		return err
 	}
 	ok := false
 	switch a {
+	case BLS12381MinPK, BLS12381MinSig:
+		return verifyBLS(a, pub.(BLSPublicKey), msg, sig)
 	case Ed25519:
 		ok = len(sig) == ed25519.SignatureSize && ed25519.Verify(pub.(ed25519.PublicKey), msg, sig)
 	case ECDSAP256, ECDSAP384:

@@ -876,7 +876,7 @@ func TestCheckSignerOpts(t *testing.T) {
 
 // TestCheckSignerOptsNoPanic tries every hash value with digests of many
 // lengths: CheckSignerOpts never panics, and accepts only a named hash with
-// a digest of its size.
+// a digest of its size (or, for Ed25519 and BLS, no hash: the message).
 func TestCheckSignerOptsNoPanic(t *testing.T) {
 	lengths := []int{0, 1, 16, 20, 28, 32, 48, 64, 65}
 	for a := 0; a <= 8; a++ {
@@ -895,9 +895,9 @@ func TestCheckSignerOptsNoPanic(t *testing.T) {
 				switch {
 				case !alg.Valid():
 					t.Errorf("CheckSignerOpts(%v, …) = nil for an invalid algorithm", alg)
-				case alg == signer.Ed25519 && h != 0:
-					t.Errorf("CheckSignerOpts(Ed25519, %d bytes, Hash(%d)) = nil", n, h)
-				case alg != signer.Ed25519 && (h == 0 || !knownSize(hash) || hash.Size() != n):
+				case (alg == signer.Ed25519 || alg.IsBLS()) && h != 0:
+					t.Errorf("CheckSignerOpts(%v, %d bytes, Hash(%d)) = nil", alg, n, h)
+				case alg != signer.Ed25519 && !alg.IsBLS() && (h == 0 || !knownSize(hash) || hash.Size() != n):
 					t.Errorf("CheckSignerOpts(%v, %d bytes, Hash(%d)) = nil", alg, n, h)
 				}
 			}

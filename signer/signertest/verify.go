@@ -1,6 +1,7 @@
 package signertest
 
 import (
+	"bytes"
 	"crypto"
 	"crypto/ecdsa"
 	"crypto/ed25519"
@@ -12,6 +13,8 @@ import (
 	"fmt"
 	"math/big"
 
+	"github.com/cloudflare/circl/ecc/bls12381"
+
 	"github.com/signerkit/signerkit/internal/refsecp256k1"
 	"github.com/signerkit/signerkit/signer"
 )
@@ -22,7 +25,9 @@ import (
 // standard library's generic ECDSA verification runs on the curve that
 // signer.Secp256k1 returns (decred's arithmetic), so the signature is also
 // checked by a textbook implementation that shares no code with it; S must
-// be low.
+// be low. The standard library has no BLS: BLS signatures are checked by
+// VerifyBLS, on github.com/cloudflare/circl, which shares no code with the
+// blst that package bls signs with.
 func VerifyStd(alg signer.Algorithm, pub crypto.PublicKey, msg, sig []byte) error {
 	bad := func(why string) error { return fmt.Errorf("signertest: %v signature %s", alg, why) }
 	if !alg.Valid() {
@@ -32,6 +37,12 @@ func VerifyStd(alg signer.Algorithm, pub crypto.PublicKey, msg, sig []byte) erro
 		return fmt.Errorf("signertest: public key is %T, not a valid %v key", pub, alg)
 	}
 	switch alg {
+	case signer.BLS12381MinPK, signer.BLS12381MinSig:
+		k, ok := pub.(signer.BLSPublicKey)
+		if !ok {
+			return fmt.Errorf("signertest: public key is %T, not a signer.BLSPublicKey", pub)
+		}
+		return VerifyBLS(alg, k.Bytes(), msg, sig, nil)
 	case signer.Ed25519:
 		k, ok := pub.(ed25519.PublicKey)
 		if !ok {
@@ -138,4 +149,74 @@ func digest(alg signer.Algorithm, msg []byte) []byte {
 		return d[:]
 	}
 	return msg
+}
+
+// The basic-scheme DSTs of the BLS algorithms (the IETF draft's
+// ciphersuite IDs), written out here rather than taken from package bls.
+const (
+	dstBLSMinPK  = "BLS_SIG_BLS12381G2_XMD:SHA-256_SSWU_RO_NUL_"
+	dstBLSMinSig = "BLS_SIG_BLS12381G1_XMD:SHA-256_SSWU_RO_NUL_"
+)
+
+// VerifyBLS checks a BLS12-381 signature sig (compressed, 96 bytes for
+// min-pk, 48 for min-sig) over msg under the public key pub (serialized or
+// compressed, as the IETF draft and Zcash encode points) with the hash to
+// curve tag dst, or with the algorithm's basic-scheme DST when dst is nil.
+// It uses github.com/cloudflare/circl's pairing, which shares no code with
+// blst, and refuses keys and signatures that are not canonical encodings
+// of points of the prime-order subgroup, and points at infinity.
+func VerifyBLS(alg signer.Algorithm, pub, msg, sig, dst []byte) error {
+	bad := func(why string) error { return fmt.Errorf("signertest: %v signature %s", alg, why) }
+	switch alg {
+	case signer.BLS12381MinPK:
+		if dst == nil {
+			dst = []byte(dstBLSMinPK)
+		}
+		var k bls12381.G1
+		if err := k.SetBytes(pub); err != nil || k.IsIdentity() || !sameBytes(pub, k.Bytes(), k.BytesCompressed()) {
+			return fmt.Errorf("signertest: %v public key is not a canonical point of G1 other than infinity", alg)
+		}
+		var s bls12381.G2
+		if len(sig) != 96 {
+			return bad(fmt.Sprintf("is %d bytes, want 96", len(sig)))
+		}
+		if err := s.SetBytes(sig); err != nil || s.IsIdentity() || !bytes.Equal(sig, s.BytesCompressed()) {
+			return bad("is not a canonical compressed point of G2 other than infinity")
+		}
+		var h bls12381.G2
+		h.Hash(msg, dst)
+		// e(pk, H(m)) · e(g1, sig)⁻¹ = 1
+		if !bls12381.ProdPairFrac([]*bls12381.G1{&k, bls12381.G1Generator()}, []*bls12381.G2{&h, &s}, []int{1, -1}).IsIdentity() {
+			return bad("does not verify with circl")
+		}
+		return nil
+	case signer.BLS12381MinSig:
+		if dst == nil {
+			dst = []byte(dstBLSMinSig)
+		}
+		var k bls12381.G2
+		if err := k.SetBytes(pub); err != nil || k.IsIdentity() || !sameBytes(pub, k.Bytes(), k.BytesCompressed()) {
+			return fmt.Errorf("signertest: %v public key is not a canonical point of G2 other than infinity", alg)
+		}
+		var s bls12381.G1
+		if len(sig) != 48 {
+			return bad(fmt.Sprintf("is %d bytes, want 48", len(sig)))
+		}
+		if err := s.SetBytes(sig); err != nil || s.IsIdentity() || !bytes.Equal(sig, s.BytesCompressed()) {
+			return bad("is not a canonical compressed point of G1 other than infinity")
+		}
+		var h bls12381.G1
+		h.Hash(msg, dst)
+		// e(H(m), pk) · e(sig, g2)⁻¹ = 1
+		if !bls12381.ProdPairFrac([]*bls12381.G1{&h, &s}, []*bls12381.G2{&k, bls12381.G2Generator()}, []int{1, -1}).IsIdentity() {
+			return bad("does not verify with circl")
+		}
+		return nil
+	}
+	return fmt.Errorf("signertest: %v is not a BLS algorithm", alg)
+}
+
+// sameBytes reports whether b is one of the two encodings of its point.
+func sameBytes(b, serialized, compressed []byte) bool {
+	return bytes.Equal(b, serialized) || bytes.Equal(b, compressed)
 }
