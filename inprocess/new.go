@@ -1,7 +1,6 @@
 package inprocess
 
 import (
-	"bytes"
 	"crypto"
 	"crypto/ecdh"
 	"crypto/ecdsa"
@@ -15,6 +14,7 @@ import (
 	"github.com/decred/dcrd/dcrec/secp256k1/v4"
 
 	"github.com/signerkit/signerkit/internal/ed25519sign"
+	"github.com/signerkit/signerkit/internal/secp256k1sign"
 	"github.com/signerkit/signerkit/signer"
 )
 
@@ -33,7 +33,7 @@ func Generate(alg signer.Algorithm) (*Signer, error) {
 		if _, err := rand.Read(seed); err != nil {
 			return nil, fmt.Errorf("inprocess: %w", err)
 		}
-		return newEd25519(seed, nil)
+		return newEd25519(seed)
 	case signer.ECDSAP256, signer.ECDSAP384:
 		priv, err := ecdsa.GenerateKey(alg.Curve(), rand.Reader)
 		if err != nil {
@@ -79,7 +79,7 @@ func FromSeed(seed []byte, alg signer.Algorithm) (*Signer, error) {
 		if len(seed) != ed25519.SeedSize {
 			return nil, fmt.Errorf("inprocess: Ed25519 seed is %d bytes, want %d: %w", len(seed), ed25519.SeedSize, signer.ErrInvalidKey)
 		}
-		return newEd25519(seed, nil)
+		return newEd25519(seed)
 	case signer.ECDSAP256, signer.ECDSAP384:
 		c := ecdh.P256()
 		if alg == signer.ECDSAP384 {
@@ -101,11 +101,11 @@ func FromSeed(seed []byte, alg signer.Algorithm) (*Signer, error) {
 		}
 		return &Signer{alg: alg, pub: copyPublic(&priv.PublicKey), ec: priv}, nil
 	case signer.ECDSASecp256k1:
-		var d secp256k1.ModNScalar
-		if len(seed) != 32 || d.SetByteSlice(seed) || d.IsZero() {
+		k, ok := secp256k1sign.FromScalar(seed)
+		if !ok {
 			return nil, fmt.Errorf("inprocess: secp256k1 private scalar is not 32 bytes in [1, n-1]: %w", signer.ErrInvalidKey)
 		}
-		return newSecp256k1(secp256k1.NewPrivateKey(&d)), nil
+		return newSecp256k1(k), nil
 	}
 	return nil, fmt.Errorf("inprocess: no seed form for %v keys: %w", alg, signer.ErrUnsupported)
 }
@@ -142,7 +142,7 @@ func fromEd25519(k ed25519.PrivateKey, alg signer.Algorithm) (*Signer, error) {
 	if err := signer.CheckEd25519PublicKey(k[ed25519.SeedSize:]); err != nil {
 		return nil, fmt.Errorf("inprocess: %w", err)
 	}
-	return newEd25519(k[:ed25519.SeedSize], k[ed25519.SeedSize:])
+	return newEd25519(k)
 }
 
 func fromECDSA(k *ecdsa.PrivateKey, alg signer.Algorithm) (*Signer, error) {
@@ -206,23 +206,22 @@ func fromRSA(k *rsa.PrivateKey, alg signer.Algorithm) (*Signer, error) {
 	return &Signer{alg: alg, pub: copyPublic(&c.PublicKey), rsa: c}, nil
 }
 
-// newEd25519 makes a Signer of the Ed25519 key of seed, expanded by
-// ed25519sign into memory of its own (locked, out of core dumps, where the
-// system allows; see internal/hardening). want, when not nil, is the
-// public key the seed must give. The derived public key is checked with
-// signer.CheckEd25519PublicKey too, though a seed cannot give a
-// small-order one.
-func newEd25519(seed, want []byte) (*Signer, error) {
+// newEd25519 makes a Signer of an Ed25519 key, expanded by ed25519sign
+// into memory of its own (locked, out of core dumps, where the system
+// allows; see internal/hardening). key is the 32-byte seed, or
+// crypto/ed25519's seed‖public key, whose public half must be the one the
+// seed gives; the callers checked its length. The derived public key is
+// checked with signer.CheckEd25519PublicKey too, though a seed cannot give
+// a small-order one.
+func newEd25519(key []byte) (*Signer, error) {
 	k, free := ed25519sign.NewLocked()
-	if err := k.SetSeed(seed); err != nil { // the callers checked the length
-		free()
-		return nil, fmt.Errorf("inprocess: %w", signer.ErrInvalidKey)
-	}
-	pub := ed25519.PublicKey(k.Public())
-	if want != nil && !bytes.Equal(pub, want) {
+	if len(key) == ed25519.SeedSize {
+		k.SetSeed(key) // cannot fail: 32 bytes
+	} else if err := k.SetPrivateKey(key); err != nil {
 		free()
 		return nil, fmt.Errorf("inprocess: Ed25519 public key is not the one its seed gives: %w", signer.ErrInvalidKey)
 	}
+	pub := ed25519.PublicKey(k.Public())
 	if err := signer.CheckEd25519PublicKey(pub); err != nil {
 		free()
 		return nil, fmt.Errorf("inprocess: %w", err)
@@ -240,9 +239,9 @@ func newSecp256k1(priv *secp256k1.PrivateKey) *Signer {
 
 // ownEd25519 returns a copy of priv, an Ed25519 key as seed‖public key,
 // after checking that its public half is the one its seed gives and
-// passes signer.CheckEd25519PublicKey. The key is expanded with
-// ed25519sign, on the stack, and wiped: ed25519.NewKeyFromSeed would leave
-// an expanded copy behind.
+// passes signer.CheckEd25519PublicKey. The check expands the key with
+// ed25519sign, which leaves no copy behind as ed25519.NewKeyFromSeed
+// would.
 func ownEd25519(priv []byte) (ed25519.PrivateKey, error) {
 	if len(priv) != ed25519.PrivateKeySize {
 		return nil, fmt.Errorf("inprocess: Ed25519 private key is %d bytes, want %d: %w", len(priv), ed25519.PrivateKeySize, signer.ErrInvalidKey)
@@ -250,24 +249,22 @@ func ownEd25519(priv []byte) (ed25519.PrivateKey, error) {
 	if err := signer.CheckEd25519PublicKey(priv[ed25519.SeedSize:]); err != nil {
 		return nil, fmt.Errorf("inprocess: %w", err)
 	}
-	var k ed25519sign.PrivateKey
-	defer k.Wipe()
-	if err := k.SetPrivateKey(priv); err != nil {
+	if err := ed25519sign.CheckPrivateKey(priv); err != nil {
 		return nil, fmt.Errorf("inprocess: Ed25519 public key is not the one its seed gives: %w", signer.ErrInvalidKey)
 	}
-	return k.AppendPrivateKey(make([]byte, 0, ed25519.PrivateKeySize)), nil
+	return append(make(ed25519.PrivateKey, 0, ed25519.PrivateKeySize), priv...), nil
 }
 
 // ed25519FromSeed returns the Ed25519 key of seed as seed‖public key,
-// expanded as ownEd25519 does.
+// expanded by ed25519sign.NewKeyFromSeed, which leaves no copy behind.
 func ed25519FromSeed(seed []byte) (ed25519.PrivateKey, error) {
-	var k ed25519sign.PrivateKey
-	defer k.Wipe()
-	if err := k.SetSeed(seed); err != nil {
+	k, err := ed25519sign.NewKeyFromSeed(seed)
+	if err != nil {
 		return nil, fmt.Errorf("inprocess: Ed25519 seed is %d bytes, want %d: %w", len(seed), ed25519.SeedSize, signer.ErrInvalidKey)
 	}
-	if err := signer.CheckEd25519PublicKey(k.Public()); err != nil { // cannot fail for a seed's key
+	if err := signer.CheckEd25519PublicKey(k[ed25519.SeedSize:]); err != nil { // cannot fail for a seed's key
+		clear(k)
 		return nil, fmt.Errorf("inprocess: %w", err)
 	}
-	return k.AppendPrivateKey(make([]byte, 0, ed25519.PrivateKeySize)), nil
+	return k, nil
 }

@@ -13,9 +13,9 @@ import (
 	"sync"
 
 	"github.com/decred/dcrd/dcrec/secp256k1/v4"
-	k1ecdsa "github.com/decred/dcrd/dcrec/secp256k1/v4/ecdsa"
 
 	"github.com/signerkit/signerkit/internal/ed25519sign"
+	"github.com/signerkit/signerkit/internal/secp256k1sign"
 	"github.com/signerkit/signerkit/signer"
 )
 
@@ -116,11 +116,7 @@ func (k *Signer) SignContext(ctx context.Context, msg []byte) ([]byte, error) {
 	case signer.Ed25519:
 		sig = k.ed.Sign(msg)
 	case signer.ECDSASecp256k1:
-		sig = make([]byte, 64)
-		s := k1ecdsa.Sign(k.k1, k.alg.Digest(msg))
-		r, v := s.R(), s.S()
-		r.PutBytesUnchecked(sig[:32])
-		v.PutBytesUnchecked(sig[32:])
+		sig = secp256k1sign.Sign(k.k1, k.alg.Digest(msg))
 	case signer.ECDSAP256, signer.ECDSAP384:
 		var r, s *big.Int
 		if r, s, err = ecdsa.Sign(rand.Reader, k.ec, k.alg.Digest(msg)); err == nil {
@@ -186,7 +182,7 @@ func (k *Signer) Sign(rnd io.Reader, digest []byte, opts crypto.SignerOpts) ([]b
 	}
 	switch k.alg {
 	case signer.ECDSASecp256k1:
-		return k1ecdsa.Sign(k.k1, digest).Serialize(), nil
+		return secp256k1sign.SignASN1(k.k1, digest), nil
 	case signer.ECDSAP256, signer.ECDSAP384:
 		return ecdsa.SignASN1(rnd, k.ec, digest)
 	}

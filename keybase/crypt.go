@@ -287,10 +287,9 @@ func DecryptArmor(ctx context.Context, armor, passphrase []byte) (crypto.Private
 	if err != nil {
 		return nil, err
 	}
-	if k.alg == signer.Ed25519 {
-		k.wipeExpanded()
-		return k.ed, nil
-	}
 	defer k.wipe()
+	if k.alg == signer.Ed25519 {
+		return k.ed25519(), nil
+	}
 	return k.k1.ToECDSA(), nil
 }

@@ -63,7 +63,7 @@ func TestKnownAnswerAmino(t *testing.T) {
 		t.Errorf("amino bytes\n got %x\nwant %x", got, katAmino)
 	}
 	back, err := decodePrivate(katAmino)
-	if err != nil || !bytes.Equal(back.ed, k.ed) {
+	if err != nil || !bytes.Equal(back.ed25519(), k.ed25519()) {
 		t.Errorf("decodePrivate(C.3 bytes) = %v, %v", back, err)
 	}
 }
@@ -162,7 +162,7 @@ func checkSameKey(t *testing.T, k *privateKey, priv any) {
 	t.Helper()
 	switch p := priv.(type) {
 	case ed25519.PrivateKey:
-		if !bytes.Equal(p, k.ed) {
+		if !bytes.Equal(p, k.ed25519()) {
 			t.Error("another Ed25519 key came back")
 		}
 	case *ecdsa.PrivateKey:
@@ -178,8 +178,10 @@ func TestRoundTrip(t *testing.T) {
 	ctx := context.Background()
 	for _, alg := range []signer.Algorithm{signer.Ed25519, signer.ECDSASecp256k1} {
 		k, _ := generate(alg)
-		var priv any = k.ed
-		if alg == signer.ECDSASecp256k1 {
+		var priv any
+		if alg == signer.Ed25519 {
+			priv = k.ed25519()
+		} else {
 			priv = k.k1.ToECDSA()
 		}
 		for _, pass := range [][]byte{[]byte("correct horse"), bytes.Repeat([]byte("x"), 100), nil} {

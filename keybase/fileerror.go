@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 
+	"github.com/signerkit/signerkit/internal/fileopen"
 	"github.com/signerkit/signerkit/signer"
 )
 
@@ -80,57 +81,19 @@ func (e *FileError) Unwrap() error {
 	return signer.ErrPermissionDenied
 }
 
-// fileType names the type of a file that is not regular.
-func fileType(m fs.FileMode) string {
-	switch {
-	case m&fs.ModeNamedPipe != 0:
-		return "a named pipe (FIFO)"
-	case m&fs.ModeSocket != 0:
-		return "a socket"
-	case m&fs.ModeCharDevice != 0:
-		return "a character device"
-	case m&fs.ModeDevice != 0:
-		return "a device"
-	case m.IsDir():
-		return "a directory"
-	case m&fs.ModeSymlink != 0:
-		return "a symbolic link"
-	}
-	return "of mode " + m.String()
-}
-
 // openFile opens path, a key file or the lock file, without following a
 // symbolic link and without blocking (a FIFO would block an open for
 // reading until a writer came), and checks that it is a regular file;
 // anything else is refused with a *FileError. A missing file is an error
 // wrapping fs.ErrNotExist.
 func openFile(path string, flag int, perm fs.FileMode) (*os.File, error) {
-	if !noFollow {
-		// No O_NOFOLLOW here: check first (a link made between the check
-		// and the open is followed).
-		if fi, err := os.Lstat(path); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
-			return nil, &FileError{Path: path, Problem: FileSymlink}
-		}
+	f, _, err := fileopen.Open(path, flag, perm, fileopen.NoFollow)
+	var nr *fileopen.NotRegularError
+	switch {
+	case errors.Is(err, fileopen.ErrSymlink):
+		return nil, &FileError{Path: path, Problem: FileSymlink}
+	case errors.As(err, &nr):
+		return nil, &FileError{Path: path, Problem: FileNotRegular, Detail: fileopen.TypeName(nr.Mode)}
 	}
-	f, err := os.OpenFile(path, flag|openFlags, perm)
-	if err != nil {
-		if !errors.Is(err, fs.ErrNotExist) {
-			// O_NOFOLLOW fails on a link with ELOOP (Linux, macOS),
-			// EMLINK (FreeBSD) or EFTYPE (NetBSD): say which it was.
-			if fi, lerr := os.Lstat(path); lerr == nil && fi.Mode()&fs.ModeSymlink != 0 {
-				return nil, &FileError{Path: path, Problem: FileSymlink}
-			}
-		}
-		return nil, err
-	}
-	fi, err := f.Stat()
-	if err != nil {
-		f.Close()
-		return nil, err
-	}
-	if !fi.Mode().IsRegular() {
-		f.Close()
-		return nil, &FileError{Path: path, Problem: FileNotRegular, Detail: fileType(fi.Mode())}
-	}
-	return f, nil
+	return f, err
 }

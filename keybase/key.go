@@ -1,7 +1,6 @@
 package keybase
 
 import (
-	"bytes"
 	"crypto"
 	"crypto/ecdsa"
 	"crypto/ed25519"
@@ -13,6 +12,7 @@ import (
 	"github.com/decred/dcrd/dcrec/secp256k1/v4"
 
 	"github.com/signerkit/signerkit/internal/ed25519sign"
+	"github.com/signerkit/signerkit/internal/secp256k1sign"
 	"github.com/signerkit/signerkit/signer"
 )
 
@@ -40,19 +40,19 @@ func (e *KeyTypeError) Error() string {
 func (e *KeyTypeError) Unwrap() error { return signer.ErrUnsupported }
 
 // privateKey is a decrypted key, owned: wipe clears it. An Ed25519 key is
-// held twice, as seed‖public key (ed, for its amino form) and expanded for
-// signing (x): Ed25519 signs go through ed25519sign, never crypto/ed25519,
-// whose key cache would keep a copy of the seed that no wipe reaches.
+// held once, expanded for signing (x), which keeps the seed and public key
+// its amino form needs: Ed25519 signs go through ed25519sign, never
+// crypto/ed25519, whose key cache would keep a copy of the seed that no
+// wipe reaches.
 type privateKey struct {
 	alg signer.Algorithm
-	ed  ed25519.PrivateKey
 	x   *ed25519sign.PrivateKey
 	k1  *secp256k1.PrivateKey
 }
 
 func (k *privateKey) public() crypto.PublicKey {
 	if k.alg == signer.Ed25519 {
-		return append(ed25519.PublicKey(nil), k.ed[32:]...)
+		return ed25519.PublicKey(k.x.Public())
 	}
 	return k.k1.PubKey().ToECDSA()
 }
@@ -61,41 +61,22 @@ func (k *privateKey) wipe() {
 	if k == nil {
 		return
 	}
-	clear(k.ed)
-	k.wipeExpanded()
+	if k.x != nil {
+		k.x.Wipe()
+	}
 	if k.k1 != nil {
 		k.k1.Zero()
 	}
 }
 
-// wipeExpanded wipes the expanded Ed25519 key only, for a caller that
-// hands ed on.
-func (k *privateKey) wipeExpanded() {
-	if k.x != nil {
-		k.x.Wipe()
-		k.x = nil
-	}
+// ed25519 returns an Ed25519 key in crypto/ed25519's form, seed‖public
+// key, in a new slice the caller wipes.
+func (k *privateKey) ed25519() ed25519.PrivateKey {
+	return k.x.AppendPrivateKey(make([]byte, 0, ed25519.PrivateKeySize))
 }
 
 // signEd25519 signs msg with the expanded key.
 func (k *privateKey) signEd25519(msg []byte) []byte { return k.x.Sign(msg) }
-
-// ed25519FromSeed expands seed (ed25519sign, no copy left behind, as
-// ed25519.NewKeyFromSeed would leave) into a privateKey. want, when not
-// nil, is the public key seed must give.
-func ed25519FromSeed(seed, want []byte) (*privateKey, error) {
-	x := new(ed25519sign.PrivateKey)
-	if err := x.SetSeed(seed); err != nil {
-		return nil, fmt.Errorf("keybase: Ed25519 seed is %d bytes, want %d: %w", len(seed), ed25519.SeedSize, signer.ErrInvalidKey)
-	}
-	own := ed25519.PrivateKey(x.AppendPrivateKey(make([]byte, 0, ed25519.PrivateKeySize)))
-	if want != nil && !bytes.Equal(own[ed25519.SeedSize:], want) {
-		x.Wipe()
-		clear(own)
-		return nil, fmt.Errorf("keybase: Ed25519 public key is not the one its seed gives: %w", signer.ErrInvalidKey)
-	}
-	return &privateKey{alg: signer.Ed25519, ed: own, x: x}, nil
-}
 
 // fromPrivate makes an owned copy of an ed25519.PrivateKey or a
 // secp256k1 *ecdsa.PrivateKey.
@@ -105,7 +86,13 @@ func fromPrivate(priv crypto.PrivateKey) (*privateKey, error) {
 		if len(p) != ed25519.PrivateKeySize {
 			return nil, fmt.Errorf("keybase: Ed25519 private key is %d bytes, want %d: %w", len(p), ed25519.PrivateKeySize, signer.ErrInvalidKey)
 		}
-		return ed25519FromSeed(p[:ed25519.SeedSize], p[ed25519.SeedSize:]) // p.Seed() would leave a copy unwiped
+		// Expanded by ed25519sign, no copy left behind, as
+		// ed25519.NewKeyFromSeed (or p.Seed()) would leave.
+		x := new(ed25519sign.PrivateKey)
+		if err := x.SetPrivateKey(p); err != nil {
+			return nil, fmt.Errorf("keybase: Ed25519 public key is not the one its seed gives: %w", signer.ErrInvalidKey)
+		}
+		return &privateKey{alg: signer.Ed25519, x: x}, nil
 	case *ecdsa.PrivateKey:
 		if p == nil || p.D == nil || p.Curve != signer.Secp256k1() {
 			return nil, fmt.Errorf("keybase: only secp256k1 ECDSA keys are supported: %w", signer.ErrUnsupported)
@@ -129,11 +116,11 @@ func fromPrivate(priv crypto.PrivateKey) (*privateKey, error) {
 }
 
 func secp256k1FromScalar(d []byte) (*privateKey, error) {
-	var s secp256k1.ModNScalar
-	if len(d) != 32 || s.SetByteSlice(d) || s.IsZero() {
+	k, ok := secp256k1sign.FromScalar(d)
+	if !ok {
 		return nil, fmt.Errorf("keybase: secp256k1 scalar is not 32 bytes in [1, n-1]: %w", signer.ErrInvalidKey)
 	}
-	return &privateKey{alg: signer.ECDSASecp256k1, k1: secp256k1.NewPrivateKey(&s)}, nil
+	return &privateKey{alg: signer.ECDSASecp256k1, k1: k}, nil
 }
 
 // generate makes a new key for alg.
@@ -147,7 +134,9 @@ func generate(alg signer.Algorithm) (*privateKey, error) {
 		if _, err := rand.Read(seed); err != nil {
 			return nil, fmt.Errorf("keybase: %w", err)
 		}
-		return ed25519FromSeed(seed, nil)
+		x := new(ed25519sign.PrivateKey)
+		x.SetSeed(seed) // cannot fail: 32 bytes
+		return &privateKey{alg: alg, x: x}, nil
 	case signer.ECDSASecp256k1:
 		priv, err := secp256k1.GeneratePrivateKey()
 		if err != nil {
@@ -215,7 +204,9 @@ func quoted(s string) string {
 
 func (k *privateKey) amino() []byte {
 	if k.alg == signer.Ed25519 {
-		return anyBytes(typePrivEd25519, k.ed)
+		ed := k.ed25519()
+		defer clear(ed)
+		return anyBytes(typePrivEd25519, ed)
 	}
 	d := k.k1.Key.Bytes()
 	defer clear(d[:])

@@ -11,8 +11,7 @@ import (
 	"strings"
 	"sync"
 
-	k1ecdsa "github.com/decred/dcrd/dcrec/secp256k1/v4/ecdsa"
-
+	"github.com/signerkit/signerkit/internal/secp256k1sign"
 	"github.com/signerkit/signerkit/signer"
 )
 
@@ -248,11 +247,7 @@ func (s *Signer) SignContext(ctx context.Context, msg []byte) ([]byte, error) {
 		if k.alg == signer.Ed25519 {
 			sig = k.signEd25519(msg)
 		} else {
-			sig = make([]byte, 64)
-			es := k1ecdsa.Sign(k.k1, k.alg.Digest(msg))
-			r, v := es.R(), es.S()
-			r.PutBytesUnchecked(sig[:32])
-			v.PutBytesUnchecked(sig[32:])
+			sig = secp256k1sign.Sign(k.k1, k.alg.Digest(msg))
 		}
 		tr.Measured(signer.StageSign, start)
 		return sig, nil
@@ -271,6 +266,6 @@ func (s *Signer) Sign(_ io.Reader, digest []byte, opts crypto.SignerOpts) ([]byt
 		if k.alg == signer.Ed25519 {
 			return k.signEd25519(digest), nil
 		}
-		return k1ecdsa.Sign(k.k1, digest).Serialize(), nil
+		return secp256k1sign.SignASN1(k.k1, digest), nil
 	})
 }

@@ -91,7 +91,7 @@ func TestStoreConcurrentGenerate(t *testing.T) {
 func TestImportExportsWhatGnokeyReads(t *testing.T) {
 	ctx := context.Background()
 	k, _ := generate(signer.Ed25519)
-	clean, err := EncryptArmor(ctx, k.ed, []byte("pw"), testCost)
+	clean, err := EncryptArmor(ctx, k.ed25519(), []byte("pw"), testCost)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,9 +9,9 @@ import (
 	"net"
 	"os"
 	"sync"
-	"sync/atomic"
 	"time"
 
+	"github.com/signerkit/signerkit/internal/simtime"
 	"github.com/signerkit/signerkit/ledger/internal/specext"
 	"github.com/signerkit/signerkit/signer"
 )
@@ -102,7 +102,7 @@ func (t *SpeculosTransport) Exchange(ctx context.Context, apdu []byte) ([]byte, 
 	}()
 	t.buf = t.buf[:0]
 	if t.sim {
-		left := time.Until(dl) - modeledUnder(ctx)
+		left := time.Until(dl) - simtime.AccountedUnder(ctx)
 		t.buf = specext.AppendTimeLeft(t.buf, left, !dl.IsZero())
 	}
 	t.buf = binary.BigEndian.AppendUint32(t.buf, uint32(len(apdu)))
@@ -121,7 +121,7 @@ func (t *SpeculosTransport) Exchange(ctx context.Context, apdu []byte) ([]byte, 
 	if ext != nil {
 		for _, s := range ext.Stages {
 			if !s.Slept {
-				account(ctx, s.Duration)
+				simtime.Account(ctx, s.Duration)
 			}
 			trace.Report(s)
 		}
@@ -157,35 +157,6 @@ func (e *DeadlineError) Error() string {
 
 // Unwrap returns context.DeadlineExceeded.
 func (e *DeadlineError) Unwrap() error { return context.DeadlineExceeded }
-
-// budgets holds, per caller's context (by its Done channel), the modeled
-// time ledgersim's Speculos face has accounted under it, until the
-// context ends: that time has passed for the caller in modeled time, so
-// it counts against the deadline of the next exchange, as it does on
-// ledgersim's in-process faces.
-var budgets sync.Map // <-chan struct{} → *atomic.Int64
-
-// modeledUnder returns the accounted modeled time reported under ctx.
-func modeledUnder(ctx context.Context) time.Duration {
-	if b, ok := budgets.Load(ctx.Done()); ok {
-		return time.Duration(b.(*atomic.Int64).Load())
-	}
-	return 0
-}
-
-// account adds d of accounted modeled time to ctx's budget, if ctx has a
-// deadline.
-func account(ctx context.Context, d time.Duration) {
-	done := ctx.Done()
-	if _, ok := ctx.Deadline(); !ok || done == nil || d <= 0 {
-		return
-	}
-	b, loaded := budgets.LoadOrStore(done, new(atomic.Int64))
-	if !loaded {
-		context.AfterFunc(ctx, func() { budgets.Delete(done) })
-	}
-	b.(*atomic.Int64).Add(int64(d))
-}
 
 // readSpeculosReply reads one u32be(len) || data || SW reply. With sim,
 // a reply extension frame (ledger/internal/specext) may come first, and

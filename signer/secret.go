@@ -2,11 +2,14 @@ package signer
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"net/url"
 	"os"
 	"strings"
+
+	"github.com/signerkit/signerkit/internal/fileopen"
 )
 
 // Secret hands a backend a passphrase, password or PIN when it needs one:
@@ -63,18 +66,15 @@ const MaxSecretFileSize = 4096
 // the path, never the content.
 func SecretFile(path string) Secret {
 	return func() ([]byte, error) {
-		f, err := openSecretFile(path)
+		// Without blocking on a FIFO or a device, which is refused.
+		f, fi, err := fileopen.Open(path, os.O_RDONLY, 0, fileopen.Follow)
+		if nr := (*fileopen.NotRegularError)(nil); errors.As(err, &nr) {
+			return nil, fmt.Errorf("signer: secret file %s is not a regular file (%v): %w", path, nr.Mode.Type(), ErrInvalidArgument)
+		}
 		if err != nil {
 			return nil, fmt.Errorf("signer: secret: %w", err)
 		}
 		defer f.Close()
-		fi, err := f.Stat()
-		if err != nil {
-			return nil, fmt.Errorf("signer: secret: %w", err)
-		}
-		if !fi.Mode().IsRegular() {
-			return nil, fmt.Errorf("signer: secret file %s is not a regular file (%v): %w", path, fi.Mode().Type(), ErrInvalidArgument)
-		}
 		if fi.Size() > MaxSecretFileSize {
 			return nil, fmt.Errorf("signer: secret file %s has %d bytes, more than the %d a secret may have: %w", path, fi.Size(), MaxSecretFileSize, ErrInvalidArgument)
 		}

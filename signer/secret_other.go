@@ -2,12 +2,7 @@
 
 package signer
 
-import (
-	"io/fs"
-	"os"
-)
-
-func openSecretFile(path string) (*os.File, error) { return os.Open(path) }
+import "io/fs"
 
 // checkSecretFileOwner checks nothing where permissions are not Unix mode
 // bits (Windows keeps them in ACLs).

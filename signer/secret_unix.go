@@ -9,12 +9,6 @@ import (
 	"syscall"
 )
 
-// openSecretFile opens path for reading without blocking on a FIFO or a
-// device (the caller refuses what is not a regular file).
-func openSecretFile(path string) (*os.File, error) {
-	return os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
-}
-
 // checkSecretFileOwner refuses a secret file that its group or others may
 // read or write, or that someone other than the effective user or root
 // owns: either could have read or replaced the secret.

@@ -9,8 +9,6 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/certusone/yubihsm-go/commands"
@@ -123,7 +121,7 @@ func (t *transport) exchange(c call, frame []byte) ([]byte, error) {
 		// told the caller's deadline to honour it in modeled time. A real
 		// connector is never told anything it does not expect.
 		if deadline, ok := c.ctx.Deadline(); ok {
-			left := max(time.Until(deadline)-modeledUnder(c.ctx), 0)
+			left := max(time.Until(deadline)-simtime.AccountedUnder(c.ctx), 0)
 			req.Header.Set(timeLeftHeader, strconv.FormatInt(int64(left), 10))
 		}
 	}
@@ -214,34 +212,6 @@ func (t *transport) deadlineExceeded(c call, h http.Header, modeled string) erro
 	return e
 }
 
-// budgets holds, per caller's context (by its Done channel), the modeled
-// time simulators have reported under it in accounted mode, until the
-// context ends: that time has passed for the caller in modeled time, so
-// it counts against the deadline of the next command (as in ledgersim).
-var budgets sync.Map // <-chan struct{} → *atomic.Int64
-
-// modeledUnder returns the accounted modeled time reported under ctx.
-func modeledUnder(ctx context.Context) time.Duration {
-	if b, ok := budgets.Load(ctx.Done()); ok {
-		return time.Duration(b.(*atomic.Int64).Load())
-	}
-	return 0
-}
-
-// account adds d of accounted modeled time to ctx's budget, if ctx has a
-// deadline.
-func account(ctx context.Context, d time.Duration) {
-	done := ctx.Done()
-	if _, ok := ctx.Deadline(); !ok || done == nil || d <= 0 {
-		return
-	}
-	b, loaded := budgets.LoadOrStore(done, new(atomic.Int64))
-	if !loaded {
-		context.AfterFunc(ctx, func() { budgets.Delete(done) })
-	}
-	b.(*atomic.Int64).Add(int64(d))
-}
-
 // reportModeled reports the modeled stages a simulator sent in its
 // response header, which simtime.Decode bounds (entries, their length and
 // each duration); a header beyond those bounds is ignored whole. Only a
@@ -260,7 +230,7 @@ func (t *transport) reportModeled(c call, h http.Header) {
 	}
 	for _, s := range stages {
 		if !s.Slept && c.ctx != nil {
-			account(c.ctx, s.Duration)
+			simtime.Account(c.ctx, s.Duration)
 		}
 		if s.Slept && c.stage != signer.StageTransport {
 			s.Within = c.stage

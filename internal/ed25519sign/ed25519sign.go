@@ -29,7 +29,9 @@
 // SetUniformBytes, the signed radix-16 digits of the nonce in
 // ScalarBaseMult), is overwritten with zeros before Sign returns (see
 // burnStack). SignSeed expands a key from its seed for one signature and
-// wipes it, for callers that keep no key resident.
+// wipes it, for callers that keep no key resident; NewKeyFromSeed and
+// CheckPrivateKey expand one to make or check crypto/ed25519's 64-byte
+// form, and wipe it too.
 //
 // What remains beyond reach: values the Go compiler keeps only in
 // registers or spills into the signing call's own frame (which the

@@ -163,9 +163,27 @@ func budgetOf(ctx context.Context) *budget {
 	return b.(*budget)
 }
 
-// AccountedUnder returns the modeled time Spend has accounted in Accounted
-// mode under ctx's deadline so far (zero for a context without a
-// deadline, or once it has ended).
+// Account adds d of modeled time to ctx's budget, the one Spend keeps in
+// Accounted mode, if ctx has a deadline and d is positive. It is for the
+// client of a simulator that answers from another goroutine or process
+// (yubihsm's connector client, ledger's Speculos client), which tells the
+// simulator the time its caller's deadline leaves and accounts the modeled
+// time each answer reports: that time has passed for the caller in modeled
+// time, so it counts against the deadline of what comes next under ctx.
+func Account(ctx context.Context, d time.Duration) {
+	if _, ok := ctx.Deadline(); !ok || d <= 0 {
+		return
+	}
+	if b := budgetOf(ctx); b != nil {
+		b.mu.Lock()
+		b.spent += d
+		b.mu.Unlock()
+	}
+}
+
+// AccountedUnder returns the modeled time Spend (in Accounted mode) and
+// Account have accounted under ctx's deadline so far (zero for a context
+// without a deadline, or once it has ended).
 func AccountedUnder(ctx context.Context) time.Duration {
 	done := ctx.Done()
 	if done == nil {

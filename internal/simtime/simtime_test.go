@@ -79,6 +79,31 @@ func TestSpendAccountedDeadline(t *testing.T) {
 	}
 }
 
+// Account adds to the budget Spend keeps, and only under a deadline.
+func TestAccount(t *testing.T) {
+	Account(context.Background(), time.Hour) // no deadline, no Done: nothing
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	Account(ctx, time.Hour) // no deadline: nothing
+	if got := AccountedUnder(ctx); got != 0 {
+		t.Fatalf("without a deadline: AccountedUnder = %v", got)
+	}
+	ctx, cancel = context.WithTimeout(context.Background(), time.Hour)
+	defer cancel()
+	Account(ctx, 20*time.Minute)
+	Account(ctx, -time.Minute) // ignored
+	if err := Spend(ctx, Accounted, signer.StageDevice, 20*time.Minute, "p"); err != nil {
+		t.Fatal(err)
+	}
+	if got := AccountedUnder(ctx); got != 40*time.Minute {
+		t.Fatalf("AccountedUnder = %v, want 40m", got)
+	}
+	// The accounted time counts against the deadline of the next Spend.
+	if err := Spend(ctx, Accounted, signer.StageDevice, 30*time.Minute, "p"); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("past the deadline: %v", err)
+	}
+}
+
 func TestSpendRealtime(t *testing.T) {
 	var col signer.Collector
 	ctx := col.WithContext(context.Background())

@@ -9,13 +9,6 @@ import (
 	"syscall"
 )
 
-// openFlags are added to every open of a key file or the lock file: no
-// symbolic link is followed, and a FIFO or device does not block the open.
-const openFlags = syscall.O_NOFOLLOW | syscall.O_NONBLOCK
-
-// noFollow says whether openFlags refuse symbolic links themselves.
-const noFollow = true
-
 // checkOwner refuses a key directory that the process's effective user
 // does not own.
 func checkOwner(dir string, fi fs.FileInfo) error {
