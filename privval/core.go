@@ -78,12 +78,15 @@ type core struct {
 	requestTimeout time.Duration
 	onRequest      func(RequestInfo)
 	onDisconnect   func(error)
+	onConnect      func(ed25519.PublicKey)
+
+	drain drain
 
 	inst                                    *signer.Instrumented
 	conns, requests, refused, protocolError atomic.Uint64
 }
 
-func newCore(g *guard.Guard, chainID string, requestTimeout time.Duration, onRequest func(RequestInfo), onDisconnect func(error)) (*core, error) {
+func newCore(g *guard.Guard, chainID string, requestTimeout time.Duration, onRequest func(RequestInfo), onDisconnect func(error), onConnect func(ed25519.PublicKey)) (*core, error) {
 	if g == nil {
 		return nil, fmt.Errorf("privval: nil guard: %w", signer.ErrInvalidArgument)
 	}
@@ -94,8 +97,10 @@ func newCore(g *guard.Guard, chainID string, requestTimeout time.Duration, onReq
 	if requestTimeout <= 0 {
 		requestTimeout = DefaultRequestTimeout
 	}
-	return &core{g: g, pub: pub, chainID: chainID, requestTimeout: requestTimeout,
-		onRequest: onRequest, onDisconnect: onDisconnect, inst: signer.Instrument(opSigner{})}, nil
+	c := &core{g: g, pub: pub, chainID: chainID, requestTimeout: requestTimeout,
+		onRequest: onRequest, onDisconnect: onDisconnect, onConnect: onConnect, inst: signer.Instrument(opSigner{})}
+	c.drain.init()
+	return c, nil
 }
 
 func (c *core) stats() Stats {

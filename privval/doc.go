@@ -70,8 +70,17 @@
 // A frame that breaks the protocol (garbled, truncated, of an unknown or
 // unexpected type, above the size cap) ends its connection with a
 // *ProtocolError, reported to OnDisconnect; an Endpoint then dials again.
-// Every goroutine an Endpoint or Server starts has returned when Run or
-// Serve returns.
+// OnConnect reports each connection that completed its handshake. Every
+// goroutine an Endpoint or Server starts has returned when Run or Serve
+// returns.
+//
+// # Stopping
+//
+// Cancelling the context given to Run or Serve stops at once: a sign in
+// flight is abandoned (the guard releases nothing it did not record).
+// Shutdown stops gracefully, as http.Server.Shutdown does: no new request
+// is read and no new connection made, a request being served is answered,
+// then the connections close and Run or Serve returns ErrShutdown.
 //
 // # Statistics and tracing
 //

@@ -3,6 +3,7 @@ package privval
 import (
 	"bufio"
 	"context"
+	"crypto/ed25519"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -86,6 +87,9 @@ type Config struct {
 	// ended or each dial failed: a *ProtocolError for a garbled frame,
 	// io.EOF when the validator closed it, a net error, a handshake error.
 	OnDisconnect func(error)
+	// OnConnect, if set, is called when a connection has completed its
+	// Handshake, with the validator's identity key (nil without one).
+	OnConnect func(peer ed25519.PublicKey)
 }
 
 // Endpoint is the signer side of the CometBFT privval protocol: it dials
@@ -122,7 +126,7 @@ func NewEndpoint(g *guard.Guard, cfg Config) (*Endpoint, error) {
 			return d.DialContext(ctx, network, address)
 		}
 	}
-	c, err := newCore(g, cfg.ChainID, cfg.RequestTimeout, cfg.OnRequest, cfg.OnDisconnect)
+	c, err := newCore(g, cfg.ChainID, cfg.RequestTimeout, cfg.OnRequest, cfg.OnDisconnect, cfg.OnConnect)
 	if err != nil {
 		return nil, err
 	}
@@ -146,16 +150,27 @@ func (e *Endpoint) Stats() Stats { return e.stats() }
 // Run dials the validator and serves it until ctx ends, dialing again
 // after every dropped connection, failed dial or protocol error. It
 // returns ctx's error, once the connection is closed and nothing of it
-// runs. Run may be called again after it returns, but not twice at once.
+// runs, or ErrShutdown after Shutdown. Run may be called again after it
+// returns, but not twice at once.
 func (e *Endpoint) Run(ctx context.Context) error {
+	if err := e.drain.enter(); err != nil {
+		return err
+	}
+	defer e.drain.leave()
 	backoff := e.cfg.MinBackoff
 	for {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
+		if e.drain.isDraining() {
+			return ErrShutdown
+		}
 		served, err := e.connect(ctx)
 		if ctx.Err() != nil {
 			return ctx.Err()
+		}
+		if errors.Is(err, ErrShutdown) {
+			return ErrShutdown
 		}
 		e.disconnected(err)
 		if served {
@@ -167,6 +182,9 @@ func (e *Endpoint) Run(ctx context.Context) error {
 		case <-ctx.Done():
 			t.Stop()
 			return ctx.Err()
+		case <-e.drain.stopping:
+			t.Stop()
+			return ErrShutdown
 		case <-t.C:
 		}
 		backoff = min(2*backoff, e.cfg.MaxBackoff)
@@ -190,19 +208,30 @@ func (e *Endpoint) connect(ctx context.Context) (served bool, err error) {
 	if sc != conn {
 		defer sc.Close()
 	}
-	e.conns.Add(1)
-	return e.serve(ctx, sc, peer)
+	st, ok := e.drain.add(sc)
+	if !ok {
+		return false, ErrShutdown
+	}
+	defer e.drain.remove(st)
+	e.connected(peer)
+	return e.serve(ctx, st, peer)
 }
 
-func (e *Endpoint) serve(ctx context.Context, conn net.Conn, peer []byte) (served bool, err error) {
+func (e *Endpoint) serve(ctx context.Context, st *connState, peer []byte) (served bool, err error) {
+	conn := st.conn
 	br := bufio.NewReaderSize(conn, 4096)
 	var in, msg, out []byte
 	for {
-		if err := conn.SetReadDeadline(time.Now().Add(e.cfg.IdleTimeout)); err != nil {
+		if ok, err := e.drain.idle(st, time.Now().Add(e.cfg.IdleTimeout)); !ok {
+			return served, ErrShutdown
+		} else if err != nil {
 			return served, err
 		}
 		frame, err := readFrame(br, MaxFrame, in)
 		if err != nil {
+			if e.drain.isDraining() {
+				return served, ErrShutdown
+			}
 			var pe *ProtocolError
 			if errors.As(err, &pe) {
 				e.protocolError.Add(1)
@@ -210,6 +239,7 @@ func (e *Endpoint) serve(ctx context.Context, conn net.Conn, peer []byte) (serve
 			return served, err
 		}
 		in = frame
+		e.drain.busy(st)
 		req, err := decodeRequest(frame, e.dialect)
 		if err != nil {
 			e.protocolError.Add(1)

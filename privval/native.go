@@ -3,6 +3,7 @@ package privval
 import (
 	"bufio"
 	"context"
+	"crypto/ed25519"
 	"errors"
 	"fmt"
 	"net"
@@ -153,6 +154,9 @@ type ServerConfig struct {
 	// ended: a *ProtocolError for a garbled frame, io.EOF when the node
 	// closed it, a net error, a handshake error.
 	OnDisconnect func(error)
+	// OnConnect, if set, is called when a connection has completed its
+	// Handshake, with the node's identity key (nil without one).
+	OnConnect func(peer ed25519.PublicKey)
 }
 
 // Server is the signer side of gno's native remote-signer protocol
@@ -169,7 +173,7 @@ type Server struct {
 // NewServer returns a Server that signs through g. The guard's key must be
 // Ed25519.
 func NewServer(g *guard.Guard, cfg ServerConfig) (*Server, error) {
-	c, err := newCore(g, cfg.ChainID, cfg.RequestTimeout, cfg.OnRequest, cfg.OnDisconnect)
+	c, err := newCore(g, cfg.ChainID, cfg.RequestTimeout, cfg.OnRequest, cfg.OnDisconnect, cfg.OnConnect)
 	if err != nil {
 		return nil, err
 	}
@@ -187,11 +191,26 @@ func (s *Server) Stats() Stats { return s.stats() }
 
 // Serve accepts connections on ln and serves them until ctx ends. It then
 // closes ln and every connection, waits for their goroutines to finish and
-// returns ctx's error. An Accept error other than a timeout ends Serve
-// early with that error (ln closed by the caller, for one).
+// returns ctx's error, or ErrShutdown after Shutdown. An Accept error
+// other than a timeout ends Serve early with that error (ln closed by the
+// caller, for one).
 func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
+	if err := s.drain.enter(); err != nil {
+		_ = ln.Close()
+		return err
+	}
+	defer s.drain.leave()
 	stop := context.AfterFunc(ctx, func() { _ = ln.Close() })
 	defer stop()
+	stopping := make(chan struct{})
+	defer close(stopping)
+	go func() {
+		select {
+		case <-s.drain.stopping:
+			_ = ln.Close()
+		case <-stopping:
+		}
+	}()
 	var wg sync.WaitGroup
 	defer wg.Wait()
 	var delay time.Duration
@@ -200,6 +219,9 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		if err != nil {
 			if ctx.Err() != nil {
 				return ctx.Err()
+			}
+			if s.drain.isDraining() {
+				return ErrShutdown
 			}
 			var ne net.Error
 			if errors.As(err, &ne) && ne.Timeout() {
@@ -230,7 +252,12 @@ func (s *Server) serveConn(ctx context.Context, conn net.Conn) error {
 	if sc != conn {
 		defer sc.Close()
 	}
-	s.conns.Add(1)
+	st, ok := s.drain.add(sc)
+	if !ok {
+		return ErrShutdown
+	}
+	defer s.drain.remove(st)
+	s.connected(peer)
 	br := bufio.NewReaderSize(sc, 4096)
 	var in, msg, out []byte
 	for {
@@ -238,11 +265,16 @@ func (s *Server) serveConn(ctx context.Context, conn net.Conn) error {
 		if s.cfg.IdleTimeout > 0 {
 			deadline = time.Now().Add(s.cfg.IdleTimeout)
 		}
-		if err := sc.SetReadDeadline(deadline); err != nil {
+		if ok, err := s.drain.idle(st, deadline); !ok {
+			return ErrShutdown
+		} else if err != nil {
 			return err
 		}
 		frame, err := readFrame(br, MaxNativeFrame, in)
 		if err != nil {
+			if s.drain.isDraining() {
+				return ErrShutdown
+			}
 			var pe *ProtocolError
 			if errors.As(err, &pe) {
 				s.protocolError.Add(1)
@@ -250,6 +282,7 @@ func (s *Server) serveConn(ctx context.Context, conn net.Conn) error {
 			return err
 		}
 		in = frame
+		s.drain.busy(st)
 		req, err := decodeNativeRequest(frame)
 		if err != nil {
 			s.protocolError.Add(1)

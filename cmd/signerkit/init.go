@@ -1,0 +1,130 @@
+package main
+
+import (
+	"context"
+	"crypto/ed25519"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"text/template"
+
+	"github.com/signerkit/signerkit/daemon"
+	"github.com/signerkit/signerkit/inprocess"
+)
+
+var configTemplate = template.Must(template.New("config").Parse(`# signerkit.toml — the config of ` + "`signerkit start`" + `.
+# Every key is listed; a key signerkit does not know is an error that names
+# it and its line. docs/daemon.md explains each.
+
+# The double-sign state: one file per chain, synced before any signature
+# leaves. Never copy it between two running signers.
+state_dir = "{{.StateDir}}"
+
+# This signer's Ed25519 identity for SecretConnection (TCP). A gno node lists
+# its public key in [consensus.priv_validator.tmkms_listener] allowed_kms_pubkeys
+# (tm2-tmkms) or remote_signer tcp_authorized_keys (tm2-remote).
+identity_key = "{{.IdentityKey}}"
+
+# /metrics, /healthz and /readyz. Keep it on localhost or a private network.
+metrics_addr = "127.0.0.1:26661"
+
+# How long SIGTERM waits for a sign in flight before stopping it.
+shutdown_grace = "10s"
+
+log_level = "info"   # debug, info, warn, error
+log_format = "text"  # text or json
+
+[[chain]]
+# The chain id; requests for any other are refused.
+id = "{{.Chain}}"
+# cometbft-v0.38 | cometbft-v0.34 | tm2-tmkms (gno v1.7.1's tmkms_listener):
+#   the node listens, signerkit dials it.
+# tm2-remote (gno's native remote_signer): signerkit listens, the node dials.
+protocol = "{{.Protocol}}"
+# The validator key as a signerkit URI, e.g.
+#   ledger:                                   the first Ledger found
+#   yubihsm:connector=http://127.0.0.1:12345;auth-key=1;label=validator?pin-source=/run/secrets/hsm
+#   pkcs11:token=validator;object=consensus?module-path=/usr/lib/softhsm/libsofthsm2.so&pin-source=env:PIN
+#   keybase:dir=/var/lib/gnokey;label=validator?pin-source=env:GNOKEY_PASS
+#   inprocess:file=/etc/signerkit/priv_validator_key.json
+key = "{{.Key}}"
+# Bounds one request, guard and backend included (nodes wait 5s).
+sign_timeout = "5s"
+
+  [[chain.validator]]
+  # tcp://host:port or unix:///path: the node's listener (or, for
+  # tm2-remote, where signerkit listens).
+  addr = "{{.Validator}}"
+  # Over TCP: the node identity keys served (hex, or base64). A refused node's
+  # key is logged as ed25519:<hex>. SIGHUP reloads this list.
+  allow = []
+  # allow_any = true serves any node over TCP: only for a stock CometBFT node,
+  # which makes a new identity at every start.
+  allow_any = false
+`))
+
+func cmdInit(args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("init", stderr)
+	home := fs.String("home", "", "directory to write signerkit.toml, identity.pem and state/ into (required)")
+	chain := fs.String("chain", "test-chain", "the chain id")
+	protocol := fs.String("protocol", daemon.ProtocolCometBFT038, "cometbft-v0.38, cometbft-v0.34, tm2-tmkms or tm2-remote")
+	key := fs.String("key", "ledger:", "the validator key's URI")
+	validator := fs.String("validator", "unix:///run/signerkit/validator.sock", "the validator's address, tcp://host:port or unix:///path")
+	if err := fs.Parse(args); err != nil {
+		return errUsage
+	}
+	if *home == "" || fs.NArg() > 0 {
+		fmt.Fprintln(stderr, "signerkit init: -home DIR is required")
+		return errUsage
+	}
+	return initHome(*home, *chain, *protocol, *key, *validator, stdout)
+}
+
+func initHome(home, chain, protocol, key, validator string, stdout io.Writer) error {
+	abs, err := filepath.Abs(home)
+	if err != nil {
+		return err
+	}
+	cfgPath := filepath.Join(abs, "signerkit.toml")
+	idPath := filepath.Join(abs, "identity.pem")
+	stateDir := filepath.Join(abs, "state")
+	for _, p := range []string{cfgPath, idPath} {
+		if _, err := os.Stat(p); !errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("signerkit init: %s exists; init never overwrites", p)
+		}
+	}
+	if err := os.MkdirAll(stateDir, 0o700); err != nil {
+		return fmt.Errorf("signerkit init: %w", err)
+	}
+	_, priv, err := ed25519.GenerateKey(rand.Reader)
+	if err != nil {
+		return err
+	}
+	if err := inprocess.WriteKeyFile(idPath, priv); err != nil {
+		return fmt.Errorf("signerkit init: %w", err)
+	}
+	f, err := os.OpenFile(cfgPath, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return fmt.Errorf("signerkit init: %w", err)
+	}
+	err = configTemplate.Execute(f, map[string]string{"StateDir": stateDir, "IdentityKey": idPath, "Chain": chain,
+		"Protocol": protocol, "Key": key, "Validator": validator})
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("signerkit init: %w", err)
+	}
+	if err := daemon.InitState(context.Background(), stateDir, chain, 0); err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "wrote %s\nwrote %s (identity ed25519:%x)\nwrote %s: chain %s starts empty (height 0)\n",
+		cfgPath, idPath, []byte(priv.Public().(ed25519.PublicKey)), stateDir, chain)
+	fmt.Fprintf(stdout, "If this key has signed for %s before, raise the state above it first:\n  signerkit state init -config %s -chain %s -height H\n",
+		chain, cfgPath, chain)
+	return nil
+}

@@ -1,0 +1,245 @@
+package main
+
+import (
+	"context"
+	"crypto"
+	"crypto/ed25519"
+	"crypto/sha256"
+	"encoding/base64"
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/signerkit/signerkit/daemon"
+	"github.com/signerkit/signerkit/inprocess"
+	"github.com/signerkit/signerkit/keybase"
+	"github.com/signerkit/signerkit/pkcs11"
+	"github.com/signerkit/signerkit/signer"
+	"github.com/signerkit/signerkit/yubihsm"
+)
+
+// CometBFTAddress is a validator's address as CometBFT shows it: the first
+// 20 bytes of the SHA-256 of its Ed25519 public key, in upper-case hex.
+func CometBFTAddress(pub ed25519.PublicKey) string {
+	h := sha256.Sum256(pub)
+	return fmt.Sprintf("%X", h[:20])
+}
+
+// keyLines describes one public key.
+func keyLines(w io.Writer, name string, pub crypto.PublicKey) {
+	fmt.Fprintf(w, "%s\n", name)
+	edPub, ok := pub.(ed25519.PublicKey)
+	if !ok {
+		fmt.Fprintf(w, "  public key:        %T (validators take Ed25519)\n", pub)
+		return
+	}
+	fmt.Fprintf(w, "  public key (hex):  %X\n", []byte(edPub))
+	fmt.Fprintf(w, "  public key (b64):  %s\n", base64.StdEncoding.EncodeToString(edPub))
+	if addr, err := keybase.Address(edPub); err == nil {
+		fmt.Fprintf(w, "  gno address:       %s\n", addr)
+	}
+	fmt.Fprintf(w, "  cometbft address:  %s\n", CometBFTAddress(edPub))
+}
+
+func cmdKeys(args []string, stdout, stderr io.Writer) error {
+	if len(args) == 0 {
+		fmt.Fprintln(stderr, "signerkit keys: show, list or import")
+		return errUsage
+	}
+	fs := newFlags("keys "+args[0], stderr)
+	path := fs.String("config", "", "the config file: its chains' keys")
+	from := fs.String("from", "", "keys import: the key file (priv_validator_key.json, PEM PKCS#8 or SEC 1)")
+	to := fs.String("to", "", "keys import: where to put it, a URI: keybase:dir=…;label=…?pin-source=…, yubihsm:…;label=…, pkcs11:…;object=…, inprocess:file=PATH")
+	if err := fs.Parse(args[1:]); err != nil {
+		return errUsage
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	switch args[0] {
+	case "show":
+		return keysShow(ctx, *path, fs.Args(), stdout, stderr)
+	case "list":
+		if *path != "" {
+			return keysShow(ctx, *path, nil, stdout, stderr)
+		}
+		if fs.NArg() != 1 {
+			fmt.Fprintln(stderr, "signerkit keys list: -config F, or one store URI (keybase:dir=…, yubihsm:…, pkcs11:…)")
+			return errUsage
+		}
+		return keysList(ctx, fs.Arg(0), stdout)
+	case "import":
+		if *from == "" || *to == "" {
+			fmt.Fprintln(stderr, "signerkit keys import: -from FILE and -to URI are required")
+			return errUsage
+		}
+		return keysImport(ctx, *from, *to, stdout)
+	}
+	fmt.Fprintf(stderr, "signerkit keys: unknown %q: show, list or import\n", args[0])
+	return errUsage
+}
+
+func keysShow(ctx context.Context, path string, uris []string, stdout, stderr io.Writer) error {
+	type named struct{ name, uri string }
+	var keys []named
+	if path != "" {
+		cfg, err := daemon.LoadConfig(path)
+		if err != nil {
+			return err
+		}
+		for _, ch := range cfg.Chains {
+			keys = append(keys, named{"chain " + ch.ID + ": " + redact(ch.Key), ch.Key})
+		}
+	}
+	for _, u := range uris {
+		keys = append(keys, named{redact(u), u})
+	}
+	if len(keys) == 0 {
+		fmt.Fprintln(stderr, "signerkit keys show: -config F or a key URI")
+		return errUsage
+	}
+	for _, k := range keys {
+		s, err := signer.Open(ctx, k.uri)
+		if err != nil {
+			return fmt.Errorf("signerkit keys: %s: %w", k.name, err)
+		}
+		keyLines(stdout, k.name, s.Public())
+		_ = s.Close()
+	}
+	return nil
+}
+
+func redact(uri string) string {
+	u, _, _ := strings.Cut(uri, "?")
+	return u
+}
+
+// store is what keys list and import need of a backend's Store.
+type store interface {
+	signer.KeyLister
+	Close() error
+}
+
+func openStore(ctx context.Context, uri string) (store, error) {
+	switch daemon.Scheme(uri) {
+	case "keybase":
+		cfg, err := keybase.ParseURI(uri)
+		if err != nil {
+			// A store needs only its directory: keys list takes
+			// keybase:dir=… without a label.
+			u, uerr := signer.ParseURI(uri)
+			dir, ok := "", false
+			if uerr == nil {
+				dir, ok = u.Attr("dir")
+			}
+			if !ok || dir == "" {
+				return nil, err
+			}
+			cfg = keybase.Config{Dir: dir}
+		}
+		return keybase.OpenStore(ctx, cfg)
+	case "yubihsm":
+		cfg, err := yubihsm.ParseURI(uri)
+		if err != nil {
+			return nil, err
+		}
+		return yubihsm.OpenStore(ctx, cfg)
+	case "pkcs11":
+		cfg, err := pkcs11.ParseURI(uri)
+		if err != nil {
+			return nil, err
+		}
+		return pkcs11.OpenStore(ctx, cfg)
+	}
+	return nil, fmt.Errorf("signerkit keys: %s: a store URI is keybase:, yubihsm: or pkcs11:", redact(uri))
+}
+
+func keysList(ctx context.Context, uri string, stdout io.Writer) error {
+	st, err := openStore(ctx, uri)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	infos, err := st.ListKeys(ctx)
+	if err != nil {
+		return fmt.Errorf("signerkit keys list: %w", err)
+	}
+	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "LABEL\tID\tALGORITHM\tPUBLIC KEY\tGNO ADDRESS\tCOMETBFT ADDRESS")
+	for _, k := range infos {
+		pub, gno, cmt := "-", "-", "-"
+		if ed, ok := k.Public.(ed25519.PublicKey); ok {
+			pub, cmt = fmt.Sprintf("%X", []byte(ed)), CometBFTAddress(ed)
+		}
+		if a, err := keybase.Address(k.Public); err == nil {
+			gno = a
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", k.Label, k.ID, k.Algorithm, pub, gno, cmt)
+	}
+	return tw.Flush()
+}
+
+func keysImport(ctx context.Context, from, to string, stdout io.Writer) error {
+	priv, err := inprocess.LoadKeyFile(from)
+	if err != nil {
+		return fmt.Errorf("signerkit keys import: %w", err)
+	}
+	edPriv, ok := priv.(ed25519.PrivateKey)
+	if !ok {
+		return fmt.Errorf("signerkit keys import: %s holds a %T; validators take Ed25519", from, priv)
+	}
+	defer clear(edPriv)
+	if daemon.Scheme(to) == "inprocess" {
+		cfg, err := inprocess.ParseURI(to)
+		if err != nil {
+			return err
+		}
+		if err := inprocess.WriteKeyFile(cfg.File, edPriv); err != nil {
+			return fmt.Errorf("signerkit keys import: %w", err)
+		}
+		keyLines(stdout, "imported to "+cfg.File, edPriv.Public())
+		return nil
+	}
+	st, err := openStore(ctx, to)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	imp, ok := st.(signer.KeyImporter)
+	if !ok {
+		return fmt.Errorf("signerkit keys import: %s cannot import keys", daemon.Scheme(to))
+	}
+	label := uriLabel(to)
+	if label == "" {
+		return fmt.Errorf("signerkit keys import: %s names no label (label=… or object=…)", redact(to))
+	}
+	info, err := imp.ImportKey(ctx, edPriv, signer.Ed25519, label)
+	if err != nil {
+		return fmt.Errorf("signerkit keys import: %w", err)
+	}
+	keyLines(stdout, fmt.Sprintf("imported to %s as %q", daemon.Scheme(to), info.Label), info.Public)
+	return nil
+}
+
+// uriLabel returns the key label a store URI names.
+func uriLabel(uri string) string {
+	switch daemon.Scheme(uri) {
+	case "keybase":
+		c, err := keybase.ParseURI(uri)
+		if err == nil {
+			return c.Key.Label
+		}
+	case "yubihsm":
+		c, err := yubihsm.ParseURI(uri)
+		if err == nil {
+			return c.Key.Label
+		}
+	case "pkcs11":
+		c, err := pkcs11.ParseURI(uri)
+		if err == nil {
+			return c.Key.Label
+		}
+	}
+	return ""
+}

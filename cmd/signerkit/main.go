@@ -1,0 +1,195 @@
+// Command signerkit is a remote signer for gno and CometBFT validators: it
+// serves the keys of one config file — in process, a gnokey keybase, a
+// Ledger, a YubiHSM 2 or any PKCS#11 token, each named by a signerkit URI —
+// to the validators it lists, refuses every double sign with a durable
+// state, and exports per-phase signing latency as Prometheus metrics.
+//
+// Usage:
+//
+//	signerkit init    -home DIR [-chain ID] [-protocol P] [-key URI] [-validator ADDR]
+//	signerkit start   -config signerkit.toml
+//	signerkit keys    show   -config F | URI
+//	signerkit keys    list   -config F | keybase:dir=…
+//	signerkit keys    import -from FILE -to URI
+//	signerkit state   show   -config F
+//	signerkit state   init   -config F [-chain ID] -height H
+//	signerkit demo    [-metrics 127.0.0.1:26661]
+//	signerkit version
+//
+// start serves until SIGTERM or SIGINT, which let a sign in flight finish,
+// sync the state, close the devices and exit 0 within shutdown_grace;
+// SIGHUP reloads the validators' allowlists. docs/daemon.md is the
+// operator's guide and docs/metrics.md lists the metrics.
+//
+// Exit status: 0 after a clean stop, 1 on any error, 2 on bad usage.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"runtime/debug"
+	"syscall"
+
+	"github.com/signerkit/signerkit/daemon"
+	"github.com/signerkit/signerkit/hardening"
+	_ "github.com/signerkit/signerkit/inprocess" // registers inprocess:
+	_ "github.com/signerkit/signerkit/keybase"   // registers keybase:
+	_ "github.com/signerkit/signerkit/ledger"    // registers ledger:
+	_ "github.com/signerkit/signerkit/pkcs11"    // registers pkcs11:
+	_ "github.com/signerkit/signerkit/yubihsm"   // registers yubihsm:
+)
+
+// version is set with -ldflags "-X main.version=…"; else the module's.
+var version = ""
+
+func buildVersion() string {
+	if version != "" {
+		return version
+	}
+	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" {
+		return bi.Main.Version
+	}
+	return "(devel)"
+}
+
+const usage = `signerkit: a remote signer for gno and CometBFT validators
+
+  signerkit init    -home DIR [-chain ID] [-protocol P] [-key URI] [-validator ADDR]
+  signerkit start   -config signerkit.toml
+  signerkit keys    show   -config F | URI
+  signerkit keys    list   -config F | keybase:dir=...
+  signerkit keys    import -from FILE -to URI
+  signerkit state   show   -config F
+  signerkit state   init   -config F [-chain ID] -height H
+  signerkit demo    [-metrics 127.0.0.1:26661]
+  signerkit version
+`
+
+// errUsage makes main exit 2.
+var errUsage = errors.New("usage")
+
+func main() {
+	err := run(os.Args[1:], os.Stdout, os.Stderr)
+	switch {
+	case err == nil:
+	case errors.Is(err, errUsage) || errors.Is(err, flag.ErrHelp):
+		os.Exit(2)
+	default:
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+}
+
+func run(args []string, stdout, stderr io.Writer) error {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usage)
+		return errUsage
+	}
+	switch args[0] {
+	case "start":
+		return cmdStart(args[1:], stderr)
+	case "init":
+		return cmdInit(args[1:], stdout, stderr)
+	case "keys":
+		return cmdKeys(args[1:], stdout, stderr)
+	case "state":
+		return cmdState(args[1:], stdout, stderr)
+	case "demo":
+		return cmdDemo(args[1:], stdout, stderr)
+	case "version", "-version", "--version":
+		fmt.Fprintf(stdout, "signerkit %s\n", buildVersion())
+		return nil
+	case "help", "-h", "-help", "--help":
+		fmt.Fprint(stdout, usage)
+		return nil
+	}
+	fmt.Fprintf(stderr, "signerkit: unknown command %q\n\n%s", args[0], usage)
+	return errUsage
+}
+
+func newFlags(name string, stderr io.Writer) *flag.FlagSet {
+	fs := flag.NewFlagSet("signerkit "+name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	return fs
+}
+
+func newLogger(cfg *daemon.Config, w io.Writer) *slog.Logger {
+	var level slog.Level
+	switch cfg.LogLevel {
+	case "debug":
+		level = slog.LevelDebug
+	case "warn":
+		level = slog.LevelWarn
+	case "error":
+		level = slog.LevelError
+	}
+	opts := &slog.HandlerOptions{Level: level}
+	if cfg.LogFormat == "json" {
+		return slog.New(slog.NewJSONHandler(w, opts))
+	}
+	return slog.New(slog.NewTextHandler(w, opts))
+}
+
+func cmdStart(args []string, stderr io.Writer) error {
+	fs := newFlags("start", stderr)
+	path := fs.String("config", "signerkit.toml", "the config file")
+	if err := fs.Parse(args); err != nil {
+		return errUsage
+	}
+	cfg, err := daemon.LoadConfig(*path)
+	if err != nil {
+		return err
+	}
+	log := newLogger(cfg, stderr)
+	if err := hardening.DisableCoreDumps(); err != nil {
+		log.Warn("core dumps stay enabled: a crash could write key material to disk", "err", err)
+	}
+	return serve(cfg, daemon.Options{Logger: log, Version: buildVersion()}, log, nil)
+}
+
+// serve runs a daemon until SIGTERM or SIGINT, reloading on SIGHUP.
+// started, if not nil, is called once the daemon is made.
+func serve(cfg *daemon.Config, opts daemon.Options, log *slog.Logger, started func(*daemon.Daemon)) error {
+	sigs := make(chan os.Signal, 4)
+	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
+	defer signal.Stop(sigs)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	d, err := daemon.New(ctx, cfg, opts)
+	if err != nil {
+		return err
+	}
+	keys := d.PublicKeys()
+	for _, ch := range cfg.Chains {
+		log.Info("serving chain", "chain", ch.ID, "protocol", ch.Protocol, "backend", daemon.Scheme(ch.Key),
+			"pubkey", fmt.Sprintf("%X", []byte(keys[ch.ID])))
+	}
+	if id := d.IdentityKey(); id != nil {
+		log.Info("identity", "key", fmt.Sprintf("ed25519:%x", []byte(id)))
+	}
+	if a := d.MetricsAddr(); a != "" {
+		log.Info("metrics", "url", "http://"+a+"/metrics")
+	}
+	if started != nil {
+		started(d)
+	}
+	go func() {
+		for s := range sigs {
+			if s == syscall.SIGHUP {
+				if err := d.Reload(); err != nil {
+					log.Error("reload failed; keeping the allowlists as they were", "err", err)
+				}
+				continue
+			}
+			log.Info("signal", "signal", s.String())
+			cancel()
+		}
+	}()
+	return d.Run(ctx)
+}

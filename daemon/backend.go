@@ -1,0 +1,296 @@
+package daemon
+
+import (
+	"context"
+	"crypto"
+	"crypto/ed25519"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"math/rand/v2"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/signerkit/signerkit/signer"
+)
+
+// OpenFunc opens the key a URI names; signer.Open by default.
+type OpenFunc func(ctx context.Context, uri string) (signer.Signer, error)
+
+// Reopen backoff bounds.
+const (
+	minReopenBackoff = 100 * time.Millisecond
+	maxReopenBackoff = 30 * time.Second
+	openTimeout      = 30 * time.Second
+)
+
+// BackendDownError is what a sign gets while the backend is being
+// reopened after it went away. It wraps signer.ErrDisconnected.
+type BackendDownError struct {
+	Backend string
+	Cause   error
+}
+
+func (e *BackendDownError) Error() string {
+	return fmt.Sprintf("signerkit: backend %s is unavailable (reopening with backoff): %v", e.Backend, e.Cause)
+}
+
+// Unwrap returns signer.ErrDisconnected.
+func (e *BackendDownError) Unwrap() error { return signer.ErrDisconnected }
+
+// chainKey carries a chain id in a request's context, from an endpoint to
+// the backend's metrics.
+type chainKey struct{}
+
+// backend is the key of one URI, shared by the chains that name it: a
+// signer.Signer that times and traces each sign into the metrics, and
+// that closes and reopens, with backoff, a device that went away, checking
+// that it comes back with the same public key.
+type backend struct {
+	uri, scheme string
+	pub         ed25519.PublicKey
+	open        OpenFunc
+	log         *slog.Logger
+	m           *Metrics
+
+	mu        sync.RWMutex
+	cur       signer.Signer // nil while down
+	reopening bool
+	stopped   bool
+
+	up         atomic.Bool
+	lastOK     atomic.Bool   // the last sign did not fail with a device error
+	stop       chan struct{} // closed by Close
+	reopenDone sync.WaitGroup
+
+	phasesMu sync.RWMutex
+	phases   map[phaseKey]*phaseMetrics
+	upG      prometheus.Gauge
+}
+
+var _ signer.Signer = (*backend)(nil)
+
+// Scheme returns a URI's scheme, the backend label of the metrics (never
+// the URI, which may name files or carry a pin-value).
+func Scheme(uri string) string {
+	s, _, _ := strings.Cut(uri, ":")
+	return s
+}
+
+func openBackend(ctx context.Context, uri string, open OpenFunc, log *slog.Logger, m *Metrics) (*backend, error) {
+	octx, cancel := context.WithTimeout(ctx, openTimeout)
+	defer cancel()
+	s, err := open(octx, uri)
+	if err != nil {
+		return nil, fmt.Errorf("open the key %s: %w", redactURI(uri), err)
+	}
+	pub, ok := s.Public().(ed25519.PublicKey)
+	if !ok || len(pub) != ed25519.PublicKeySize {
+		_ = s.Close()
+		return nil, fmt.Errorf("the key %s is %T: gno and CometBFT validators take Ed25519 keys: %w", redactURI(uri), s.Public(), signer.ErrUnsupported)
+	}
+	b := &backend{uri: uri, scheme: Scheme(uri), pub: pub, open: open, log: log.With("backend", Scheme(uri)), m: m,
+		cur: s, stop: make(chan struct{}), phases: map[phaseKey]*phaseMetrics{}, upG: m.backendUp.WithLabelValues(Scheme(uri))}
+	b.up.Store(true)
+	b.lastOK.Store(true)
+	b.upG.Set(1)
+	return b, nil
+}
+
+// redactURI drops a URI's query, where secrets' sources (and, when the
+// user wrote one, a pin-value) are.
+func redactURI(uri string) string {
+	u, _, _ := strings.Cut(uri, "?")
+	return u
+}
+
+func (b *backend) Public() crypto.PublicKey { return b.pub }
+
+func (b *backend) Sign(_ io.Reader, msg []byte, opts crypto.SignerOpts) ([]byte, error) {
+	if opts != nil && opts.HashFunc() != 0 {
+		return nil, fmt.Errorf("signerkit: Ed25519 signs the message itself: %w", signer.ErrUnsupported)
+	}
+	return b.SignContext(context.Background(), msg)
+}
+
+// ready reports whether the backend is open and its last sign answered.
+func (b *backend) ready() bool { return b.up.Load() && b.lastOK.Load() }
+
+type phaseKey struct{ chain, phase string }
+
+// phaseMetrics are one chain and phase's backend metrics, resolved once,
+// with the Trace that feeds them (a Trace may serve concurrent calls).
+type phaseMetrics struct {
+	seconds prometheus.Observer
+	trace   signer.Trace
+	mu      sync.Mutex
+	stages  map[stageSource]prometheus.Observer
+}
+
+type stageSource struct {
+	stage  signer.Stage
+	source signer.Source
+}
+
+func (b *backend) phase(chain, phase string) *phaseMetrics {
+	k := phaseKey{chain, phase}
+	b.phasesMu.RLock()
+	pm := b.phases[k]
+	b.phasesMu.RUnlock()
+	if pm != nil {
+		return pm
+	}
+	b.phasesMu.Lock()
+	defer b.phasesMu.Unlock()
+	if pm := b.phases[k]; pm != nil {
+		return pm
+	}
+	pm = &phaseMetrics{seconds: b.m.backendSeconds.WithLabelValues(chain, phase, b.scheme), stages: map[stageSource]prometheus.Observer{}}
+	pm.trace.StageDone = func(i signer.StageInfo) {
+		ss := stageSource{i.Stage, i.Source}
+		pm.mu.Lock()
+		o := pm.stages[ss]
+		if o == nil {
+			o = b.m.stageSeconds.WithLabelValues(chain, phase, b.scheme, i.Stage.String(), i.Source.String())
+			pm.stages[ss] = o
+		}
+		pm.mu.Unlock()
+		o.Observe(i.Duration.Seconds())
+	}
+	b.phases[k] = pm
+	return pm
+}
+
+// SignContext signs through the current device, reporting its stages to
+// the metrics under the request's chain and phase.
+func (b *backend) SignContext(ctx context.Context, msg []byte) ([]byte, error) {
+	b.mu.RLock()
+	s := b.cur
+	b.mu.RUnlock()
+	if s == nil {
+		err := &BackendDownError{Backend: b.scheme, Cause: signer.ErrDisconnected}
+		b.m.backendErrors.WithLabelValues(b.scheme, "disconnected").Inc()
+		return nil, err
+	}
+	chain, _ := ctx.Value(chainKey{}).(string)
+	pm := b.phase(chain, signer.LabelFrom(ctx))
+	start := time.Now()
+	sig, err := s.SignContext(signer.WithTrace(ctx, &pm.trace), msg)
+	pm.seconds.Observe(time.Since(start).Seconds())
+	if err != nil {
+		cause := Cause(err)
+		b.m.backendErrors.WithLabelValues(b.scheme, cause).Inc()
+		if deviceGone(err) {
+			b.lastOK.Store(false)
+			b.down(s, err)
+		} else if cause == "timeout" {
+			b.lastOK.Store(false)
+		}
+		return nil, err
+	}
+	b.lastOK.Store(true)
+	return sig, nil
+}
+
+// deviceGone reports an error after which the signer must be opened again.
+func deviceGone(err error) bool {
+	return errors.Is(err, signer.ErrDisconnected) || errors.Is(err, signer.ErrDeviceNotFound) ||
+		errors.Is(err, signer.ErrClosed) || errors.Is(err, signer.ErrAppNotOpen)
+}
+
+// down closes s, if it is still the current signer, and starts reopening.
+func (b *backend) down(s signer.Signer, cause error) {
+	b.mu.Lock()
+	if b.cur != s || b.cur == nil || b.stopped {
+		b.mu.Unlock()
+		return
+	}
+	b.cur = nil
+	b.up.Store(false)
+	b.upG.Set(0)
+	if !b.reopening {
+		b.reopening = true
+		b.reopenDone.Add(1)
+		go b.reopen()
+	}
+	b.mu.Unlock()
+	_ = s.Close()
+	b.log.Error("backend went away; reopening with backoff", "cause", Cause(cause), "err", cause)
+}
+
+func (b *backend) reopen() {
+	defer b.reopenDone.Done()
+	backoff := minReopenBackoff
+	for attempt := 1; ; attempt++ {
+		wait := backoff/2 + rand.N(backoff/2+1)
+		t := time.NewTimer(wait)
+		select {
+		case <-b.stop:
+			t.Stop()
+			return
+		case <-t.C:
+		}
+		backoff = min(2*backoff, maxReopenBackoff)
+		ctx, cancel := context.WithTimeout(context.Background(), openTimeout)
+		go func() {
+			select {
+			case <-b.stop:
+				cancel()
+			case <-ctx.Done():
+			}
+		}()
+		s, err := b.open(ctx, b.uri)
+		cancel()
+		if err != nil {
+			b.m.backendReopens.WithLabelValues(b.scheme, "error").Inc()
+			b.log.Warn("backend reopen failed", "attempt", attempt, "cause", Cause(err), "err", err, "next_in", backoff)
+			continue
+		}
+		if pub, ok := s.Public().(ed25519.PublicKey); !ok || !pub.Equal(b.pub) {
+			_ = s.Close()
+			b.m.backendReopens.WithLabelValues(b.scheme, "wrong_key").Inc()
+			b.log.Error("the reopened device has another key; not signing with it", "attempt", attempt)
+			continue
+		}
+		b.mu.Lock()
+		if b.stopped {
+			b.mu.Unlock()
+			_ = s.Close()
+			return
+		}
+		b.cur = s
+		b.reopening = false
+		b.mu.Unlock()
+		b.up.Store(true)
+		b.lastOK.Store(true)
+		b.upG.Set(1)
+		b.m.backendReopens.WithLabelValues(b.scheme, "ok").Inc()
+		b.log.Info("backend is back", "attempt", attempt)
+		return
+	}
+}
+
+// Close stops reopening and closes the device.
+func (b *backend) Close() error {
+	b.mu.Lock()
+	if !b.stopped {
+		b.stopped = true
+		close(b.stop)
+	}
+	b.mu.Unlock()
+	b.reopenDone.Wait()
+	b.mu.Lock()
+	s := b.cur
+	b.cur = nil
+	b.mu.Unlock()
+	b.up.Store(false)
+	if s != nil {
+		return s.Close()
+	}
+	return nil
+}

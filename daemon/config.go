@@ -1,0 +1,338 @@
+package daemon
+
+import (
+	"bytes"
+	"crypto/ed25519"
+	"encoding/base64"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/BurntSushi/toml"
+
+	"github.com/signerkit/signerkit/privval"
+)
+
+// Protocols a chain may name in its protocol key.
+const (
+	// ProtocolCometBFT038 is CometBFT v0.38's privval protocol: the node
+	// listens (priv_validator_laddr) and signerkit dials it.
+	ProtocolCometBFT038 = "cometbft-v0.38"
+	// ProtocolCometBFT034 is Tendermint/CometBFT v0.34's.
+	ProtocolCometBFT034 = "cometbft-v0.34"
+	// ProtocolTM2TMKMS is the v0.34 protocol as gno v1.7.1's
+	// tmkms_listener speaks it, with tm2 sign bytes: the node listens and
+	// signerkit dials it.
+	ProtocolTM2TMKMS = "tm2-tmkms"
+	// ProtocolTM2Remote is gno's native remote-signer protocol: the node
+	// (remote_signer) dials signerkit, which listens.
+	ProtocolTM2Remote = "tm2-remote"
+)
+
+// Protocols lists the protocol names a chain may take.
+func Protocols() []string {
+	return []string{ProtocolCometBFT038, ProtocolCometBFT034, ProtocolTM2TMKMS, ProtocolTM2Remote}
+}
+
+// Defaults of the daemon's settings.
+const (
+	DefaultShutdownGrace = 10 * time.Second
+	DefaultSignTimeout   = privval.DefaultRequestTimeout
+)
+
+// Config is a signerkit.toml: where the state and identity key are, the
+// HTTP address for metrics and health, and the chains to sign for.
+type Config struct {
+	// StateDir holds one double-sign state file per chain (package guard)
+	// and the public key bound to each chain. Required.
+	StateDir string `toml:"state_dir"`
+	// IdentityKey is the file of the signer's Ed25519 identity key, which
+	// proves who signerkit is in every SecretConnection (TCP). Required
+	// when any validator is reached over TCP.
+	IdentityKey string `toml:"identity_key"`
+	// MetricsAddr is where /metrics, /healthz and /readyz are served
+	// (host:port). Empty serves nothing.
+	MetricsAddr string `toml:"metrics_addr"`
+	// ShutdownGrace bounds how long SIGTERM waits for signs in flight.
+	// Zero means DefaultShutdownGrace.
+	ShutdownGrace time.Duration `toml:"shutdown_grace"`
+	// LogLevel is debug, info (default), warn or error; LogFormat text
+	// (default) or json.
+	LogLevel  string `toml:"log_level"`
+	LogFormat string `toml:"log_format"`
+	// Chains are the chains signed for, one key each.
+	Chains []ChainConfig `toml:"chain"`
+
+	// Path is the file the Config was read from, if any.
+	Path string `toml:"-"`
+}
+
+// ChainConfig is one [[chain]].
+type ChainConfig struct {
+	// ID is the chain id. Requests for another are refused.
+	ID string `toml:"id"`
+	// Protocol is one of Protocols().
+	Protocol string `toml:"protocol"`
+	// Key is the validator key as a signerkit URI (inprocess:, keybase:,
+	// ledger:, yubihsm:, pkcs11:).
+	Key string `toml:"key"`
+	// SignTimeout bounds one request, guard and backend included. Zero
+	// means DefaultSignTimeout.
+	SignTimeout time.Duration `toml:"sign_timeout"`
+	// Validators are the nodes (or sentries) to serve.
+	Validators []ValidatorConfig `toml:"validator"`
+}
+
+// ValidatorConfig is one [[chain.validator]].
+type ValidatorConfig struct {
+	// Addr is tcp://host:port or unix:///path: the node's listener that
+	// signerkit dials (cometbft-*, tm2-tmkms), or, for tm2-remote, the
+	// address signerkit listens on for the node to dial.
+	Addr string `toml:"addr"`
+	// Allow lists the node identity keys accepted over TCP, each as
+	// 64 hex digits (optionally prefixed "ed25519:") or standard base64.
+	// SIGHUP reloads it.
+	Allow []string `toml:"allow"`
+	// AllowAny accepts any node identity over TCP. It exists for stock
+	// CometBFT nodes, which make a new identity at every start; prefer a
+	// Unix socket or an allowlist.
+	AllowAny bool `toml:"allow_any"`
+}
+
+// Network returns "tcp" or "unix" and the address without its scheme.
+func (v ValidatorConfig) Network() (network, address string, err error) {
+	switch {
+	case strings.HasPrefix(v.Addr, "tcp://"):
+		return "tcp", strings.TrimPrefix(v.Addr, "tcp://"), nil
+	case strings.HasPrefix(v.Addr, "unix://"):
+		return "unix", strings.TrimPrefix(v.Addr, "unix://"), nil
+	}
+	return "", "", fmt.Errorf("addr %q: want tcp://host:port or unix:///path", v.Addr)
+}
+
+// AllowKeys parses Allow.
+func (v ValidatorConfig) AllowKeys() ([]ed25519.PublicKey, error) {
+	keys := make([]ed25519.PublicKey, 0, len(v.Allow))
+	for _, s := range v.Allow {
+		k, err := ParseIdentityKey(s)
+		if err != nil {
+			return nil, err
+		}
+		keys = append(keys, k)
+	}
+	return keys, nil
+}
+
+// ParseIdentityKey reads an Ed25519 public key written as 64 hex digits,
+// with or without an "ed25519:" prefix (as signerkit logs a refused
+// peer), or as standard base64 (as CometBFT's JSON shows keys).
+func ParseIdentityKey(s string) (ed25519.PublicKey, error) {
+	t := strings.TrimPrefix(strings.TrimSpace(s), "ed25519:")
+	if b, err := hex.DecodeString(t); err == nil && len(b) == ed25519.PublicKeySize {
+		return b, nil
+	}
+	if b, err := base64.StdEncoding.DecodeString(t); err == nil && len(b) == ed25519.PublicKeySize {
+		return b, nil
+	}
+	return nil, fmt.Errorf("identity key %q: want an Ed25519 public key as 64 hex digits or base64", s)
+}
+
+// ConfigError is a config file that cannot be used. Line is the line of
+// the offending key when known, else 0.
+type ConfigError struct {
+	Path string
+	Line int
+	Key  string
+	Msg  string
+}
+
+func (e *ConfigError) Error() string {
+	var b strings.Builder
+	b.WriteString("signerkit: config")
+	if e.Path != "" {
+		b.WriteString(" " + e.Path)
+	}
+	if e.Line > 0 {
+		fmt.Fprintf(&b, ":%d", e.Line)
+	}
+	if e.Key != "" {
+		fmt.Fprintf(&b, ": %s", e.Key)
+	}
+	b.WriteString(": " + e.Msg)
+	return b.String()
+}
+
+// LoadConfig reads and checks the config file at path.
+func LoadConfig(path string) (*Config, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("signerkit: config: %w", err)
+	}
+	cfg, err := ParseConfig(data)
+	if err != nil {
+		var ce *ConfigError
+		if errors.As(err, &ce) {
+			ce.Path = path
+		}
+		return nil, err
+	}
+	cfg.Path = path
+	return cfg, nil
+}
+
+// ParseConfig parses and checks a config file's contents. A key the
+// Config does not know is a *ConfigError naming the key and its line.
+func ParseConfig(data []byte) (*Config, error) {
+	var cfg Config
+	md, err := toml.NewDecoder(bytes.NewReader(data)).Decode(&cfg)
+	if err != nil {
+		var pe toml.ParseError
+		if errors.As(err, &pe) {
+			line := pe.Position.Line
+			if st := pe.Position.Start; st > 0 && st <= len(data) {
+				// The byte offset is exact where the line may not be (an
+				// error at a line's end is put on the next line).
+				line = bytes.Count(data[:st], []byte("\n")) + 1
+			}
+			return nil, &ConfigError{Line: line, Key: pe.LastKey, Msg: pe.Message}
+		}
+		return nil, &ConfigError{Msg: err.Error()}
+	}
+	if und := md.Undecoded(); len(und) > 0 {
+		k := und[0]
+		return nil, &ConfigError{Line: keyLine(data, k), Key: k.String(),
+			Msg: "unknown key (misspelt, or in the wrong table?); see `signerkit init` for a commented config"}
+	}
+	if err := cfg.check(); err != nil {
+		return nil, err
+	}
+	return &cfg, nil
+}
+
+// keyLine finds the line where key is defined. The toml package records
+// key positions but does not export them, so keyLine asks the same parser:
+// the first prefix of the file, by whole lines, whose decoding leaves key
+// undecoded ends on the key's line, or on the last line of its value when
+// the value spans lines; then the key's line is the nearest one at or
+// above that names the key's last part. It returns 0 if not found.
+func keyLine(data []byte, key toml.Key) int {
+	lines := strings.SplitAfter(string(data), "\n")
+	want := key.String()
+	last := key[len(key)-1]
+	var prefix strings.Builder
+	for n, l := range lines {
+		prefix.WriteString(l)
+		var probe Config
+		md, err := toml.Decode(prefix.String(), &probe)
+		if err != nil {
+			continue
+		}
+		if !slices.ContainsFunc(md.Undecoded(), func(k toml.Key) bool { return k.String() == want }) {
+			continue
+		}
+		for i := n; i >= 0; i-- {
+			if strings.Contains(lines[i], last) {
+				return i + 1
+			}
+		}
+		return n + 1
+	}
+	return 0
+}
+
+// check applies the rules a config must meet before anything starts.
+func (c *Config) check() error {
+	bad := func(key, format string, args ...any) error {
+		return &ConfigError{Key: key, Msg: fmt.Sprintf(format, args...)}
+	}
+	if c.StateDir == "" {
+		return bad("state_dir", "missing: set state_dir to the directory of the double-sign state (signerkit init makes one)")
+	}
+	if len(c.Chains) == 0 {
+		return bad("chain", "no [[chain]]: add one with id, protocol, key and at least one [[chain.validator]]")
+	}
+	switch c.LogLevel {
+	case "", "debug", "info", "warn", "error":
+	default:
+		return bad("log_level", "%q: want debug, info, warn or error", c.LogLevel)
+	}
+	switch c.LogFormat {
+	case "", "text", "json":
+	default:
+		return bad("log_format", "%q: want text or json", c.LogFormat)
+	}
+	if c.ShutdownGrace < 0 {
+		return bad("shutdown_grace", "negative")
+	}
+	seen := map[string]bool{}
+	tcp := false
+	for i, ch := range c.Chains {
+		key := fmt.Sprintf("chain[%d]", i)
+		if ch.ID == "" {
+			return bad(key+".id", "missing: set the chain id the validator runs")
+		}
+		key = fmt.Sprintf("chain %q", ch.ID)
+		if seen[ch.ID] {
+			return bad(key, "listed twice: one [[chain]] per chain id")
+		}
+		seen[ch.ID] = true
+		if !slices.Contains(Protocols(), ch.Protocol) {
+			return bad(key+".protocol", "%q: want one of %s", ch.Protocol, strings.Join(Protocols(), ", "))
+		}
+		if ch.Key == "" || !strings.Contains(ch.Key, ":") {
+			return bad(key+".key", "%q: want a signerkit key URI such as ledger: or keybase:dir=…;label=…", ch.Key)
+		}
+		if ch.SignTimeout < 0 {
+			return bad(key+".sign_timeout", "negative")
+		}
+		if len(ch.Validators) == 0 {
+			return bad(key+".validator", "none: add a [[chain.validator]] with addr")
+		}
+		for j, v := range ch.Validators {
+			vk := fmt.Sprintf("%s.validator[%d]", key, j)
+			network, _, err := v.Network()
+			if err != nil {
+				return bad(vk+".addr", "%v", err)
+			}
+			if _, err := v.AllowKeys(); err != nil {
+				return bad(vk+".allow", "%v", err)
+			}
+			if network == "tcp" {
+				tcp = true
+				if len(v.Allow) == 0 && !v.AllowAny {
+					return bad(vk+".allow", "no allowlist for %s: over TCP signerkit serves only the node identity keys listed here. "+
+						"Add allow = [\"<the node's identity key, hex>\"] (a refused node's key is logged as ed25519:<hex>), "+
+						"or use a unix:// address, or, for a stock CometBFT node that makes a new identity at every start, set allow_any = true", v.Addr)
+				}
+				if len(v.Allow) > 0 && v.AllowAny {
+					return bad(vk+".allow_any", "allow_any = true with an allowlist: keep one")
+				}
+			}
+		}
+	}
+	if tcp && c.IdentityKey == "" {
+		return bad("identity_key", "missing, and a validator is reached over TCP: set identity_key to the file `signerkit init` wrote")
+	}
+	return nil
+}
+
+func (c *Config) shutdownGrace() time.Duration {
+	if c.ShutdownGrace == 0 {
+		return DefaultShutdownGrace
+	}
+	return c.ShutdownGrace
+}
+
+func (ch *ChainConfig) dialect() privval.Dialect {
+	switch ch.Protocol {
+	case ProtocolCometBFT034:
+		return privval.V034
+	case ProtocolTM2TMKMS:
+		return privval.GnoTMKMS
+	}
+	return privval.V038
+}

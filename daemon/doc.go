@@ -1,0 +1,54 @@
+// Package daemon is the engine of the signerkit command: a long-running
+// remote signer that puts the keys of a config file — any signerkit
+// backend, opened by URI — behind the gno and CometBFT validators it
+// lists, with a double-sign guard per key, Prometheus metrics and a
+// graceful shutdown. cmd/signerkit is a thin shell around it; a Go
+// program can embed it the same way (New, then Run).
+//
+// # What it runs
+//
+// Each [[chain]] of the Config names its chain id, its protocol and its
+// key. The keys are opened once each (two chains naming one URI share the
+// key and its Guard) and each sits behind a guard.Guard whose state lives
+// in the config's state_dir. Each [[chain.validator]] gets a
+// privval.Endpoint (cometbft-v0.38, cometbft-v0.34, tm2-tmkms: signerkit
+// dials the node) or a privval.Server (tm2-remote: the node dials
+// signerkit). Over TCP every connection runs a SecretConnection under the
+// identity key, and only node identities on the validator's allowlist are
+// served; SIGHUP (Reload) applies a changed allowlist to the next
+// connections. A listener slows peers that keep failing their handshake.
+//
+// # Failing closed
+//
+// New refuses to start, with an error that says how to fix it, when a
+// TCP validator has no allowlist (allow_any must be said outright), when
+// a chain has no double-sign state (state init makes it; the daemon never
+// starts a chain from nothing), when the state is damaged, and when the
+// key is not the one the state was made with: the last signature in the
+// state must verify under the key, and the key must be the one bound to
+// the chain in state_dir/signerkit-keys.json, which the first start
+// writes. A key in the config file the daemon does not know is an error
+// naming the key and its line.
+//
+// # Devices that go away
+//
+// A sign that fails because the device went away (signer.ErrDisconnected,
+// ErrDeviceNotFound, ErrClosed, ErrAppNotOpen) closes the backend and
+// reopens it in the background, with backoff from 100 ms to 30 s, checking
+// that the device comes back with the same public key. Meanwhile signs get
+// a *BackendDownError, which reaches the validator as a RemoteSignerError,
+// and /readyz reports the backend.
+//
+// # Metrics
+//
+// Metrics are in the Daemon's own prometheus.Registry, served with
+// /healthz and /readyz by Handler. docs/metrics.md lists them. A
+// request's latency is measured from the request read to the answer
+// written; a backend's stages are reported by the backend through a
+// signer.Trace, each labelled measured or modeled (a simulator's latency
+// profile), never summed together.
+//
+// # Concurrency
+//
+// A Daemon's methods are safe for concurrent use; Run is called once.
+package daemon

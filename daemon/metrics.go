@@ -1,0 +1,171 @@
+package daemon
+
+import (
+	"context"
+	"errors"
+	"net"
+	"runtime"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/signerkit/signerkit/guard"
+	"github.com/signerkit/signerkit/privval"
+	"github.com/signerkit/signerkit/signer"
+)
+
+// latencyBuckets span 10 µs (an in-process key) to 10 s (a Ledger waiting
+// for its user), in seconds.
+var latencyBuckets = []float64{0.00001, 0.000025, 0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005,
+	0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10}
+
+// Metrics are the daemon's Prometheus collectors (docs/metrics.md lists
+// them). They live in their own Registry, so that an embedding program
+// chooses whether to serve them.
+type Metrics struct {
+	Registry *prometheus.Registry
+
+	requestSeconds *prometheus.HistogramVec // chain, phase, backend
+	backendSeconds *prometheus.HistogramVec // chain, phase, backend
+	stageSeconds   *prometheus.HistogramVec // chain, phase, backend, stage, source
+	requests       *prometheus.CounterVec   // chain, phase, outcome
+	refusals       *prometheus.CounterVec   // chain, phase
+	lastHeight     *prometheus.GaugeVec     // chain
+	lastRound      *prometheus.GaugeVec     // chain
+	lastStep       *prometheus.GaugeVec     // chain
+	connected      *prometheus.GaugeVec     // chain, validator
+	connects       *prometheus.CounterVec   // chain, validator
+	disconnects    *prometheus.CounterVec   // chain, validator, reason
+	throttled      *prometheus.CounterVec   // chain, validator
+	backendUp      *prometheus.GaugeVec     // backend
+	backendErrors  *prometheus.CounterVec   // backend, cause
+	backendReopens *prometheus.CounterVec   // backend, result
+
+	collectors []prometheus.Collector
+}
+
+func newMetrics(version string) *Metrics {
+	m := &Metrics{Registry: prometheus.NewRegistry()}
+	hist := func(name, help string, labels ...string) *prometheus.HistogramVec {
+		return prometheus.NewHistogramVec(prometheus.HistogramOpts{Namespace: "signerkit", Name: name, Help: help, Buckets: latencyBuckets}, labels)
+	}
+	counter := func(name, help string, labels ...string) *prometheus.CounterVec {
+		return prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: "signerkit", Name: name, Help: help}, labels)
+	}
+	gauge := func(name, help string, labels ...string) *prometheus.GaugeVec {
+		return prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: "signerkit", Name: name, Help: help}, labels)
+	}
+	m.requestSeconds = hist("request_duration_seconds", "Time from a validator request read to its answer written, guard, state sync and backend included (measured).", "chain", "phase", "backend")
+	m.backendSeconds = hist("backend_sign_duration_seconds", "Wall-clock time of the backend's sign (measured).", "chain", "phase", "backend")
+	m.stageSeconds = hist("sign_stage_duration_seconds", "Time per stage of a backend sign as the backend reports it; source is measured (a clock here) or modeled (a simulator's latency profile).", "chain", "phase", "backend", "stage", "source")
+	m.requests = counter("requests_total", "Requests answered, by outcome: signed (a new signature, or a pubkey or ping answered), cached (the guard's stored signature), refused (a RemoteSignerError).", "chain", "phase", "outcome")
+	m.refusals = counter("double_sign_refusals_total", "Signs the guard refused as double signs.", "chain", "phase")
+	m.lastHeight = gauge("last_signed_height", "Height of the last vote or proposal signed.", "chain")
+	m.lastRound = gauge("last_signed_round", "Round of the last vote or proposal signed.", "chain")
+	m.lastStep = gauge("last_signed_step", "Step of the last signed: 1 proposal, 2 prevote, 3 precommit.", "chain")
+	m.connected = gauge("validator_connected", "Connections to the validator that completed their handshake and are open.", "chain", "validator")
+	m.connects = counter("validator_connects_total", "Connections to the validator that completed their handshake.", "chain", "validator")
+	m.disconnects = counter("validator_disconnects_total", "Connections ended and dials failed, by reason.", "chain", "validator", "reason")
+	m.throttled = counter("handshakes_throttled_total", "Connections held back before their handshake because the peer failed recent ones.", "chain", "validator")
+	m.backendUp = gauge("backend_up", "1 when the backend is open and its last sign did not fail with a device error.", "backend")
+	m.backendErrors = counter("backend_errors_total", "Backend sign errors by typed cause.", "backend", "cause")
+	m.backendReopens = counter("backend_reopens_total", "Attempts to reopen a backend that went away, by result.", "backend", "result")
+	info := prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: "signerkit", Name: "build_info", Help: "Always 1; the labels say which build runs."}, []string{"version", "goversion"})
+	info.WithLabelValues(version, runtime.Version()).Set(1)
+	m.collectors = []prometheus.Collector{m.requestSeconds, m.backendSeconds, m.stageSeconds, m.requests, m.refusals, m.lastHeight, m.lastRound,
+		m.lastStep, m.connected, m.connects, m.disconnects, m.throttled, m.backendUp, m.backendErrors, m.backendReopens, info}
+	m.Registry.MustRegister(m.collectors...)
+	return m
+}
+
+// phaseObservers are the per-phase children of one chain's request
+// metrics, resolved once so that a request costs no label lookup.
+type phaseObservers struct {
+	seconds                      prometheus.Observer
+	signed, cached, refused, dsr prometheus.Counter
+}
+
+func (m *Metrics) observers(chain, backend string) map[string]*phaseObservers {
+	out := map[string]*phaseObservers{}
+	for _, p := range []string{"proposal", "prevote", "precommit", privval.LabelPubKey, privval.LabelPing, privval.LabelSign} {
+		out[p] = &phaseObservers{
+			seconds: m.requestSeconds.WithLabelValues(chain, p, backend),
+			signed:  m.requests.WithLabelValues(chain, p, "signed"),
+			cached:  m.requests.WithLabelValues(chain, p, "cached"),
+			refused: m.requests.WithLabelValues(chain, p, "refused"),
+			dsr:     m.refusals.WithLabelValues(chain, p),
+		}
+	}
+	return out
+}
+
+// Cause names the typed cause of a backend error, as the backend_errors_total
+// cause label: the signer sentinel it wraps, or "timeout", "canceled",
+// "other".
+func Cause(err error) string {
+	for _, c := range causes {
+		if errors.Is(err, c.err) {
+			return c.name
+		}
+	}
+	return "other"
+}
+
+var causes = []struct {
+	err  error
+	name string
+}{
+	{context.DeadlineExceeded, "timeout"},
+	{context.Canceled, "canceled"},
+	{signer.ErrDisconnected, "disconnected"},
+	{signer.ErrDeviceNotFound, "device_not_found"},
+	{signer.ErrDeviceLocked, "device_locked"},
+	{signer.ErrAppNotOpen, "app_not_open"},
+	{signer.ErrRejected, "rejected"},
+	{signer.ErrBusy, "busy"},
+	{signer.ErrSessionExpired, "session_expired"},
+	{signer.ErrClosed, "closed"},
+	{signer.ErrPermissionDenied, "permission_denied"},
+	{signer.ErrWrongPassphrase, "wrong_passphrase"},
+	{signer.ErrDoubleSign, "double_sign"},
+	{signer.ErrInvalidMessage, "invalid_message"},
+	{signer.ErrMessageTooLarge, "message_too_large"},
+	{signer.ErrProtocol, "protocol"},
+	{signer.ErrUnsupported, "unsupported"},
+}
+
+// disconnectReason names why a validator connection ended, for the
+// validator_disconnects_total reason label.
+func disconnectReason(err error) string {
+	var pe *privval.ProtocolError
+	var ue *privval.UnauthorizedPeerError
+	var ne net.Error
+	var he *handshakeError
+	switch {
+	case err == nil:
+		return "closed"
+	case errors.Is(err, privval.ErrShutdown):
+		return "shutdown"
+	case errors.As(err, &ue):
+		return "unauthorized"
+	case errors.As(err, &pe):
+		return "protocol"
+	case errors.As(err, &he):
+		return "handshake"
+	}
+	var oe *net.OpError
+	switch {
+	case errors.As(err, &oe) && oe.Op == "dial":
+		return "dial"
+	case errors.As(err, &ne) && ne.Timeout():
+		return "timeout"
+	case errors.Is(err, net.ErrClosed):
+		return "closed"
+	}
+	return "eof"
+}
+
+// refusal reports whether err, sent back to a validator, is a double sign.
+func isDoubleSign(err error) bool {
+	var ts *guard.TimestampError
+	return errors.Is(err, signer.ErrDoubleSign) || errors.As(err, &ts)
+}

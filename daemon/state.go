@@ -1,0 +1,170 @@
+package daemon
+
+import (
+	"bytes"
+	"context"
+	"crypto"
+	"crypto/ed25519"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+
+	"github.com/signerkit/signerkit/guard"
+	"github.com/signerkit/signerkit/signer"
+)
+
+// KeysFile is the file in the state directory that binds each chain to the
+// validator public key its state was made with.
+const KeysFile = "signerkit-keys.json"
+
+// boundKeys reads the chain → public key bindings of dir.
+func boundKeys(dir string) (map[string]string, error) {
+	b, err := os.ReadFile(filepath.Join(dir, KeysFile))
+	if errors.Is(err, fs.ErrNotExist) {
+		return map[string]string{}, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	m := map[string]string{}
+	if err := json.Unmarshal(b, &m); err != nil {
+		return nil, fmt.Errorf("%s is damaged: %v (it is never reset: restore it, or remove it to bind each chain again to the key it starts with)", filepath.Join(dir, KeysFile), err)
+	}
+	return m, nil
+}
+
+// BoundKey returns the public key chainID's state is bound to, or nil.
+func BoundKey(dir, chainID string) (ed25519.PublicKey, error) {
+	m, err := boundKeys(dir)
+	if err != nil {
+		return nil, err
+	}
+	if h, ok := m[chainID]; ok {
+		return hex.DecodeString(h)
+	}
+	return nil, nil
+}
+
+// bindKey checks that chainID's state is bound to pub, binding it on first
+// use: the file is written whole to a temporary name, synced, renamed into
+// place and the directory synced.
+func bindKey(dir, chainID string, pub ed25519.PublicKey) error {
+	m, err := boundKeys(dir)
+	if err != nil {
+		return err
+	}
+	if h, ok := m[chainID]; ok {
+		old, err := hex.DecodeString(h)
+		if err != nil || !bytes.Equal(old, pub) {
+			return fmt.Errorf("the key's public key %X differs from %s, the one this chain's state in %s was made with: "+
+				"the state belongs to another key. Point key at the validator's key, or, if the validator's key really changed, "+
+				"move the state away and run `signerkit state init` at a height above anything the old key signed", []byte(pub), h, dir)
+		}
+		return nil
+	}
+	m[chainID] = hex.EncodeToString(pub)
+	b, err := json.MarshalIndent(m, "", "  ")
+	if err != nil {
+		return err
+	}
+	return writeFileSync(filepath.Join(dir, KeysFile), append(b, '\n'))
+}
+
+// writeFileSync replaces path by data durably.
+func writeFileSync(path string, data []byte) error {
+	tmp := path + ".tmp"
+	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
+	if err != nil {
+		return err
+	}
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		return err
+	}
+	d, err := os.Open(filepath.Dir(path))
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	return d.Sync()
+}
+
+// ChainState is one chain's state as `signerkit state show` prints it.
+type ChainState struct {
+	guard.State
+	// Key is the validator public key the state is bound to, or nil
+	// before the daemon's first start.
+	Key ed25519.PublicKey
+	// Err is why the state could not be read (no state, corrupt).
+	Err error
+}
+
+// noKey is the signer.Signer under the Guard that state commands open: it
+// reads and initialises state and never signs.
+type noKey struct{}
+
+func (noKey) Public() crypto.PublicKey { return ed25519.PublicKey(make([]byte, ed25519.PublicKeySize)) }
+func (noKey) Close() error             { return nil }
+func (noKey) Sign(io.Reader, []byte, crypto.SignerOpts) ([]byte, error) {
+	return nil, signer.ErrUnsupported
+}
+func (noKey) SignContext(context.Context, []byte) ([]byte, error) { return nil, signer.ErrUnsupported }
+
+// ShowState reads the state of each of cfg's chains. A running daemon
+// holds the state files locked, so ShowState is refused while it runs.
+func ShowState(ctx context.Context, cfg *Config) ([]ChainState, error) {
+	g, err := guard.New(noKey{}, guard.Config{Dir: cfg.StateDir})
+	if err != nil {
+		return nil, fmt.Errorf("signerkit: %w", err)
+	}
+	defer g.Close()
+	var out []ChainState
+	for _, ch := range cfg.Chains {
+		st, err := g.State(ctx, ch.ID)
+		cs := ChainState{State: st, Err: err}
+		cs.ChainID = ch.ID
+		if cs.Key, err = BoundKey(cfg.StateDir, ch.ID); err != nil && cs.Err == nil {
+			cs.Err = err
+		}
+		out = append(out, cs)
+	}
+	return out, nil
+}
+
+// InitState gives chainID its state at height h, or raises it to h; it
+// refuses to lower a state. Run it with the daemon stopped.
+func InitState(ctx context.Context, stateDir, chainID string, h int64) error {
+	return initState(ctx, guard.Config{Dir: stateDir}, chainID, h)
+}
+
+// InitStateFS is InitState on a guard.FS (Options.StateFS).
+func InitStateFS(ctx context.Context, fsys guard.FS, chainID string, h int64) error {
+	return initState(ctx, guard.Config{FS: fsys}, chainID, h)
+}
+
+func initState(ctx context.Context, cfg guard.Config, chainID string, h int64) error {
+	g, err := guard.New(noKey{}, cfg)
+	if err != nil {
+		return fmt.Errorf("signerkit: %w", err)
+	}
+	defer g.Close()
+	if err := g.Init(ctx, chainID, h); err != nil {
+		return fmt.Errorf("signerkit: state init: %w", err)
+	}
+	return nil
+}
