@@ -6,7 +6,7 @@ DEBIAN_PACKAGES ?= softhsm2 opensc
 BENCHSTAT_VERSION := v0.0.0-20260908200009-22c9c6c9d4da
 FUZZTIME ?= 15s
 
-.PHONY: interop test deps fmt-check vet build-nocgo race bench bench-smoke fuzz benchstat overhead softhsm-scaling report
+.PHONY: demo interop test deps fmt-check vet build-nocgo race bench bench-smoke fuzz benchstat overhead softhsm-scaling report
 
 ## test: install test dependencies, then check formatting, vet, build without
 ## cgo and run every test under the race detector.
@@ -37,10 +37,16 @@ build-nocgo:
 race:
 	$(GO) test -race ./...
 
-## interop: the nested module that runs gno's and CometBFT's own code
+## interop: the nested modules that run gno's and CometBFT's own code
 ## against signerkit (downloads their modules on first use).
 interop:
 	cd interop && $(GO) vet ./... && $(GO) test ./...
+	cd interop/cometbft040 && $(GO) vet ./... && $(GO) vet -tags bls12381 ./... && $(GO) test -tags bls12381 ./...
+
+## demo: a simulated Ledger behind the signerkit daemon, signing for a
+## validator side, with /metrics on 127.0.0.1:26661.
+demo:
+	$(GO) run ./cmd/signerkit demo
 
 ## bench: the benchmark suite on simulated devices (the same as
 ## `go test -bench=. ./...`).
