@@ -3,6 +3,8 @@ package signerkit_test
 import (
 	"context"
 	"regexp"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/signerkit/signerkit/internal/bench"
@@ -68,6 +70,88 @@ func TestBackendsSign(t *testing.T) {
 		"pkcs11-softhsm-rsa2048", "pkcs11-softhsm-rsa4096", "raw-pkcs11-softhsm-ed25519"} {
 		if !seen[want] {
 			t.Errorf("backend %s is not registered", want)
+		}
+	}
+}
+
+// TestVerifyCases runs every registered verification case at its smallest
+// and largest payload: the verification must pass, and must fail once a
+// bit of the signature or of the message is flipped or the signature is
+// cut short, so a verify that accepts anything fails here. A case must
+// set Sign for that to be tried.
+func TestVerifyCases(t *testing.T) {
+	name := regexp.MustCompile(`^[a-z0-9][a-z0-9-]*$`)
+	seen := map[string]bool{}
+	for _, c := range bench.VerifyCases() {
+		if !name.MatchString(c.Name) {
+			t.Errorf("verify case name %q is not lowercase letters, digits and dashes", c.Name)
+		}
+		seen[c.Name] = true
+		t.Run(c.Name, func(t *testing.T) {
+			if reason := c.SkipReason(); reason != "" {
+				t.Skip(reason)
+			}
+			sizes := c.Sizes()
+			if len(sizes) == 0 {
+				t.Fatal("no payload sizes")
+			}
+			if c.Sign == nil {
+				t.Fatal("the case has Setup alone, so a corrupted signature cannot be tried: set Sign")
+			}
+			// The Setup that RegisterVerify derives from Sign is tested in
+			// internal/bench; Sign is what a case brings.
+			for _, size := range slices.Compact([]int{slices.Min(sizes), slices.Max(sizes)}) {
+				s, err := c.Sign(size)
+				if err != nil {
+					t.Fatalf("sign payload=%d: %v", size, err)
+				}
+				if err := s.Verify(s.Msg, s.Sig); err != nil {
+					t.Errorf("payload=%d: Sign's own signature: %v", size, err)
+				}
+				for _, bit := range []int{0, len(s.Sig) * 4, len(s.Sig)*8 - 1} {
+					sig := slices.Clone(s.Sig)
+					sig[bit/8] ^= 1 << (bit % 8)
+					if s.Verify(s.Msg, sig) == nil {
+						t.Errorf("payload=%d: verifies with bit %d of the signature flipped", size, bit)
+					}
+				}
+				msg := slices.Clone(s.Msg)
+				msg[len(msg)-1] ^= 1
+				if s.Verify(msg, s.Sig) == nil {
+					t.Errorf("payload=%d: verifies with the message's last bit flipped", size)
+				}
+				if s.Verify(s.Msg, s.Sig[:len(s.Sig)-1]) == nil {
+					t.Errorf("payload=%d: verifies with the signature's last byte cut off", size)
+				}
+			}
+		})
+	}
+	for _, want := range []string{"ed25519", "p256", "p384", "secp256k1",
+		"rsa2048-pkcs1v15", "rsa2048-pss", "rsa4096-pkcs1v15", "rsa4096-pss"} {
+		if !seen[want] {
+			t.Errorf("verify case %s is not registered", want)
+		}
+	}
+}
+
+// TestLargePayloads checks that the in-process rows sign up to 1 MiB, the
+// device and protocol rows do not (see bench.LargePayloads), and that
+// LargePayloads extends Payloads without sharing its array.
+func TestLargePayloads(t *testing.T) {
+	if got, want := bench.LargePayloads, append(slices.Clone(bench.Payloads), 1<<20); !slices.Equal(got, want) {
+		t.Errorf("LargePayloads = %v, want %v", got, want)
+	}
+	if len(bench.Payloads) > 0 && &bench.Payloads[0] == &bench.LargePayloads[0] {
+		t.Error("LargePayloads shares Payloads' array")
+	}
+	device := regexp.MustCompile(`^(raw-)?(ledger|yubihsm|pkcs11|keybase|privval|raw-socket)-`)
+	for _, be := range bench.Backends() {
+		big := slices.Max(be.Sizes()) >= 1<<20
+		switch {
+		case (be.Name == "raw-ed25519" || strings.HasPrefix(be.Name, "inprocess-")) && !big:
+			t.Errorf("%s: sizes %v; an in-process row goes up to 1 MiB", be.Name, be.Sizes())
+		case device.MatchString(be.Name) && big:
+			t.Errorf("%s: sizes %v; a device or protocol row keeps its own limits", be.Name, be.Sizes())
 		}
 	}
 }

@@ -1,15 +1,19 @@
 // Command signerbench answers "which signer should our validators use?"
 // with numbers: it signs with every signer path of the benchmark registry
 // (simulated devices by default, real ones when configured), traces every
-// sign, and writes a report — a markdown table per signer path with p50 and
-// p99, the dominant stage and the stages that add up to it, the share of a
-// 1 s consensus timeout, per-phase statistics of consecutive heights, and
-// two SVG charts — into the folder given by -out.
+// sign, times every verification case of the registry, and writes a
+// report — a markdown table per signer path with p50 and p99, the
+// dominant stage and the stages that add up to it, the share of a 1 s
+// consensus timeout, per-phase statistics of consecutive heights, the
+// verification table, BLS against Ed25519 beside the SAFE network's
+// published figures, and two SVG charts — into the folder given by -out.
 //
 // Usage:
 //
-//	go run ./cmd/signerbench -out report              # simulators, < 1 minute
+//	go run ./cmd/signerbench -out report              # simulators, a few minutes
 //	go run ./cmd/signerbench -backends 'ledger|yubihsm' -payloads 108,128
+//	go run ./cmd/signerbench -backends '^(raw-ed25519|bls-minpk|raw-circl-minpk)$' \
+//	    -verify '^(ed25519|bls12381-minpk|circl-bls12381-minpk)$' -no-phases   # BLS against Ed25519 alone
 //	go test -run '^$' -bench . . > bench.txt && go run ./cmd/signerbench -input bench.txt -out report
 //	go run ./cmd/signerbench -ledger hid -yubihsm http://127.0.0.1:12345   # real devices
 //
@@ -60,12 +64,15 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	out := fs.String("out", "signerbench-report", "write report.md and the SVG charts into this `folder`")
 	input := fs.String("input", "", "read `go test -bench` output from this `file` (- for stdin) instead of running the scenarios")
 	backends := fs.String("backends", "", "run only the backends whose names match this `regexp`")
-	payloads := fs.String("payloads", "", "comma-separated payload `sizes` in bytes (default: each backend's own)")
+	payloads := fs.String("payloads", "", "comma-separated payload `sizes` in bytes (default: each backend's and verification case's own)")
 	chunks := fs.String("chunks", "", "comma-separated APDU chunk `sizes` for the backends that have them, the Ledger's (default: each backend's own)")
 	rowTime := fs.Duration("row-time", 100*time.Millisecond, "host `time` to spend signing each row")
 	heights := fs.Int("heights", 40, "consecutive `heights` of the phase run on each Ed25519 path")
 	phaseTime := fs.Duration("phase-time", 2*time.Second, "host `time` cap of each path's phase run")
 	noPhases := fs.Bool("no-phases", false, "skip the phase run")
+	verify := fs.String("verify", "", "run only the verification cases whose names match this `regexp`")
+	noVerify := fs.Bool("no-verify", false, "skip the verification cases")
+	compareSamples := fs.Int("compare-samples", 1000, "least `samples` of each row of the BLS and Ed25519 comparison, as published (0: the row time alone)")
 	sim := fs.String("sim", "", "simulated time: `accounted` (default; modeled time reported, not waited) or realtime (also slept)")
 	timeout := fs.Duration("timeout", time.Second, "the consensus `timeout` shares are taken of")
 	quiet := fs.Bool("q", false, "no progress lines")
@@ -105,7 +112,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 
 	rep := &report.Report{
 		Generated: time.Now(),
-		Host:      fmt.Sprintf("%s/%s, %d CPUs, %s", runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), runtime.Version()),
+		Host:      host(),
 		Timeout:   *timeout,
 	}
 	if *input != "" {
@@ -118,17 +125,21 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			defer f.Close()
 			r = f
 		}
-		rows, err := report.ParseBench(r)
+		rows, verifies, err := report.ParseBenchOutput(r)
 		if err != nil {
 			return err
 		}
-		if len(rows) == 0 {
-			return fmt.Errorf("%s: no BenchmarkSign rows", *input)
+		if len(rows) == 0 && len(verifies) == 0 {
+			return fmt.Errorf("%s: no BenchmarkSign or BenchmarkVerify rows", *input)
 		}
-		rep.Rows = rows
+		rep.Rows, rep.Verifies = rows, verifies
 		rep.Source = "`go test -bench` output (means over each row's signs; no percentiles)"
 	} else {
-		cfg := report.RunConfig{RowBudget: *rowTime, Heights: *heights, PhaseBudget: *phaseTime, NoPhases: *noPhases, Vote: report.Vote}
+		if *compareSamples < 0 {
+			return fmt.Errorf("-compare-samples %d: want 0 or more", *compareSamples)
+		}
+		cfg := report.RunConfig{RowBudget: *rowTime, Heights: *heights, PhaseBudget: *phaseTime, NoPhases: *noPhases, Vote: report.Vote,
+			NoVerify: *noVerify, CompareSamples: *compareSamples}
 		if !*quiet {
 			cfg.Progress = stderr
 		}
@@ -138,6 +149,13 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 				return fmt.Errorf("-backends: %w", err)
 			}
 			cfg.Backends = re
+		}
+		if *verify != "" {
+			re, err := regexp.Compile(*verify)
+			if err != nil {
+				return fmt.Errorf("-verify: %w", err)
+			}
+			cfg.Verify = re
 		}
 		var err error
 		if cfg.Payloads, err = sizes(*payloads); err != nil {
@@ -149,15 +167,21 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		ctx, stop := signal.NotifyContext(ctx, os.Interrupt)
 		defer stop()
 		start := time.Now()
+		loadBefore := loadAverage()
 		ran, err := report.Run(ctx, cfg)
 		if err != nil {
 			return err
+		}
+		if loadBefore != "" {
+			// Every measured figure is host time: say how busy the host was.
+			ran.Notes = append(ran.Notes, fmt.Sprintf("load average (1 min) of the host: %s when the run started, %s when it ended, on %d CPUs; other work on the host inflates the measured figures, means most",
+				loadBefore, loadAverage(), runtime.NumCPU()))
 		}
 		ran.Generated, ran.Host, ran.Timeout = rep.Generated, rep.Host, rep.Timeout
 		ran.SimMode = simtime.ModeFromEnv().String()
 		rep = ran
 		if !*quiet {
-			fmt.Fprintf(stderr, "ran %d rows in %s\n", len(rep.Rows), time.Since(start).Round(time.Millisecond))
+			fmt.Fprintf(stderr, "ran %d sign and %d verification rows in %s\n", len(rep.Rows), len(rep.Verifies), time.Since(start).Round(time.Millisecond))
 		}
 	}
 	if err := rep.WriteDir(*out); err != nil {
@@ -206,6 +230,76 @@ func updateReadme(path string, rep *report.Report) error {
 	b.WriteString("\n")
 	b.WriteString(text[j:])
 	return os.WriteFile(path, []byte(b.String()), 0o644)
+}
+
+// host describes this machine: OS and architecture, the CPU's model and
+// its SHA-2 instructions when /proc/cpuinfo says (the comparison with
+// published figures turns on them), CPUs and Go version.
+func host() string {
+	cpu := ""
+	if data, err := os.ReadFile("/proc/cpuinfo"); err == nil {
+		cpu = cpuInfo(string(data))
+	}
+	return fmt.Sprintf("%s/%s, %s%d CPUs, %s", runtime.GOOS, runtime.GOARCH, cpu, runtime.NumCPU(), runtime.Version())
+}
+
+// cpuInfo reads the first processor of a /proc/cpuinfo: "<model>, with
+// SHA-256 instructions, " and the like, or "".
+func cpuInfo(text string) string {
+	var model string
+	flags := map[string]bool{}
+	for _, line := range strings.Split(text, "\n") {
+		k, v, ok := strings.Cut(line, ":")
+		if !ok {
+			continue
+		}
+		switch strings.TrimSpace(k) {
+		case "model name":
+			if model == "" {
+				model = strings.Join(strings.Fields(v), " ")
+			}
+		case "flags", "Features": // x86, arm64
+			if len(flags) == 0 {
+				for _, f := range strings.Fields(v) {
+					flags[f] = true
+				}
+			}
+		}
+	}
+	if model == "" && len(flags) == 0 {
+		return ""
+	}
+	var sha []string
+	if flags["sha_ni"] || flags["sha2"] {
+		sha = append(sha, "SHA-256")
+	}
+	if flags["sha512"] {
+		sha = append(sha, "SHA-512")
+	}
+	var parts []string
+	if model != "" {
+		parts = append(parts, model)
+	}
+	if len(sha) > 0 {
+		parts = append(parts, "with "+strings.Join(sha, " and ")+" instructions")
+	} else if len(flags) > 0 {
+		parts = append(parts, "no SHA-2 instructions")
+	}
+	return strings.Join(parts, ", ") + ", "
+}
+
+// loadAverage returns the host's 1-minute load average from
+// /proc/loadavg, or "" where there is none.
+func loadAverage() string {
+	data, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return ""
+	}
+	f := strings.Fields(string(data))
+	if len(f) == 0 {
+		return ""
+	}
+	return f[0]
 }
 
 // sizes parses "32,64,128".

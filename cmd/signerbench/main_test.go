@@ -27,7 +27,7 @@ func TestReportFromBenchOutput(t *testing.T) {
 func TestReportFromARun(t *testing.T) {
 	out := t.TempDir()
 	var stdout, stderr bytes.Buffer
-	args := []string{"-backends", "^inprocess-ed25519$", "-payloads", "32,128", "-row-time", "10ms", "-heights", "8", "-out", out}
+	args := []string{"-backends", "^inprocess-ed25519$", "-payloads", "32,128", "-row-time", "10ms", "-heights", "8", "-no-verify", "-out", out}
 	if err := run(context.Background(), args, &stdout, &stderr); err != nil {
 		t.Fatalf("%v\n%s", err, stderr.String())
 	}
@@ -35,9 +35,59 @@ func TestReportFromARun(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"| inprocess-ed25519 | 128 |", "| inprocess-ed25519 | prevote | 108 | 8 |", "| inprocess-ed25519 | proposal | 119 | 1 |"} {
+	wants := []string{"| inprocess-ed25519 | 128 |", "| inprocess-ed25519 | prevote | 108 | 8 |", "| inprocess-ed25519 | proposal | 119 | 1 |"}
+	if _, err := os.Stat("/proc/loadavg"); err == nil {
+		wants = append(wants, "- load average (1 min) of the host: ")
+	}
+	for _, want := range wants {
 		if !strings.Contains(string(md), want) {
 			t.Errorf("report lacks %q:\n%s", want, md)
+		}
+	}
+}
+
+// Rows of BenchmarkVerify and the BLS comparison's rows come through
+// -input into the verification table and the comparison.
+func TestReportWithVerification(t *testing.T) {
+	out := t.TempDir()
+	var stdout, stderr bytes.Buffer
+	if err := run(context.Background(), []string{"-input", "../../internal/report/testdata/bench-verify.txt", "-out", out}, &stdout, &stderr); err != nil {
+		t.Fatalf("%v\n%s", err, stderr.String())
+	}
+	md, err := os.ReadFile(filepath.Join(out, "report.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"## Verification", "| bls12381-minpk |", "## BLS against Ed25519", "| sign 1 MiB | 5822.96 | 5826.58 | 1.00 | 1100.00 |"} {
+		if !strings.Contains(string(md), want) {
+			t.Errorf("report lacks %q:\n%s", want, md)
+		}
+	}
+}
+
+// A run selects verification cases with -verify and payloads with
+// -payloads, or skips them with -no-verify.
+func TestVerifyFlags(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want bool
+	}{
+		{[]string{"-verify", "^p256$"}, true},
+		{[]string{"-verify", "^p256$", "-no-verify"}, false},
+	} {
+		out := t.TempDir()
+		var stdout, stderr bytes.Buffer
+		args := append([]string{"-backends", "^raw-ed25519$", "-payloads", "32", "-row-time", "5ms", "-no-phases", "-compare-samples", "0", "-out", out}, tc.args...)
+		if err := run(context.Background(), args, &stdout, &stderr); err != nil {
+			t.Fatalf("%q: %v\n%s", tc.args, err, stderr.String())
+		}
+		md, err := os.ReadFile(filepath.Join(out, "report.md"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := strings.Contains(string(md), "| p256 |")
+		if got != tc.want || strings.Contains(string(md), "| ed25519 |") {
+			t.Errorf("%q: p256 verified: %v, want %v; or an unselected case ran:\n%s", tc.args, got, tc.want, md)
 		}
 	}
 }
@@ -48,6 +98,8 @@ func TestBadFlags(t *testing.T) {
 		{"-chunks", "0"},
 		{"-sim", "fast"},
 		{"-backends", "("},
+		{"-verify", "("},
+		{"-compare-samples", "-1"},
 		{"-input", "/nonexistent/bench.txt"},
 		{"stray"},
 	} {
@@ -78,5 +130,18 @@ func TestReadmeTable(t *testing.T) {
 	os.WriteFile(readme, []byte("no markers\n"), 0o644)
 	if err := run(context.Background(), args, &stdout, &stderr); err == nil {
 		t.Error("a README without markers was accepted")
+	}
+}
+
+func TestCPUInfo(t *testing.T) {
+	for in, want := range map[string]string{
+		"processor\t: 0\nmodel name\t: Intel(R)  Xeon(R) Processor\nflags\t\t: fpu sse2 sha_ni avx2\n\nprocessor\t: 1\nmodel name\t: other\n": "Intel(R) Xeon(R) Processor, with SHA-256 instructions, ",
+		"processor\t: 0\nmodel name\t: AMD EPYC\nflags\t\t: fpu sse2 avx2\n":                                                                  "AMD EPYC, no SHA-2 instructions, ",
+		"processor\t: 0\nFeatures\t: fp asimd sha1 sha2 sha512\n":                                                                             "with SHA-256 and SHA-512 instructions, ",
+		"": "",
+	} {
+		if got := cpuInfo(in); got != want {
+			t.Errorf("cpuInfo(%q) = %q, want %q", in, got, want)
+		}
 	}
 }

@@ -11,11 +11,15 @@ import (
 	"github.com/signerkit/signerkit/signer"
 )
 
+// The in-process rows run over LargePayloads, 32 B to 1 MiB: a key in
+// this process signs a message of any size (see LargePayloads for why the
+// device rows do not).
 func init() {
 	// The floor: crypto/ed25519 called directly, with nothing around it.
 	Register(Backend{
 		Name:      "raw-ed25519",
 		Algorithm: signer.Ed25519,
+		Payloads:  LargePayloads,
 		Open: func(context.Context, Params) (*Instance, error) {
 			pub, priv, err := ed25519.GenerateKey(rand.Reader)
 			if err != nil {
@@ -30,15 +34,15 @@ func init() {
 		},
 	})
 	for _, alg := range []signer.Algorithm{signer.Ed25519, signer.ECDSAP256, signer.ECDSAP384, signer.ECDSASecp256k1} {
-		Register(Backend{Name: "inprocess-" + alg.String(), Algorithm: alg, Open: openGenerated(alg), Validator: alg == signer.Ed25519})
+		Register(Backend{Name: "inprocess-" + alg.String(), Algorithm: alg, Open: openGenerated(alg), Validator: alg == signer.Ed25519, Payloads: LargePayloads})
 		if alg == signer.Ed25519 {
 			// The same key with a collector attached, so tracing's cost is a
 			// ratio against the row above in one run.
-			Register(Backend{Name: "inprocess-ed25519-traced", Algorithm: alg, Open: openGenerated(alg), Traced: true})
+			Register(Backend{Name: "inprocess-ed25519-traced", Algorithm: alg, Open: openGenerated(alg), Traced: true, Payloads: LargePayloads})
 		}
 	}
-	Register(Backend{Name: "inprocess-rsa2048-pkcs1v15", Algorithm: signer.RSAPKCS1v15, Open: openRSA(signer.RSAPKCS1v15)})
-	Register(Backend{Name: "inprocess-rsa2048-pss", Algorithm: signer.RSAPSS, Open: openRSA(signer.RSAPSS)})
+	Register(Backend{Name: "inprocess-rsa2048-pkcs1v15", Algorithm: signer.RSAPKCS1v15, Open: openRSA(signer.RSAPKCS1v15), Payloads: LargePayloads})
+	Register(Backend{Name: "inprocess-rsa2048-pss", Algorithm: signer.RSAPSS, Open: openRSA(signer.RSAPSS), Payloads: LargePayloads})
 }
 
 func openGenerated(alg signer.Algorithm) func(context.Context, Params) (*Instance, error) {

@@ -18,6 +18,31 @@ import (
 // Payloads are the message sizes, in bytes, of the benchmark table.
 var Payloads = []int{32, 64, 128, 256, 512, 1024}
 
+// LargePayloads are Payloads and 1 MiB: the sizes of the rows that sign or
+// verify in this process (raw-ed25519, inprocess-*, every VerifyCase),
+// where a message of any size costs only host time, so that a row shows
+// what hashing the message adds at each size. The full-slice expression
+// gives append a fresh array: Payloads is not aliased.
+//
+// The other rows keep Payloads or their own sizes, on purpose:
+//
+//   - ledger-*: the validator app signs tm2 votes of at most 128 B; the raw
+//     rows chunk the message into APDUs, and a 1 MiB message would be some
+//     4,000 APDUs of modeled device time per sign;
+//   - yubihsm-*: a YubiHSM 2 signs Ed25519 messages of at most 3,114 B
+//     (yubihsm.MaxEd25519Message), what fits its command buffer, so a
+//     1 MiB message cannot be signed on one;
+//   - pkcs11-*: the SoftHSM2 rows keep the table of the real-token row
+//     they stand beside, and a token takes an Ed25519 message whole in one
+//     C_Sign, which a hardware token's buffer bounds; what hashing 1 MiB
+//     costs the host, the in-process rows show;
+//   - keybase-*: the rows measure unlocking a key file (a bcrypt per sign
+//     in keybase-persign), which does not depend on the message; the sign
+//     inside is inprocess-ed25519's, whose 1 MiB row already exists;
+//   - privval-*, raw-socket-*: vote-sized sign bytes, as the protocols
+//     carry.
+var LargePayloads = append(Payloads[:len(Payloads):len(Payloads)], 1<<20)
+
 // Params selects one row of a backend's table.
 type Params struct {
 	Payload int // message size in bytes

@@ -116,3 +116,23 @@ func ReportStages(b *testing.B, sum signer.Summary, n int, elapsed time.Duration
 		}
 	}
 }
+
+// Verify measures one row of the verification table: c's Setup for a
+// message of size bytes (untimed), one verification before the clock
+// starts, then the verification in a b.Loop. Every verification must
+// succeed, so that a fast wrong answer cannot pass.
+func Verify(b *testing.B, c VerifyCase, size int) {
+	verify, err := c.Setup(size)
+	if err != nil {
+		b.Fatalf("%s: setup: %v", c.Name, err)
+	}
+	if err := verify(); err != nil {
+		b.Fatalf("%s: first verify: %v", c.Name, err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := verify(); err != nil {
+			b.Fatalf("%s: verify: %v", c.Name, err)
+		}
+	}
+}

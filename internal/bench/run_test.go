@@ -2,7 +2,9 @@ package bench_test
 
 import (
 	"context"
+	"errors"
 	"math"
+	"slices"
 	"testing"
 	"time"
 
@@ -158,5 +160,97 @@ func TestAlgorithmFromTheInstance(t *testing.T) {
 	inst.Algorithm = signer.Ed25519 // wrong: the key is P-256
 	if err := inst.Verify(be, []byte("m"), sig); err == nil {
 		t.Error("verified under the wrong algorithm")
+	}
+}
+
+// TestVerifyRow runs one verification row through Verify, as
+// testing.Benchmark does in programs: a case whose verification passes
+// reports its verifications, and one that starts failing part way
+// reports none.
+func TestVerifyRow(t *testing.T) {
+	calls := 0
+	ok := bench.VerifyCase{Name: "counting", Setup: func(int) (func() error, error) {
+		return func() error { calls++; return nil }, nil
+	}}
+	res := testing.Benchmark(func(b *testing.B) { bench.Verify(b, ok, 32) })
+	if res.N == 0 {
+		t.Fatal("the row did not run")
+	}
+	if calls != res.N+1 {
+		t.Errorf("%d verifications for a row of %d: want the row and one before the clock", calls, res.N)
+	}
+	left := 5
+	failing := bench.VerifyCase{Name: "failing", Setup: func(int) (func() error, error) {
+		return func() error {
+			if left--; left < 0 {
+				return errors.New("bad signature")
+			}
+			return nil
+		}, nil
+	}}
+	if res := testing.Benchmark(func(b *testing.B) { bench.Verify(b, failing, 32) }); res.N != 0 {
+		t.Errorf("a row whose verification fails reported %d verifications", res.N)
+	}
+}
+
+// TestVerifyCaseSizes checks that a case without Payloads runs over
+// LargePayloads, up to 1 MiB.
+func TestVerifyCaseSizes(t *testing.T) {
+	if got := (bench.VerifyCase{}).Sizes(); !slices.Equal(got, bench.LargePayloads) || slices.Max(got) != 1<<20 {
+		t.Errorf("default sizes %v, want LargePayloads up to 1 MiB", got)
+	}
+	if got := (bench.VerifyCase{Payloads: []int{7}}).Sizes(); !slices.Equal(got, []int{7}) {
+		t.Errorf("sizes %v, want the case's own [7]", got)
+	}
+}
+
+// TestRegisterVerifyDerivesSetup registers a case by Sign alone and runs
+// the Setup that RegisterVerify makes of it: it checks the signature Sign
+// made, and its verification is Sign's over that message and signature.
+func TestRegisterVerifyDerivesSetup(t *testing.T) {
+	var gotMsg, gotSig []byte
+	good := true
+	bench.RegisterVerify(bench.VerifyCase{Name: "test-derived", Sign: func(size int) (bench.Signed, error) {
+		msg := make([]byte, size)
+		return bench.Signed{Msg: msg, Sig: []byte{byte(size)}, Verify: func(msg, sig []byte) error {
+			gotMsg, gotSig = msg, sig
+			if !good {
+				return errors.New("bad signature")
+			}
+			return nil
+		}}, nil
+	}})
+	var c bench.VerifyCase
+	for _, o := range bench.VerifyCases() {
+		if o.Name == "test-derived" {
+			c = o
+		}
+	}
+	if c.Setup == nil {
+		t.Fatal("RegisterVerify left Setup nil")
+	}
+	verify, err := c.Setup(33)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := verify(); err != nil || len(gotMsg) != 33 || !slices.Equal(gotSig, []byte{33}) {
+		t.Errorf("verify: %v over %d bytes and %v; want Sign's 33-byte message and signature", err, len(gotMsg), gotSig)
+	}
+	good = false
+	if verify() == nil {
+		t.Error("the derived verification passed what Sign's Verify refused")
+	}
+	if _, err := c.Setup(33); err == nil {
+		t.Error("Setup returned a signature that does not verify")
+	}
+	for _, bad := range []bench.VerifyCase{{Name: ""}, {Name: "no-setup"}, {Name: "test-derived", Sign: c.Sign}} {
+		func() {
+			defer func() {
+				if recover() == nil {
+					t.Errorf("RegisterVerify(%+v) did not panic", bad.Name)
+				}
+			}()
+			bench.RegisterVerify(bad)
+		}()
 	}
 }

@@ -159,6 +159,14 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 		}
 	}
 
+	if len(r.Verifies) > 0 {
+		p("\n## Verification\n\n")
+		r.writeVerifies(bw)
+	}
+
+	p("\n")
+	r.writeComparison(bw)
+
 	p("\n")
 	if err := WriteLedgerFit(bw); err != nil {
 		return err
@@ -189,6 +197,44 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 		}
 	}
 	return bw.Flush()
+}
+
+// writeVerifies writes the verification table: one line per case, one
+// column per payload, the mean µs of one verification.
+func (r *Report) writeVerifies(bw *bufio.Writer) {
+	p := func(format string, a ...any) { fmt.Fprintf(bw, format, a...) }
+	var sizes []int
+	var cases []string
+	mean := map[string]map[int]float64{}
+	for _, row := range r.Verifies {
+		if !slices.Contains(sizes, row.Payload) {
+			sizes = append(sizes, row.Payload)
+		}
+		if mean[row.Backend] == nil {
+			mean[row.Backend] = map[int]float64{}
+			cases = append(cases, row.Backend)
+		}
+		mean[row.Backend][row.Payload] = row.E2E.Avg * 1000
+	}
+	slices.Sort(sizes)
+	p("The library's own verify call on a signature made before the clock starts (`BenchmarkVerify/alg=…/payload=…`), " +
+		"hashing the message included: µs per verification, mean, measured on this host.\n\n")
+	p("| algorithm |")
+	for _, s := range sizes {
+		p(" %s |", sizeName(float64(s)))
+	}
+	p("\n|---|%s\n", strings.Repeat("--:|", len(sizes)))
+	for _, c := range cases {
+		p("| %s |", mdEscape(c))
+		for _, s := range sizes {
+			if v, ok := mean[c][s]; ok {
+				p(" %s |", fmtMs(v))
+			} else {
+				p(" — |")
+			}
+		}
+		p("\n")
+	}
 }
 
 // WriteSummary writes only the summary table (the one the README carries).

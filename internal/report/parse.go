@@ -27,6 +27,13 @@ func isStage(name string) bool {
 // BenchmarkSign line it cannot read, so a truncated file is not mistaken
 // for a short one.
 func ParseBench(r io.Reader) ([]Row, error) {
+	sign, _, err := ParseBenchOutput(r)
+	return sign, err
+}
+
+// ParseBenchOutput is ParseBench that also returns a row per
+// BenchmarkVerify/alg=…/payload=… benchmark, Backend naming the case.
+func ParseBenchOutput(r io.Reader) (sign, verify []Row, err error) {
 	type acc struct {
 		row    Row
 		runs   int
@@ -35,6 +42,7 @@ func ParseBench(r io.Reader) ([]Row, error) {
 	}
 	var order []string
 	rows := map[string]*acc{}
+	verifies := map[string]bool{}
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 64*1024), 1<<20)
 	lineNo := 0
@@ -42,18 +50,26 @@ func ParseBench(r io.Reader) ([]Row, error) {
 		lineNo++
 		line := strings.TrimSpace(sc.Text())
 		m := benchLine.FindStringSubmatch(line)
-		if m == nil || !strings.HasPrefix(m[1], "Sign/") {
+		if m == nil {
+			continue
+		}
+		isVerify := strings.HasPrefix(m[1], "Verify/")
+		if !isVerify && !strings.HasPrefix(m[1], "Sign/") {
 			continue
 		}
 		row, err := parseName(m[1])
 		if err != nil {
-			return nil, fmt.Errorf("report: line %d: %w", lineNo, err)
+			return nil, nil, fmt.Errorf("report: line %d: %w", lineNo, err)
 		}
 		fields := strings.Fields(m[3])
 		if len(fields)%2 != 0 {
-			return nil, fmt.Errorf("report: line %d: odd number of value/unit fields", lineNo)
+			return nil, nil, fmt.Errorf("report: line %d: odd number of value/unit fields", lineNo)
 		}
 		key := row.Path() + "/" + strconv.Itoa(row.Payload)
+		if isVerify {
+			key = "verify " + key
+			verifies[key] = true
+		}
 		a := rows[key]
 		if a == nil {
 			a = &acc{row: row, values: map[string]float64{}}
@@ -64,7 +80,7 @@ func ParseBench(r io.Reader) ([]Row, error) {
 		for i := 0; i < len(fields); i += 2 {
 			v, err := strconv.ParseFloat(fields[i], 64)
 			if err != nil {
-				return nil, fmt.Errorf("report: line %d: value %q: %w", lineNo, fields[i], err)
+				return nil, nil, fmt.Errorf("report: line %d: value %q: %w", lineNo, fields[i], err)
 			}
 			unit := fields[i+1]
 			if _, ok := a.values[unit]; !ok {
@@ -74,9 +90,8 @@ func ParseBench(r io.Reader) ([]Row, error) {
 		}
 	}
 	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("report: %w", err)
+		return nil, nil, fmt.Errorf("report: %w", err)
 	}
-	var out []Row
 	for _, key := range order {
 		a := rows[key]
 		row := a.row
@@ -110,12 +125,17 @@ func ParseBench(r io.Reader) ([]Row, error) {
 				row.Counters = append(row.Counters, Counter{Name: name, PerOp: v})
 			}
 		}
-		out = append(out, row)
+		if verifies[key] {
+			verify = append(verify, row)
+		} else {
+			sign = append(sign, row)
+		}
 	}
-	return out, nil
+	return sign, verify, nil
 }
 
-// parseName reads "Sign/backend=x/payload=n[/chunk=c]".
+// parseName reads "Sign/backend=x/payload=n[/chunk=c]" and
+// "Verify/alg=x/payload=n".
 func parseName(name string) (Row, error) {
 	var row Row
 	parts := strings.Split(name, "/")
@@ -125,7 +145,7 @@ func parseName(name string) (Row, error) {
 			return row, fmt.Errorf("benchmark %q: level %q is not key=value", name, part)
 		}
 		switch k {
-		case "backend":
+		case "backend", "alg":
 			row.Backend = v
 		case "payload", "chunk":
 			n, err := strconv.Atoi(v)
@@ -140,7 +160,7 @@ func parseName(name string) (Row, error) {
 		}
 	}
 	if row.Backend == "" || row.Payload == 0 {
-		return row, fmt.Errorf("benchmark %q: no backend= or payload=", name)
+		return row, fmt.Errorf("benchmark %q: no backend=, alg= or payload=", name)
 	}
 	return row, nil
 }

@@ -67,9 +67,10 @@ func percentile(sorted []float64, p float64) float64 {
 	return sorted[rank-1]
 }
 
-// Row is one signer path at one payload (and chunk size).
+// Row is one signer path at one payload (and chunk size), or, in
+// Report.Verifies, one verification case at one payload.
 type Row struct {
-	Backend   string
+	Backend   string // the backend; for a verification row, the case ("ed25519")
 	Payload   int
 	Chunk     int    // 0 when the path has no chunk size
 	Source    string // "run" (per-sign samples here) or "bench" (go test -bench means)
@@ -139,6 +140,7 @@ type Report struct {
 	Timeout   time.Duration // the consensus timeout shares are taken of; 1 s when zero
 	Source    string        // what the rows came from, for the header
 	Rows      []Row
+	Verifies  []Row // BenchmarkVerify's cases: Backend is the case, E2E the host time of one verification
 	Phases    []Phase
 	Notes     []string // printed under the header
 }

@@ -1,6 +1,7 @@
 package report
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/xml"
 	"io"
@@ -231,10 +232,31 @@ func FuzzParseBench(f *testing.F) {
 	}
 	f.Add(string(data))
 	f.Add("BenchmarkSign/backend=a/payload=1/chunk=2-8 1 2 ns/op 3 e2e-ms/op 4 device-ms/op\n")
+	verify, err := os.ReadFile("testdata/bench-verify.txt")
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(string(verify))
 	f.Fuzz(func(t *testing.T, in string) {
-		rows, err := ParseBench(strings.NewReader(in))
+		rows, verifies, err := ParseBenchOutput(strings.NewReader(in))
 		if err != nil {
 			return
+		}
+		for _, r := range verifies {
+			if r.Backend == "" || r.Payload <= 0 || r.Chunk < 0 {
+				t.Fatalf("bad verification row %+v", r)
+			}
+		}
+		// The parts that read verification rows; all of WriteMarkdown is
+		// too slow to fuzz (its Ledger table encodes tm2 messages).
+		var md bytes.Buffer
+		bw := bufio.NewWriter(&md)
+		rep := &Report{Rows: rows, Verifies: verifies}
+		rep.writeVerifies(bw)
+		rep.writeComparison(bw)
+		bw.Flush()
+		if err := rep.WritePayloadSVG(&md); err != nil {
+			t.Fatal(err)
 		}
 		for _, r := range rows {
 			if r.Backend == "" || r.Payload <= 0 || r.Chunk < 0 {

@@ -35,6 +35,16 @@ type RunConfig struct {
 	// Vote returns the sign bytes of a phase ("proposal", "prevote",
 	// "precommit") at a height; nil skips the phase run.
 	Vote func(phase string, height int64) []byte
+	// Verify selects the verification cases (bench.VerifyCases) by name;
+	// nil means all that are not skipped. NoVerify runs none. Payloads,
+	// when set, replaces their sizes too.
+	Verify   *regexp.Regexp
+	NoVerify bool
+	// CompareSamples is the least number of samples each row of the BLS
+	// and Ed25519 comparison (Compared) takes, whatever RowBudget and
+	// MaxSigns say, so its means are over as many samples as the published
+	// ones; 0 leaves those rows to the budget like the others.
+	CompareSamples int
 	// Progress, when set, receives a line per row.
 	Progress io.Writer
 }
@@ -114,6 +124,29 @@ func Run(ctx context.Context, cfg RunConfig) (*Report, error) {
 			}
 		}
 	}
+	if !cfg.NoVerify {
+		for _, c := range bench.VerifyCases() {
+			if cfg.Verify != nil && !cfg.Verify.MatchString(c.Name) {
+				continue
+			}
+			if reason := c.SkipReason(); reason != "" {
+				rep.Notes = append(rep.Notes, fmt.Sprintf("verify %s skipped: %s", c.Name, reason))
+				continue
+			}
+			sizes := c.Sizes()
+			if cfg.Payloads != nil {
+				sizes = cfg.Payloads
+			}
+			for _, size := range sizes {
+				row, err := RunVerify(ctx, c, size, cfg)
+				if err != nil {
+					return nil, err
+				}
+				cfg.logf("verify %-33s %7d B  p50 %s ms  p99 %s ms  (%d verifications)", c.Name, size, fmtMs(row.E2E.P50), fmtMs(row.E2E.P99), row.E2E.N)
+				rep.Verifies = append(rep.Verifies, row)
+			}
+		}
+	}
 	if !cfg.NoPhases && cfg.Vote != nil {
 		for _, be := range backends {
 			if !be.Validator {
@@ -156,7 +189,8 @@ func RunRow(ctx context.Context, be bench.Backend, p bench.Params, cfg RunConfig
 	var e2e []float64
 	var wall, accounted time.Duration
 	var msg, sig []byte
-	for len(e2e) < cfg.MaxSigns && (len(e2e) < cfg.MinSigns || wall < cfg.RowBudget) {
+	minSigns, maxSigns := cfg.samples(Compared(SignOp, be.Name, p.Payload) && p.Chunk == 0)
+	for len(e2e) < maxSigns && (len(e2e) < minSigns || wall < cfg.RowBudget) {
 		msg = next()
 		start := time.Now()
 		sig, err = inst.Sign(tctx, msg)
@@ -190,6 +224,50 @@ func RunRow(ctx context.Context, be bench.Backend, p bench.Params, cfg RunConfig
 			row.Counters = append(row.Counters, Counter{Name: c.String(), PerOp: float64(v) / n})
 		}
 	}
+	return row, nil
+}
+
+// samples returns the least and the most samples a row takes: MinSigns
+// and MaxSigns, raised to CompareSamples for a row of the comparison.
+func (c *RunConfig) samples(compared bool) (least, most int) {
+	least, most = c.MinSigns, c.MaxSigns
+	if compared && c.CompareSamples > 0 {
+		least, most = max(least, c.CompareSamples), max(most, c.CompareSamples)
+	}
+	return least, most
+}
+
+// RunVerify sets c up for a message of size bytes (untimed), verifies once
+// before the clock starts, then verifies until cfg's budget is spent,
+// timing each verification on its own. Every verification must succeed.
+func RunVerify(ctx context.Context, c bench.VerifyCase, size int, cfg RunConfig) (Row, error) {
+	cfg.defaults()
+	row := Row{Backend: c.Name, Payload: size, Source: "run"}
+	verify, err := c.Setup(size)
+	if err != nil {
+		return row, fmt.Errorf("report: verify %s, %d B: setup: %w", c.Name, size, err)
+	}
+	if err := verify(); err != nil {
+		return row, fmt.Errorf("report: verify %s, %d B: first verification: %w", c.Name, size, err)
+	}
+	least, most := cfg.samples(Compared(VerifyOp, c.Name, size))
+	var samples []float64
+	var wall time.Duration
+	for len(samples) < most && (len(samples) < least || wall < cfg.RowBudget) {
+		if err := ctx.Err(); err != nil {
+			return row, err
+		}
+		start := time.Now()
+		err := verify()
+		d := time.Since(start)
+		if err != nil {
+			return row, fmt.Errorf("report: verify %s, %d B: %w", c.Name, size, err)
+		}
+		wall += d
+		samples = append(samples, float64(d)/float64(time.Millisecond))
+	}
+	row.E2E = NewDist(samples)
+	row.HostMs = row.E2E.Avg
 	return row, nil
 }
 

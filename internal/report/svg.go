@@ -39,16 +39,41 @@ func Family(backend string) string {
 	return f
 }
 
+// VerifyFamily is the panel of the payload chart that holds the
+// verification rows, each series named "verify <case>".
+const VerifyFamily = "verify"
+
 // Families returns the backend families of the rows in order of first
-// appearance.
+// appearance, then VerifyFamily when the report has verification rows:
+// the panels of the payload chart.
 func (r *Report) Families() []string {
 	var out []string
 	seen := map[string]bool{}
-	for _, row := range r.Rows {
-		if f := Family(row.Backend); !seen[f] {
-			seen[f] = true
-			out = append(out, f)
+	for _, s := range r.chartSeries() {
+		if !seen[s.family] {
+			seen[s.family] = true
+			out = append(out, s.family)
 		}
+	}
+	return out
+}
+
+// chartPoint is one row of the payload chart: its panel, its series, and
+// the backend whose colour the series takes.
+type chartPoint struct {
+	family, path, backend string
+	row                   Row
+}
+
+// chartSeries returns the rows of the payload chart: the sign rows by
+// backend family, then the verification rows in one panel.
+func (r *Report) chartSeries() []chartPoint {
+	var out []chartPoint
+	for _, row := range r.Rows {
+		out = append(out, chartPoint{Family(row.Backend), row.Path(), row.Backend, row})
+	}
+	for _, row := range r.Verifies {
+		out = append(out, chartPoint{VerifyFamily, VerifyFamily + " " + row.Backend, VerifyFamily + " " + row.Backend, row})
 	}
 	return out
 }
@@ -139,9 +164,10 @@ func seriesColours(paths []string, backendOf map[string]string) map[string]strin
 
 // WritePayloadSVG draws end-to-end latency (p50, or the mean for bench
 // rows) against payload size, both axes logarithmic and shared, in one
-// panel per backend family (<g class="panel" data-family="ledger">). In
-// a panel each signer path is a <g class="series" data-series="path">
-// with a colour of its own, labelled at the end of its line.
+// panel per backend family (<g class="panel" data-family="ledger">) and
+// one for the verification rows (data-family="verify"). In a panel each
+// signer path is a <g class="series" data-series="path"> with a colour
+// of its own, labelled at the end of its line.
 func (r *Report) WritePayloadSVG(w io.Writer) error {
 	const (
 		cols                = 2
@@ -160,9 +186,11 @@ func (r *Report) WritePayloadSVG(w io.Writer) error {
 		}
 		return row.E2E.Avg
 	}
+	points := r.chartSeries()
 	minX, maxX := math.Inf(1), math.Inf(-1)
 	minY, maxY := math.Inf(1), math.Inf(-1)
-	for _, row := range r.Rows {
+	for _, pt := range points {
+		row := pt.row
 		if row.Payload <= 0 || val(row) <= 0 {
 			continue
 		}
@@ -180,17 +208,16 @@ func (r *Report) WritePayloadSVG(w io.Writer) error {
 	backendOf := map[string]string{}
 	var panels []*panel
 	byFamily := map[string]*panel{}
-	for _, row := range r.Rows {
-		f := Family(row.Backend)
-		pn := byFamily[f]
+	for _, pt := range points {
+		pn := byFamily[pt.family]
 		if pn == nil {
-			pn = &panel{family: f}
-			byFamily[f] = pn
+			pn = &panel{family: pt.family}
+			byFamily[pt.family] = pn
 			panels = append(panels, pn)
 		}
-		if _, ok := backendOf[row.Path()]; !ok {
-			backendOf[row.Path()] = row.Backend
-			pn.paths = append(pn.paths, row.Path())
+		if _, ok := backendOf[pt.path]; !ok {
+			backendOf[pt.path] = pt.backend
+			pn.paths = append(pn.paths, pt.path)
 		}
 	}
 	height := titleH
@@ -206,15 +233,15 @@ func (r *Report) WritePayloadSVG(w io.Writer) error {
 		}
 		height += panelTop + rowH + axisH + gapH
 	}
-	width := panelW * cols
+	width := panelW*cols + 30 // room for the longest labels of the right column
 	if len(panels) == 0 {
 		height = 120
 	}
 
 	p(`<svg xmlns="http://www.w3.org/2000/svg" width="%.0f" height="%.0f" viewBox="0 0 %.0f %.0f" font-family="sans-serif" font-size="12">`+"\n", width, height, width, height)
-	p(`<title>End-to-end latency per sign against payload size, one panel per backend family</title>` + "\n")
+	p(`<title>End-to-end latency per sign against payload size, one panel per backend family, and per verification</title>` + "\n")
 	p(`<rect width="100%%" height="100%%" fill="white"/>` + "\n")
-	p(`<text x="10" y="22" font-size="15" font-weight="bold">End-to-end latency per sign (p50, ms) against payload (bytes), one panel per backend family</text>` + "\n")
+	p(`<text x="10" y="22" font-size="15" font-weight="bold">End-to-end latency per sign (p50, ms) against payload (bytes), one panel per backend family; verification in the panel named verify</text>` + "\n")
 	p(`<text x="10" y="38" fill="#555">Both axes logarithmic and the same in every panel; a line is labelled at its end; shades of one colour are one backend's chunk sizes.</text>` + "\n")
 	if math.IsInf(minX, 1) {
 		p(`<text x="10" y="70">no rows</text>` + "\n</svg>\n")
@@ -250,13 +277,17 @@ func (r *Report) WritePayloadSVG(w io.Writer) error {
 			v := float64(pay)
 			p(`<line x1="%.1f" x2="%.1f" y1="%.1f" y2="%.1f" stroke="#eee"/>`, x(v), x(v), top, top+ph)
 			if x(v)-lastLabel >= 28 { // sizes close together (108, 117, 128) share a label
-				p(`<text x="%.1f" y="%.1f" text-anchor="middle" font-size="11">%d</text>`, x(v), top+ph+14, pay)
+				p(`<text x="%.1f" y="%.1f" text-anchor="middle" font-size="11">%s</text>`, x(v), top+ph+14, axisSize(pay))
 				lastLabel = x(v)
 			}
 			p("\n")
 		}
 		p(`<text x="%.1f" y="%.1f" text-anchor="middle" font-size="11">payload (bytes)</text>`+"\n", pl+plotW/2, top+ph+30)
-		p(`<text transform="translate(%.1f %.1f) rotate(-90)" text-anchor="middle" font-size="11">ms per sign</text>`+"\n", pn.x0+14, top+ph/2)
+		unit := "ms per sign"
+		if pn.family == VerifyFamily {
+			unit = "ms per verification"
+		}
+		p(`<text transform="translate(%.1f %.1f) rotate(-90)" text-anchor="middle" font-size="11">%s</text>`+"\n", pn.x0+14, top+ph/2, unit)
 		if timeoutMs >= math.Pow(10, ly0) && timeoutMs <= math.Pow(10, ly1) {
 			p(`<line class="timeout" x1="%.1f" x2="%.1f" y1="%.1f" y2="%.1f" stroke="#d62728" stroke-dasharray="6 4"/>`, pl, pl+plotW, y(timeoutMs), y(timeoutMs))
 			p(`<text x="%.1f" y="%.1f" fill="#d62728" text-anchor="end" font-size="11">%s timeout</text>`+"\n", pl+plotW-4, y(timeoutMs)-4, r.timeout())
@@ -274,9 +305,9 @@ func (r *Report) WritePayloadSVG(w io.Writer) error {
 		var labels []label
 		for _, path := range pn.paths {
 			var rows []Row
-			for _, row := range r.Rows {
-				if row.Path() == path && row.Payload > 0 && val(row) > 0 {
-					rows = append(rows, row)
+			for _, pt := range points {
+				if pt.path == path && pt.row.Payload > 0 && val(pt.row) > 0 {
+					rows = append(rows, pt.row)
 				}
 			}
 			sort.Slice(rows, func(a, b int) bool { return rows[a].Payload < rows[b].Payload })
@@ -315,8 +346,11 @@ func (r *Report) WritePayloadSVG(w io.Writer) error {
 		lx := pl + plotW + 14
 		for _, lb := range labels {
 			col := colours[lb.path]
+			// The verify panel's title says what its series are; their
+			// labels name the case alone (aggregate cases are long).
+			text := strings.TrimPrefix(lb.path, VerifyFamily+" ")
 			p(`<g class="label" data-series="%s"><line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" stroke="%s" stroke-width="0.7" stroke-dasharray="1 3" stroke-opacity="0.7"/><text x="%.1f" y="%.1f" fill="%s" font-size="11">%s</text></g>`+"\n",
-				esc(lb.path), lb.endX+3, lb.endY, lx-2, lb.y, col, lx, lb.y+4, col, esc(lb.path))
+				esc(lb.path), lb.endX+3, lb.endY, lx-2, lb.y, col, lx, lb.y+4, col, esc(text))
 		}
 		p("</g>\n")
 	}
@@ -441,12 +475,24 @@ func ticks(top float64) []float64 {
 func (r *Report) payloads() []int {
 	seen := map[int]bool{}
 	var out []int
-	for _, row := range r.Rows {
-		if row.Payload > 0 && !seen[row.Payload] {
-			seen[row.Payload] = true
-			out = append(out, row.Payload)
+	for _, pt := range r.chartSeries() {
+		if pl := pt.row.Payload; pl > 0 && !seen[pl] {
+			seen[pl] = true
+			out = append(out, pl)
 		}
 	}
 	sort.Ints(out)
 	return out
+}
+
+// axisSize labels a payload on the chart's axis: bytes up to 64 KiB, then
+// "1 MiB" rather than seven digits.
+func axisSize(n int) string {
+	switch {
+	case n >= MiB && n%MiB == 0:
+		return fmt.Sprintf("%d MiB", n/MiB)
+	case n >= 64<<10 && n%1024 == 0:
+		return fmt.Sprintf("%d KiB", n/1024)
+	}
+	return fmt.Sprint(n)
 }
