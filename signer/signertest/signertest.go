@@ -90,6 +90,12 @@ type Options struct {
 	// wait on a hung device; 0 means one minute. A backend that ignores its
 	// context can still hang the suite, as it would hang its callers.
 	Timeout time.Duration
+	// Randomized says the backend's Ed25519 signatures are valid but not
+	// deterministic: a threshold signer's R comes from its parties' fresh
+	// nonces, so two signatures of one message differ. The suite then
+	// skips its check that Sign and SignContext agree on one message and
+	// keeps every other check (each signature must still verify).
+	Randomized bool
 }
 
 func (o Options) concurrency() int {

@@ -1,0 +1,333 @@
+package threshold
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"crypto/rand"
+	"crypto/sha512"
+	"crypto/tls"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"net"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/signerkit/signerkit/signer"
+	"github.com/signerkit/signerkit/threshold/frost"
+)
+
+// DKGConfig configures one participant of a key generation over the
+// network (RunDKG).
+type DKGConfig struct {
+	ID   frost.Identifier
+	T, N int
+	// Peers are the other N-1 participants. A peer's certificate must be
+	// valid for its ServerName (or the host of its Addr): that is how a
+	// connection is tied to an identifier, in both directions.
+	Peers []Remote
+	// Listener is where this participant accepts the peers with lower
+	// identifiers; it dials those with higher ones.
+	Listener net.Listener
+	// TLS holds this participant's certificate, usable for both client
+	// and server authentication, and the CA pool of the peers' (RootCAs;
+	// it is also used as ClientCAs). TLS 1.3 is required.
+	TLS *tls.Config
+	// Dial makes the raw connections; nil means a net.Dialer.
+	Dial func(ctx context.Context, network, addr string) (net.Conn, error)
+}
+
+// Frame types of the key generation, between participants.
+const (
+	typeDKGHello  byte = 16 // dialer's identifier (2)
+	typeDKGRound1 byte = 17 // frost round-1 package
+	typeDKGEcho   byte = 18 // SHA-512 of every round-1 package, by identifier
+	typeDKGRound2 byte = 19 // frost round-2 package
+)
+
+// RunDKG runs this participant's part of a t-of-n distributed key
+// generation (frost's DKG with proofs of knowledge) with its peers, over
+// mutual TLS 1.3 connections between each pair: every participant sends
+// its round-1 package to every other, then a hash of all the round-1
+// packages it holds, so that all are known to have seen the same ones (a
+// broadcast without a broadcast channel), then each its secret share over
+// their pairwise connection. It returns the participant's key package and
+// the group's public key package, or an error; a participant that sends a
+// bad proof or share is named in a *frost.DKGError. All participants must
+// call RunDKG at about the same time; it retries dialing until ctx ends,
+// and closes cfg.Listener once every peer is connected.
+func RunDKG(ctx context.Context, cfg DKGConfig) (*frost.KeyPackage, *frost.PublicKeyPackage, error) {
+	if cfg.TLS == nil || cfg.Listener == nil || len(cfg.Peers) != cfg.N-1 {
+		return nil, nil, fmt.Errorf("threshold: DKGConfig needs TLS, Listener and N-1 peers: %w", signer.ErrInvalidArgument)
+	}
+	d, own, err := frost.NewDKG(cfg.ID, cfg.T, cfg.N, rand.Reader)
+	if err != nil {
+		return nil, nil, err
+	}
+	ownEnc, err := own.AppendBinary(nil)
+	if err != nil {
+		return nil, nil, err
+	}
+	dial := cfg.Dial
+	if dial == nil {
+		dial = (&net.Dialer{}).DialContext
+	}
+	peers := map[frost.Identifier]*dkgPeer{}
+	for _, p := range cfg.Peers {
+		name := p.ServerName
+		if name == "" {
+			name, _, _ = net.SplitHostPort(p.Addr)
+		}
+		if p.ID == cfg.ID || peers[p.ID] != nil || p.ID == 0 {
+			return nil, nil, fmt.Errorf("threshold: DKG peer %d repeated or this participant: %w", p.ID, signer.ErrInvalidArgument)
+		}
+		peers[p.ID] = &dkgPeer{Remote: p, name: name, conn: make(chan peerConn, 1)}
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+
+	// Connections: accept the lower identifiers, dial the higher ones.
+	var wg sync.WaitGroup
+	errs := make(chan error, cfg.N+1)
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		if err := acceptPeers(ctx, cfg, peers); err != nil {
+			errs <- err
+		}
+	}()
+	for _, p := range peers {
+		if p.ID > cfg.ID {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				if err := dialPeer(ctx, cfg, dial, p); err != nil {
+					errs <- err
+				}
+			}()
+		}
+	}
+	stop := func() {
+		cancel()
+		cfg.Listener.Close()
+		wg.Wait()
+	}
+
+	// Round 1: exchange packages with every peer.
+	for _, p := range peers {
+		select {
+		case pc := <-p.conn:
+			p.c, p.r = pc.c, pc.r
+			p.w = newFrameWriter(pc.c)
+			defer pc.c.Close()
+		case err := <-errs:
+			stop()
+			return nil, nil, err
+		case <-ctx.Done():
+			stop()
+			return nil, nil, fmt.Errorf("threshold: DKG: waiting for participant %d: %w", p.ID, ctx.Err())
+		}
+	}
+	stop() // every connection is up: stop listening
+	if dl, ok := ctx.Deadline(); ok {
+		for _, p := range peers {
+			p.c.SetDeadline(dl)
+		}
+	}
+	r1 := map[frost.Identifier][]byte{cfg.ID: ownEnc}
+	var others []*frost.DKGRound1
+	for _, p := range sortedPeers(peers) {
+		b, err := p.exchange(typeDKGRound1, ownEnc)
+		if err != nil {
+			return nil, nil, err
+		}
+		pkg, err := frost.ParseDKGRound1(b)
+		if err != nil {
+			return nil, nil, &frost.DKGError{Culprit: p.ID, Round: 1, Reason: err.Error()}
+		}
+		if pkg.ID != p.ID {
+			return nil, nil, &frost.DKGError{Culprit: p.ID, Round: 1, Reason: fmt.Sprintf("sent a package for participant %d", pkg.ID)}
+		}
+		r1[p.ID] = b
+		others = append(others, pkg)
+	}
+	// Echo: everyone must hold the same round-1 packages.
+	h := sha512.New()
+	for _, id := range sortIDs(mapsKeys(r1)) {
+		h.Write(binary.BigEndian.AppendUint32(nil, uint32(len(r1[id]))))
+		h.Write(r1[id])
+	}
+	echo := h.Sum(nil)
+	for _, p := range sortedPeers(peers) {
+		b, err := p.exchange(typeDKGEcho, echo)
+		if err != nil {
+			return nil, nil, err
+		}
+		if !bytes.Equal(b, echo) {
+			return nil, nil, &frost.DKGError{Culprit: p.ID, Round: 1, Reason: "it holds other round-1 packages than this participant (a participant sent different packages to different peers)"}
+		}
+	}
+	out, err := d.Round2(others)
+	if err != nil {
+		return nil, nil, err
+	}
+	var received []*frost.DKGRound2
+	for _, m := range out {
+		p := peers[m.To]
+		enc, err := m.AppendBinary(nil)
+		if err != nil {
+			return nil, nil, err
+		}
+		b, err := p.exchange(typeDKGRound2, enc)
+		clear(enc)
+		if err != nil {
+			return nil, nil, err
+		}
+		pkg, err := frost.ParseDKGRound2(b)
+		clear(b)
+		if err != nil {
+			return nil, nil, &frost.DKGError{Culprit: p.ID, Round: 2, Reason: err.Error()}
+		}
+		if pkg.From != p.ID {
+			return nil, nil, &frost.DKGError{Culprit: p.ID, Round: 2, Reason: fmt.Sprintf("sent a share from participant %d", pkg.From)}
+		}
+		received = append(received, pkg)
+	}
+	return d.Finish(received)
+}
+
+func sortIDs(ids []frost.Identifier) []frost.Identifier {
+	slices.Sort(ids)
+	return ids
+}
+
+func mapsKeys[V any](m map[frost.Identifier]V) []frost.Identifier {
+	ids := make([]frost.Identifier, 0, len(m))
+	for id := range m {
+		ids = append(ids, id)
+	}
+	return ids
+}
+
+type peerConn struct {
+	c *tls.Conn
+	r *bufio.Reader
+}
+
+type dkgPeer struct {
+	Remote
+	name string
+	conn chan peerConn
+	c    *tls.Conn
+	r    *bufio.Reader
+	w    *frameWriter
+}
+
+func sortedPeers(m map[frost.Identifier]*dkgPeer) []*dkgPeer {
+	var out []*dkgPeer
+	for _, id := range sortIDs(mapsKeys(m)) {
+		out = append(out, m[id])
+	}
+	return out
+}
+
+// exchange sends a frame of type typ to the peer and reads the peer's.
+func (p *dkgPeer) exchange(typ byte, body []byte) ([]byte, error) {
+	if err := p.w.write(frame{typ: typ, body: body}); err != nil {
+		return nil, fmt.Errorf("threshold: DKG: participant %d: %w", p.ID, err)
+	}
+	f, err := readFrame(p.r)
+	if err != nil {
+		return nil, fmt.Errorf("threshold: DKG: participant %d: %w", p.ID, err)
+	}
+	if f.typ != typ {
+		return nil, &frost.DKGError{Culprit: p.ID, Reason: fmt.Sprintf("sent frame type %d, want %d", f.typ, typ)}
+	}
+	return f.body, nil
+}
+
+// certName reports whether the verified peer certificate of c is valid for
+// name.
+func certName(c *tls.Conn, name string) bool {
+	st := c.ConnectionState()
+	return len(st.PeerCertificates) > 0 && st.PeerCertificates[0].VerifyHostname(name) == nil
+}
+
+func acceptPeers(ctx context.Context, cfg DKGConfig, peers map[frost.Identifier]*dkgPeer) error {
+	want := 0
+	for _, p := range peers {
+		if p.ID < cfg.ID {
+			want++
+		}
+	}
+	conf := cfg.TLS.Clone()
+	conf.MinVersion = tls.VersionTLS13
+	conf.ClientAuth = tls.RequireAndVerifyClientCert
+	if conf.ClientCAs == nil {
+		conf.ClientCAs = conf.RootCAs
+	}
+	for want > 0 {
+		raw, err := cfg.Listener.Accept()
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil
+			}
+			return fmt.Errorf("threshold: DKG: accepting peers: %w", err)
+		}
+		c := tls.Server(raw, conf)
+		hctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		err = c.HandshakeContext(hctx)
+		cancel()
+		if err != nil {
+			c.Close()
+			continue
+		}
+		c.SetReadDeadline(time.Now().Add(10 * time.Second))
+		r := bufio.NewReader(c)
+		f, err := readFrame(r)
+		c.SetReadDeadline(time.Time{})
+		if err != nil || f.typ != typeDKGHello || len(f.body) != 2 {
+			c.Close()
+			continue
+		}
+		p := peers[frost.Identifier(binary.BigEndian.Uint16(f.body))]
+		if p == nil || p.ID > cfg.ID || !certName(c, p.name) || len(p.conn) > 0 {
+			c.Close() // not a peer we accept, or its certificate is not its own
+			continue
+		}
+		p.conn <- peerConn{c, r}
+		want--
+	}
+	return nil
+}
+
+func dialPeer(ctx context.Context, cfg DKGConfig, dial func(context.Context, string, string) (net.Conn, error), p *dkgPeer) error {
+	conf := cfg.TLS.Clone()
+	conf.MinVersion = tls.VersionTLS13
+	conf.ServerName = p.name
+	for backoff := 10 * time.Millisecond; ; backoff = min(2*backoff, time.Second) {
+		raw, err := dial(ctx, "tcp", p.Addr)
+		if err == nil {
+			c := tls.Client(raw, conf)
+			if err = c.HandshakeContext(ctx); err == nil {
+				w := newFrameWriter(c)
+				if err = w.write(frame{typ: typeDKGHello, body: binary.BigEndian.AppendUint16(nil, uint16(cfg.ID))}); err == nil {
+					p.conn <- peerConn{c, bufio.NewReader(c)}
+					return nil
+				}
+			}
+			c.Close()
+			var verr *tls.CertificateVerificationError
+			if errors.As(err, &verr) {
+				return fmt.Errorf("threshold: DKG: participant %d: %w", p.ID, err)
+			}
+		}
+		select {
+		case <-time.After(backoff):
+		case <-ctx.Done():
+			return fmt.Errorf("threshold: DKG: dialing participant %d: %w", p.ID, ctx.Err())
+		}
+	}
+}

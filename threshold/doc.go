@@ -1,0 +1,79 @@
+// Package threshold signs with an Ed25519 key split among several
+// machines, any t of which sign together (2 of 3, say), using FROST
+// (package frost, RFC 9591). The signatures are ordinary Ed25519
+// signatures under the key's public key, so a validator's key can be
+// split without changing anything on chain.
+//
+// # Parties and the coordinator
+//
+// Each share lives in a Party, a server that serves any net.Listener with
+// mutual TLS 1.3 (crypto/tls; the party requires a client certificate from
+// its configured CA or pinned keys). The coordinator, Signer, is the
+// validator's signer.Signer: for each signature it picks t parties, sends
+// each one request carrying the message, the nonce handle of one of that
+// party's commitments and the other signers' commitments, and gets back a
+// 32-byte signature share. That is one round trip, to the t parties in
+// parallel, because the first FROST round (nonce commitments) is done
+// ahead: the Signer keeps a pool of each party's commitments, refilled in
+// the background over a second connection, so presigning never waits
+// behind a sign or the other way round.
+//
+// The Signer may hold a share itself (Config.Local), as a horcrux cosigner
+// does; it then signs with one remote party per signature. That mode is
+// the one to benchmark for a validator: one network round trip to the
+// nearest party, with the local share computed meanwhile.
+//
+// # Failures
+//
+// A party that cannot be reached, answers with an error, or has not
+// answered after PartyTimeout is routed around: the sign is tried again
+// with another set of parties, and the party is avoided for a back-off
+// period. A party slower than the hedge delay (Config.HedgeAfter) gets a
+// second set asked in parallel, and the first complete answer wins. A
+// share that fails verification is identified (verify_signature_share,
+// RFC 9591 section 5.4): the party is avoided for a minute, counted in
+// PartyStats.BadShares, and never part of a signature returned; every
+// signature is verified before it is returned. SignContext returns within
+// its context's deadline with an error wrapping ctx.Err().
+//
+// Each party uses a nonce pair at most once, even across crashes: its
+// frost.NonceStore marks the pair consumed on disk, synced, before it
+// computes the share. A party may also put a double-sign guard (package
+// guard) in front of its share (PartyConfig.Guard): it then refuses
+// conflicting consensus sign bytes by itself, and the Signer returns an
+// error wrapping signer.ErrDoubleSign without trying other parties.
+//
+// # Wire
+//
+// Inside TLS, frames of an 8-byte header and a body (see wire.go). For a
+// 2-of-3 sign each party receives 75 bytes plus the message and returns 32
+// bytes. Signer.Stats and Party.Counters count the frame bodies (payload)
+// and the bytes under TLS (wire) per party; the sign and presign
+// connections are counted apart.
+//
+// # Hooks for tests and benchmarks
+//
+// Config.Dial makes the raw connections and Party.Serve takes any
+// net.Listener, so a network shaper can wrap both ends. Signer.Presign
+// presigns on demand. RunDKG runs one participant of a distributed key
+// generation over mutual TLS connections between the participants (its
+// DKGConfig takes a Dial and a Listener too); frost.RunDKG runs all of
+// them in one process. Package thresholdtest starts parties on loopback
+// with an ephemeral CA.
+//
+// # Key generation
+//
+// A key comes from a trusted dealer (frost.SplitSeed, to split an existing
+// validator key) or from RunDKG, where no machine ever holds the whole
+// key. In RunDKG each pair of participants has its own TLS connection, so
+// the secret shares of round 2 are seen by their recipient only; after
+// round 1 every participant sends every other a hash of all the round-1
+// packages it got, so a participant that sent different packages to
+// different peers is caught before any share is sent.
+//
+// # Concurrency
+//
+// Signer and Party are safe for concurrent use. A Signer serves any number
+// of signs at once over one connection per party; a Party serves any
+// number of connections and requests at once.
+package threshold

@@ -1,0 +1,147 @@
+package frost
+
+import (
+	"bytes"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"testing"
+
+	"filippo.io/edwards25519"
+	"github.com/signerkit/signerkit/signer"
+)
+
+// badElements are encodings DeserializeElement must refuse, with why.
+func badElements(t *testing.T) map[string][]byte {
+	t.Helper()
+	h := func(s string) []byte {
+		b, err := hex.DecodeString(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	// A point of order 8 (RFC 8032 small-order list), and G plus it,
+	// which is on the curve but outside the prime-order subgroup.
+	small := h("26e8958fc2b227b045c3f489f2ef98f0d5dfac05d3c63339b13802886d53fc05")
+	sp, err := new(edwards25519.Point).SetBytes(small)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mixed := new(edwards25519.Point).Add(sp, edwards25519.NewGeneratorPoint()).Bytes()
+	notOnCurve := bytes.Repeat([]byte{0}, 32)
+	notOnCurve[0] = 2 // y = 2 has no x
+	return map[string][]byte{
+		"identity":            edwards25519.NewIdentityPoint().Bytes(),
+		"small order":         small,
+		"torsion component":   mixed,
+		"non-canonical y = p": h("edffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff7f"),
+		"non-canonical -0":    h("0100000000000000000000000000000000000000000000000000000000000080"),
+		"not on the curve":    notOnCurve,
+		"short":               edwards25519.NewGeneratorPoint().Bytes()[:31],
+	}
+}
+
+func TestDeserializeElementRefuses(t *testing.T) {
+	for name, b := range badElements(t) {
+		if _, err := deserializeElement(b); err == nil {
+			t.Errorf("%s (%x) accepted", name, b)
+		}
+	}
+	if _, err := deserializeElement(edwards25519.NewGeneratorPoint().Bytes()); err != nil {
+		t.Errorf("generator refused: %v", err)
+	}
+}
+
+func TestDeserializeScalarRefuses(t *testing.T) {
+	for _, b := range [][]byte{order[:], bytes.Repeat([]byte{0xff}, 32), make([]byte, 31)} {
+		if _, err := deserializeScalar(b); err == nil {
+			t.Errorf("%x accepted", b)
+		}
+	}
+}
+
+func TestEncodingsRoundTrip(t *testing.T) {
+	d, err := Split(scalarFromUint(5), 2, 3, rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, _ := Commit(d.Shares[0], rand.Reader)
+	c := n.Commitments()
+	b, err := c.AppendBinary(nil)
+	if err != nil || len(b) != SigningCommitmentsSize {
+		t.Fatalf("commitments: %d bytes, %v", len(b), err)
+	}
+	c2, err := ParseSigningCommitments(b)
+	if err != nil || !c2.Equal(c) {
+		t.Fatalf("commitments round trip: %v", err)
+	}
+	sh := SignatureShare{ID: 3, Z: scalarFromUint(42)}
+	b, _ = sh.AppendBinary(nil)
+	sh2, err := ParseSignatureShare(b)
+	if err != nil || sh2.ID != 3 || sh2.Z.Equal(sh.Z) != 1 {
+		t.Fatalf("share round trip: %v", err)
+	}
+	b, _ = d.Commitment.AppendBinary(nil)
+	vc, err := ParseVSSCommitment(b)
+	if err != nil || len(vc) != 2 || vc[0].Equal(d.Commitment[0]) != 1 {
+		t.Fatalf("VSS commitment round trip: %v", err)
+	}
+	kb, _ := d.Shares[1].MarshalBinary()
+	kp, err := ParseKeyPackage(kb)
+	if err != nil || kp.ID() != 2 || !bytes.Equal(kp.SecretShare(), d.Shares[1].SecretShare()) || kp.MinSigners() != 2 {
+		t.Fatalf("key package round trip: %v", err)
+	}
+	pb, _ := d.Public.MarshalBinary()
+	pp, err := ParsePublicKeyPackage(pb)
+	if err != nil || !bytes.Equal(pp.GroupPublicKey(), d.Public.GroupPublicKey()) || len(pp.IDs()) != 3 {
+		t.Fatalf("public key package round trip: %v", err)
+	}
+	// A public key package whose share 3 is off the polynomial.
+	bad := bytes.Clone(pb)
+	copy(bad[len(bad)-32:], edwards25519.NewGeneratorPoint().Bytes())
+	if _, err := ParsePublicKeyPackage(bad); !errors.Is(err, signer.ErrProtocol) {
+		t.Errorf("inconsistent public key package: %v", err)
+	}
+	dkg, r1, _ := NewDKG(1, 2, 3, rand.Reader)
+	b, _ = r1.AppendBinary(nil)
+	r1b, err := ParseDKGRound1(b)
+	if err != nil || !r1b.verifyProof() {
+		t.Fatalf("DKG round 1 round trip: %v", err)
+	}
+	_ = dkg
+	r2 := &DKGRound2{From: 1, To: 2, Share: scalarFromUint(8)}
+	b, _ = r2.AppendBinary(nil)
+	if r2b, err := ParseDKGRound2(b); err != nil || r2b.From != 1 || r2b.To != 2 {
+		t.Fatalf("DKG round 2 round trip: %v", err)
+	}
+}
+
+func TestDecodersRefuseBadElements(t *testing.T) {
+	d, _ := Split(scalarFromUint(5), 2, 3, rand.Reader)
+	n, _ := Commit(d.Shares[0], rand.Reader)
+	good, _ := n.Commitments().AppendBinary(nil)
+	for name, e := range badElements(t) {
+		if len(e) != 32 {
+			continue
+		}
+		for _, off := range []int{2, 34} {
+			b := bytes.Clone(good)
+			copy(b[off:], e)
+			_, err := ParseSigningCommitments(b)
+			var ee *EncodingError
+			if !errors.As(err, &ee) || !errors.Is(err, signer.ErrProtocol) {
+				t.Errorf("commitments with %s at %d: %v", name, off, err)
+			}
+		}
+	}
+	for _, b := range [][]byte{good[:65], append(bytes.Clone(good), 0), append([]byte{0, 0}, good[2:]...)} {
+		if _, err := ParseSigningCommitments(b); err == nil {
+			t.Errorf("commitments %x accepted", b)
+		}
+	}
+	share := append([]byte{0, 1}, order[:]...)
+	if _, err := ParseSignatureShare(share); !errors.Is(err, signer.ErrProtocol) {
+		t.Errorf("share with z = L: %v", err)
+	}
+}

@@ -1,0 +1,107 @@
+package frost
+
+import (
+	"crypto/rand"
+	"errors"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/signerkit/signerkit/guard"
+)
+
+// slowSyncFS is a guard.MemFS whose syncs take a while, so that Generate,
+// which unlocks the store for its sync, overlaps Signs that free slots.
+type slowSyncFS struct{ guard.MemFS }
+
+type slowSyncFile struct{ guard.File }
+
+func (f slowSyncFile) Sync() error { time.Sleep(2 * time.Millisecond); return f.File.Sync() }
+
+func (s *slowSyncFS) Open(name string) (guard.File, error) {
+	f, err := s.MemFS.Open(name)
+	if err != nil {
+		return nil, err
+	}
+	return slowSyncFile{f}, nil
+}
+
+// TestGenerateWhileSigning generates nonce pairs while signs free slots.
+// Generate once kept a view of the free list across its sync, which a
+// concurrent Sign overwrote by appending the slot it freed: the new pairs
+// were filed under other slots, so handles fresh from Generate were
+// refused as used, shares were made with the wrong nonces, and a pair left
+// marked fresh on disk could have been handed out twice after a restart.
+func TestGenerateWhileSigning(t *testing.T) {
+	seed := make([]byte, 32)
+	rand.Read(seed)
+	d, err := SplitSeed(seed, 2, 3, rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	k1, k2 := d.Shares[0], d.Shares[1]
+	st, err := OpenNonceStore(k1, NonceStoreConfig{FS: &slowSyncFS{}, Capacity: 256})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	first, err := st.Generate(128)
+	if err != nil {
+		t.Fatal(err)
+	}
+	msg := []byte("vote")
+	var (
+		wg        sync.WaitGroup
+		mu        sync.Mutex
+		bad, used int
+	)
+	sign := func(p Presigned) {
+		defer wg.Done()
+		other, err := Commit(k2, rand.Reader)
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		list := []SigningCommitments{p.Commitments, other.Commitments()}
+		SortCommitments(list)
+		sh, err := st.Sign(p.Handle, msg, list)
+		mu.Lock()
+		defer mu.Unlock()
+		switch {
+		case errors.Is(err, ErrNonceUsed):
+			used++
+		case err != nil:
+			t.Error(err)
+		case VerifySignatureShare(d.Public, sh, msg, list) != nil:
+			bad++
+		}
+	}
+	more := make(chan []Presigned, 64)
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		defer close(more)
+		for range 40 {
+			ps, err := st.Generate(2)
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			more <- ps
+		}
+	}()
+	for _, p := range first {
+		wg.Add(1)
+		go sign(p)
+	}
+	for ps := range more {
+		for _, p := range ps {
+			wg.Add(1)
+			go sign(p)
+		}
+	}
+	wg.Wait()
+	if bad > 0 || used > 0 {
+		t.Fatalf("%d invalid shares and %d handles fresh from Generate refused as used", bad, used)
+	}
+}

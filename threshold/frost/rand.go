@@ -1,0 +1,5 @@
+package frost
+
+import "crypto/rand"
+
+var cryptoRand = rand.Reader

@@ -1,0 +1,275 @@
+package frost
+
+import (
+	"crypto/ed25519"
+	"fmt"
+	"io"
+	"slices"
+
+	"filippo.io/edwards25519"
+	"github.com/signerkit/signerkit/signer"
+)
+
+// SigningCommitments are the two public nonce commitments a participant
+// publishes in round one (the pair (hiding_nonce_commitment,
+// binding_nonce_commitment) with its identifier).
+type SigningCommitments struct {
+	ID      Identifier
+	Hiding  *edwards25519.Point
+	Binding *edwards25519.Point
+}
+
+// Equal reports whether c and o are the same commitments.
+func (c SigningCommitments) Equal(o SigningCommitments) bool {
+	return c.ID == o.ID && c.Hiding != nil && o.Hiding != nil && c.Binding != nil && o.Binding != nil &&
+		c.Hiding.Equal(o.Hiding) == 1 && c.Binding.Equal(o.Binding) == 1
+}
+
+// SigningNonces are the secret nonces behind a participant's
+// SigningCommitments. They must be used in at most one Sign (NonceStore
+// keeps that promise across crashes) and are wiped by it.
+type SigningNonces struct {
+	hiding, binding *edwards25519.Scalar
+	commitments     SigningCommitments
+}
+
+// Commitments returns the public commitments to the nonces.
+func (n *SigningNonces) Commitments() SigningCommitments { return n.commitments }
+
+// Wipe overwrites the nonces.
+func (n *SigningNonces) Wipe() {
+	wipeScalar(n.hiding)
+	wipeScalar(n.binding)
+}
+
+func (n *SigningNonces) wiped() bool { return n.hiding == nil || isZero(n.hiding) && isZero(n.binding) }
+
+// nonceGenerate is nonce_generate of RFC 9591 section 4.1, with the 32
+// random bytes given.
+func nonceGenerate(random []byte, secret *edwards25519.Scalar) *edwards25519.Scalar {
+	return h3(random, secret.Bytes())
+}
+
+// Commit is round one, commit(sk_i): it draws a pair of nonces bound to the
+// participant's secret share and returns them with their commitments.
+func Commit(k *KeyPackage, rand io.Reader) (*SigningNonces, error) {
+	var r [64]byte
+	defer clear(r[:])
+	if _, err := io.ReadFull(rand, r[:]); err != nil {
+		return nil, fmt.Errorf("frost: reading randomness: %w", err)
+	}
+	return commitWith(k.id, k.secret, r[:32], r[32:]), nil
+}
+
+func commitWith(id Identifier, secret *edwards25519.Scalar, hidingRandom, bindingRandom []byte) *SigningNonces {
+	n := &SigningNonces{hiding: nonceGenerate(hidingRandom, secret), binding: nonceGenerate(bindingRandom, secret)}
+	n.commitments = SigningCommitments{ID: id,
+		Hiding:  new(edwards25519.Point).ScalarBaseMult(n.hiding),
+		Binding: new(edwards25519.Point).ScalarBaseMult(n.binding)}
+	return n
+}
+
+// checkCommitmentList checks that list is sorted by identifier without
+// duplicates and has no nil or identity element (decoded elements never
+// are; this guards values built in code).
+func checkCommitmentList(list []SigningCommitments, minSigners int) error {
+	if len(list) < minSigners {
+		return invalidArgument("%d signing commitments, the threshold is %d", len(list), minSigners)
+	}
+	if len(list) > MaxParticipants {
+		return invalidArgument("%d signing commitments", len(list))
+	}
+	id := edwards25519.NewIdentityPoint()
+	for i, c := range list {
+		if c.ID == 0 {
+			return invalidArgument("signing commitments with identifier 0")
+		}
+		if i > 0 && list[i-1].ID >= c.ID {
+			return invalidArgument("signing commitments not sorted by identifier or repeated (%d after %d)", c.ID, list[i-1].ID)
+		}
+		if c.Hiding == nil || c.Binding == nil || c.Hiding.Equal(id) == 1 || c.Binding.Equal(id) == 1 {
+			return invalidArgument("signing commitments of participant %d hold the identity or nothing", c.ID)
+		}
+	}
+	return nil
+}
+
+// SortCommitments sorts list by identifier, as every function here wants
+// it.
+func SortCommitments(list []SigningCommitments) {
+	slices.SortFunc(list, func(a, b SigningCommitments) int { return int(a.ID) - int(b.ID) })
+}
+
+// encodeGroupCommitmentList is encode_group_commitment_list.
+func encodeGroupCommitmentList(list []SigningCommitments) []byte {
+	out := make([]byte, 0, len(list)*(ScalarSize+2*ElementSize))
+	for _, c := range list {
+		out = append(out, c.ID.serialize()...)
+		out = append(out, c.Hiding.Bytes()...)
+		out = append(out, c.Binding.Bytes()...)
+	}
+	return out
+}
+
+// session holds what every participant and the coordinator compute from
+// one (group key, commitment list, message): the binding factors, the
+// group commitment R and the challenge c.
+type session struct {
+	list      []SigningCommitments
+	binding   []*edwards25519.Scalar // by position in list
+	groupComm *edwards25519.Point
+	challenge *edwards25519.Scalar
+}
+
+// bindingFactorInputs returns the rho inputs of compute_binding_factors,
+// one per entry of list.
+func bindingFactorInputs(group *edwards25519.Point, list []SigningCommitments, msg []byte) [][]byte {
+	prefix := slices.Concat(group.Bytes(), h4(msg), h5(encodeGroupCommitmentList(list)))
+	inputs := make([][]byte, len(list))
+	for i, c := range list {
+		inputs[i] = slices.Concat(prefix, c.ID.serialize())
+	}
+	return inputs
+}
+
+func newSession(group *edwards25519.Point, list []SigningCommitments, msg []byte) *session {
+	s := &session{list: list}
+	for _, in := range bindingFactorInputs(group, list, msg) {
+		s.binding = append(s.binding, h1(in))
+	}
+	// compute_group_commitment: Σ D_i + [ρ_i]E_i.
+	scalars := make([]*edwards25519.Scalar, 0, 2*len(list))
+	points := make([]*edwards25519.Point, 0, 2*len(list))
+	one := scalarFromUint(1)
+	for i, c := range list {
+		scalars = append(scalars, one, s.binding[i])
+		points = append(points, c.Hiding, c.Binding)
+	}
+	s.groupComm = new(edwards25519.Point).VarTimeMultiScalarMult(scalars, points)
+	s.challenge = h2(s.groupComm.Bytes(), group.Bytes(), msg)
+	return s
+}
+
+func (s *session) index(id Identifier) int {
+	for i, c := range s.list {
+		if c.ID == id {
+			return i
+		}
+	}
+	return -1
+}
+
+// lambda is derive_interpolating_value(participant_list, id).
+func (s *session) lambda(id Identifier) *edwards25519.Scalar {
+	num, den := scalarFromUint(1), scalarFromUint(1)
+	xi := id.scalar()
+	for _, c := range s.list {
+		if c.ID == id {
+			continue
+		}
+		xj := c.ID.scalar()
+		num.Multiply(num, xj)
+		den.Multiply(den, new(edwards25519.Scalar).Subtract(xj, xi))
+	}
+	return num.Multiply(num, den.Invert(den))
+}
+
+// SignatureShare is a participant's round-two output.
+type SignatureShare struct {
+	ID Identifier
+	Z  *edwards25519.Scalar
+}
+
+// Sign is round two, sign(): it checks that the participant's own
+// commitments appear in list, computes its signature share over msg and
+// wipes nonces, which must not be used again. list must be sorted by
+// identifier (SortCommitments).
+func Sign(k *KeyPackage, nonces *SigningNonces, msg []byte, list []SigningCommitments) (SignatureShare, error) {
+	defer nonces.Wipe()
+	if nonces.wiped() {
+		return SignatureShare{}, fmt.Errorf("frost: %w", ErrNonceUsed)
+	}
+	if err := checkCommitmentList(list, k.minSigners); err != nil {
+		return SignatureShare{}, err
+	}
+	s := newSession(k.group, list, msg)
+	if s.groupComm.Equal(edwards25519.NewIdentityPoint()) == 1 {
+		// SerializeElement refuses the identity, so the RFC's
+		// compute_challenge fails here; so does this.
+		return SignatureShare{}, invalidArgument("the group commitment is the identity")
+	}
+	i := s.index(k.id)
+	if i < 0 || !list[i].Equal(nonces.commitments) {
+		return SignatureShare{}, invalidArgument("participant %d's own commitments are not in the commitment list", k.id)
+	}
+	// z_i = d_i + e_i·ρ_i + λ_i·s_i·c
+	z := new(edwards25519.Scalar).Multiply(s.lambda(k.id), k.secret)
+	z.Multiply(z, s.challenge)
+	z.MultiplyAdd(nonces.binding, s.binding[i], z)
+	z.Add(z, nonces.hiding)
+	return SignatureShare{ID: k.id, Z: z}, nil
+}
+
+// VerifySignatureShare is verify_signature_share: it returns nil if share
+// is participant share.ID's valid share for msg under list, and a
+// *ShareError naming the participant otherwise.
+func VerifySignatureShare(pub *PublicKeyPackage, share SignatureShare, msg []byte, list []SigningCommitments) error {
+	if err := checkCommitmentList(list, pub.minSigners); err != nil {
+		return err
+	}
+	return newSession(pub.group, list, msg).verifyShare(pub, share)
+}
+
+func (s *session) verifyShare(pub *PublicKeyPackage, share SignatureShare) error {
+	i := s.index(share.ID)
+	pk := pub.shares[share.ID]
+	if i < 0 || pk == nil || share.Z == nil {
+		return &ShareError{ID: share.ID}
+	}
+	c := s.list[i]
+	// l = G·z_i; r = D_i + [ρ_i]E_i + [c·λ_i]PK_i
+	cl := new(edwards25519.Scalar).Multiply(s.challenge, s.lambda(share.ID))
+	r := new(edwards25519.Point).VarTimeMultiScalarMult(
+		[]*edwards25519.Scalar{scalarFromUint(1), s.binding[i], cl},
+		[]*edwards25519.Point{c.Hiding, c.Binding, pk})
+	if new(edwards25519.Point).ScalarBaseMult(share.Z).Equal(r) != 1 {
+		return &ShareError{ID: share.ID}
+	}
+	return nil
+}
+
+// Aggregate combines the shares of every participant in list into an
+// Ed25519 signature over msg and verifies it (with crypto/ed25519) before
+// returning it. If it does not verify, every share is checked and the
+// error is a *ShareError naming the first participant whose share is
+// invalid: a bad share is identified, never aggregated into a signature
+// that is returned.
+func Aggregate(pub *PublicKeyPackage, msg []byte, list []SigningCommitments, shares []SignatureShare) ([]byte, error) {
+	if err := checkCommitmentList(list, pub.minSigners); err != nil {
+		return nil, err
+	}
+	if len(shares) != len(list) {
+		return nil, invalidArgument("%d signature shares for %d commitments", len(shares), len(list))
+	}
+	s := newSession(pub.group, list, msg)
+	if s.groupComm.Equal(edwards25519.NewIdentityPoint()) == 1 {
+		return nil, invalidArgument("the group commitment is the identity")
+	}
+	z := edwards25519.NewScalar()
+	for i, sh := range shares {
+		if sh.ID != list[i].ID || sh.Z == nil {
+			return nil, invalidArgument("signature shares not in the order of the commitment list")
+		}
+		z.Add(z, sh.Z)
+	}
+	sig := append(s.groupComm.Bytes(), z.Bytes()...)
+	if ed25519.Verify(pub.GroupPublicKey(), msg, sig) {
+		return sig, nil
+	}
+	for _, sh := range shares {
+		if err := s.verifyShare(pub, sh); err != nil {
+			return nil, err
+		}
+	}
+	return nil, fmt.Errorf("frost: every share verifies but the signature does not: %w", signer.ErrInvalidSignature)
+}

@@ -1,0 +1,316 @@
+package threshold
+
+import (
+	"bufio"
+	"context"
+	"crypto"
+	"crypto/ed25519"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"sync"
+	"time"
+
+	"github.com/signerkit/signerkit/guard"
+	"github.com/signerkit/signerkit/signer"
+	"github.com/signerkit/signerkit/threshold/frost"
+)
+
+// maxInflightPerConn bounds the requests a party serves at once on one
+// connection; further frames wait in TCP's buffers.
+const maxInflightPerConn = 512
+
+// PartyConfig configures a Party.
+type PartyConfig struct {
+	// Key is the party's share of the group key.
+	Key *frost.KeyPackage
+	// Nonces is the party's nonce store, opened for Key (with guard.DirFS
+	// for durability; a guard.MemFS store is not crash-safe). The Party
+	// does not close it.
+	Nonces *frost.NonceStore
+	// TLS is the server's TLS configuration: its certificate, and the CA
+	// pool (ClientCAs) or a VerifyPeerCertificate callback that admits
+	// coordinators. The Party requires TLS 1.3 and a client certificate
+	// whatever the configuration says.
+	TLS *tls.Config
+	// Guard, when set, puts a double-sign guard in front of the share:
+	// the party reads every message as consensus sign bytes and refuses
+	// what a CometBFT FilePV would refuse (package guard), before it
+	// touches a nonce. Its state is the party's own. Nil means no guard.
+	// The same message again is signed again (with fresh nonces: a share
+	// is never replayed); a vote that differs from the one signed only in
+	// its timestamp is refused with signer.ErrDoubleSign, since a party
+	// holds no whole signature to hand back. A guard.Guard in front of
+	// the coordinator's Signer handles that case as for any signer.
+	Guard *guard.Config
+	// MaxPresignBatch caps the nonce pairs made per presign request; 0
+	// means 1024.
+	MaxPresignBatch int
+}
+
+// Party is one participant of a threshold key, serving signature shares to
+// coordinators over mutual TLS 1.3. It is safe for concurrent use: it
+// serves any number of connections and requests at once.
+type Party struct {
+	key    *frost.KeyPackage
+	nonces *frost.NonceStore
+	tls    *tls.Config
+	guard  *guard.Guard
+	batch  int
+
+	c counters
+
+	mu        sync.Mutex
+	listeners map[net.Listener]bool
+	conns     map[net.Conn]bool
+	closed    bool
+	wg        sync.WaitGroup
+}
+
+// NewParty returns a Party for cfg. It does not listen: call Serve.
+func NewParty(cfg PartyConfig) (*Party, error) {
+	switch {
+	case cfg.Key == nil || cfg.Nonces == nil:
+		return nil, fmt.Errorf("threshold: PartyConfig needs Key and Nonces: %w", signer.ErrInvalidArgument)
+	case cfg.TLS == nil || len(cfg.TLS.Certificates) == 0 && cfg.TLS.GetCertificate == nil:
+		return nil, fmt.Errorf("threshold: PartyConfig.TLS needs a server certificate: %w", signer.ErrInvalidArgument)
+	case cfg.TLS.ClientCAs == nil && cfg.TLS.VerifyPeerCertificate == nil:
+		return nil, fmt.Errorf("threshold: PartyConfig.TLS needs ClientCAs or VerifyPeerCertificate to admit coordinators: %w", signer.ErrInvalidArgument)
+	}
+	t := cfg.TLS.Clone()
+	t.MinVersion = tls.VersionTLS13
+	if t.ClientCAs != nil {
+		t.ClientAuth = tls.RequireAndVerifyClientCert
+	} else {
+		t.ClientAuth = tls.RequireAnyClientCert // VerifyPeerCertificate pins the keys
+	}
+	p := &Party{key: cfg.Key, nonces: cfg.Nonces, tls: t, batch: cfg.MaxPresignBatch,
+		listeners: map[net.Listener]bool{}, conns: map[net.Conn]bool{}}
+	if p.batch <= 0 || p.batch > maxPresignBatch {
+		p.batch = maxPresignBatch
+	}
+	if cfg.Guard != nil {
+		g, err := guard.New(&admission{pub: cfg.Key.GroupPublicKey()}, *cfg.Guard)
+		if err != nil {
+			return nil, err
+		}
+		p.guard = g
+	}
+	return p, nil
+}
+
+// ID returns the party's identifier.
+func (p *Party) ID() frost.Identifier { return p.key.ID() }
+
+// Counters returns the bytes the party has sent and received on all its
+// connections.
+func (p *Party) Counters() Counters { return p.c.snapshot() }
+
+// Serve accepts connections on l and serves them until l fails or the
+// Party is closed. l may be any net.Listener (a network shaper's, say);
+// Serve adds TLS itself. It returns nil after Close.
+func (p *Party) Serve(l net.Listener) error {
+	p.mu.Lock()
+	if p.closed {
+		p.mu.Unlock()
+		l.Close()
+		return fmt.Errorf("threshold: party: %w", signer.ErrClosed)
+	}
+	p.listeners[l] = true
+	p.mu.Unlock()
+	for {
+		raw, err := l.Accept()
+		if err != nil {
+			p.mu.Lock()
+			closed := p.closed
+			delete(p.listeners, l)
+			p.mu.Unlock()
+			if closed {
+				return nil
+			}
+			var ne net.Error
+			if errors.As(err, &ne) && ne.Timeout() {
+				time.Sleep(10 * time.Millisecond)
+				continue
+			}
+			return err
+		}
+		conn := tls.Server(&countingConn{Conn: raw, c: &p.c}, p.tls)
+		p.mu.Lock()
+		if p.closed {
+			p.mu.Unlock()
+			raw.Close()
+			return nil
+		}
+		p.conns[conn] = true
+		p.wg.Add(1)
+		p.mu.Unlock()
+		go p.serveConn(conn)
+	}
+}
+
+func (p *Party) serveConn(conn *tls.Conn) {
+	defer p.wg.Done()
+	defer func() {
+		conn.Close()
+		p.mu.Lock()
+		delete(p.conns, conn)
+		p.mu.Unlock()
+	}()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	err := conn.HandshakeContext(ctx)
+	cancel()
+	if err != nil {
+		return
+	}
+	r := bufio.NewReaderSize(conn, 16<<10)
+	w := newFrameWriter(conn)
+	var inflight sync.WaitGroup
+	defer inflight.Wait()
+	sem := make(chan struct{}, maxInflightPerConn)
+	for {
+		f, err := readFrame(r)
+		if err != nil {
+			return
+		}
+		p.c.frames.Add(1)
+		p.c.payloadIn.Add(uint64(len(f.body)))
+		sem <- struct{}{}
+		inflight.Add(1)
+		go func() {
+			defer func() { <-sem; inflight.Done() }()
+			resp := p.handle(f)
+			if w.write(resp) == nil {
+				p.c.frames.Add(1)
+				p.c.payloadOut.Add(uint64(len(resp.body)))
+			}
+		}()
+	}
+}
+
+func errorFrame(id uint32, code byte, err error) frame {
+	return frame{typ: typeError, id: id, body: encodeError(code, err.Error())}
+}
+
+func (p *Party) handle(f frame) frame {
+	switch f.typ {
+	case typePresign:
+		req, err := parsePresignRequest(f.body)
+		if err != nil {
+			return errorFrame(f.id, codeInvalid, err)
+		}
+		var out []frost.Presigned
+		if req.flags&presignOutstanding != 0 {
+			out = p.nonces.Outstanding()
+		}
+		if n := min(int(req.count), p.batch) - len(out); n > 0 {
+			made, err := p.nonces.Generate(n)
+			if err != nil {
+				return errorFrame(f.id, codeUnavailable, err)
+			}
+			out = append(out, made...)
+		}
+		if len(out) > maxPresignBatch {
+			out = out[:maxPresignBatch]
+		}
+		return frame{typ: typePresigned, id: f.id, body: encodePresigned(out)}
+	case typeSign:
+		req, err := parseSignRequest(f.body)
+		if err != nil {
+			return errorFrame(f.id, codeInvalid, err)
+		}
+		z, code, err := p.sign(req)
+		if err != nil {
+			return errorFrame(f.id, code, err)
+		}
+		return frame{typ: typeShare, id: f.id, body: z}
+	}
+	return errorFrame(f.id, codeInvalid, &ProtocolError{fmt.Sprintf("unknown request type %d", f.typ)})
+}
+
+// sign serves a sign request: the guard first, then the nonce store,
+// which marks the nonce consumed durably before computing the share.
+func (p *Party) sign(req signRequest) ([]byte, byte, error) {
+	if len(req.msg) > MaxMessage {
+		return nil, codeTooLarge, fmt.Errorf("threshold: %d-byte message: %w", len(req.msg), signer.ErrMessageTooLarge)
+	}
+	list := []frost.SigningCommitments{}
+	for _, c := range req.others {
+		if c.ID == p.key.ID() {
+			return nil, codeInvalid, &ProtocolError{"a sign request lists this party as another signer"}
+		}
+		list = append(list, c)
+	}
+	// The party's own commitments are looked up by handle; the list it
+	// signs over has them in their place.
+	own, found := p.nonces.Lookup(req.handle)
+	if !found {
+		return nil, codeNonceUsed, fmt.Errorf("threshold: party %d, nonce %#x: %w", p.key.ID(), uint64(req.handle), frost.ErrNonceUsed)
+	}
+	list = append(list, own)
+	frost.SortCommitments(list)
+	if p.guard != nil {
+		s, err := p.guard.SignBytes(context.Background(), req.msg)
+		if err != nil {
+			if errors.Is(err, signer.ErrDoubleSign) {
+				return nil, codeDoubleSign, err
+			}
+			return nil, codeInvalid, err
+		}
+		if s.TimestampChanged {
+			return nil, codeDoubleSign, fmt.Errorf("threshold: party %d already signed this vote with another timestamp (%v): %w", p.key.ID(), s.Timestamp, signer.ErrDoubleSign)
+		}
+	}
+	share, err := p.nonces.Sign(req.handle, req.msg, list)
+	switch {
+	case errors.Is(err, frost.ErrNonceUsed):
+		return nil, codeNonceUsed, err
+	case errors.Is(err, signer.ErrInvalidArgument):
+		return nil, codeInvalid, err
+	case err != nil:
+		return nil, codeUnavailable, err
+	}
+	return share.Z.Bytes(), 0, nil
+}
+
+// Close stops serving: it closes the listeners and connections and waits
+// for requests in flight. It does not close the nonce store.
+func (p *Party) Close() error {
+	p.mu.Lock()
+	if p.closed {
+		p.mu.Unlock()
+		return nil
+	}
+	p.closed = true
+	for l := range p.listeners {
+		l.Close()
+	}
+	for c := range p.conns {
+		c.Close()
+	}
+	p.mu.Unlock()
+	p.wg.Wait()
+	if p.guard != nil {
+		return p.guard.Close()
+	}
+	return nil
+}
+
+// admission is the signer a party's guard wraps. The guard only decides
+// whether the party may sign a message; a party never holds a whole
+// signature, so the guard's state records 64 zero bytes in the signature's
+// place, and the party computes a share for every message the guard
+// admits (a fresh one each time: a share is never replayed from the
+// state, since it belongs to one commitment list).
+type admission struct{ pub ed25519.PublicKey }
+
+func (a *admission) Public() crypto.PublicKey { return a.pub }
+func (a *admission) Sign(io.Reader, []byte, crypto.SignerOpts) ([]byte, error) {
+	return make([]byte, ed25519.SignatureSize), nil
+}
+func (a *admission) SignContext(context.Context, []byte) ([]byte, error) {
+	return make([]byte, ed25519.SignatureSize), nil
+}
+func (a *admission) Close() error { return nil }

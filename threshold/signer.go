@@ -1,0 +1,522 @@
+package threshold
+
+import (
+	"context"
+	"crypto"
+	"crypto/ed25519"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"io"
+	"maps"
+	"net"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/signerkit/signerkit/signer"
+	"github.com/signerkit/signerkit/threshold/frost"
+)
+
+// Remote is a party the coordinator signs with.
+type Remote struct {
+	ID   frost.Identifier
+	Addr string // host:port, passed to Config.Dial
+	// ServerName is the name the party's certificate must carry; empty
+	// means the host part of Addr.
+	ServerName string
+}
+
+// Local is a share the coordinator holds itself (as a horcrux cosigner
+// holds one), so that it signs with one remote party per signature.
+type Local struct {
+	Key    *frost.KeyPackage
+	Nonces *frost.NonceStore // opened for Key; not closed by the Signer
+}
+
+// Config configures a Signer.
+type Config struct {
+	// Public is the key's public key package, from the dealer or the DKG.
+	// Shares are verified against it.
+	Public *frost.PublicKeyPackage
+	// Parties are the remote parties; the Signer asks any MinSigners of
+	// them (counting Local) for each signature.
+	Parties []Remote
+	// Local, when set, is a share the Signer holds itself.
+	Local *Local
+	// TLS is the client configuration: the coordinator's certificate and
+	// the pool of the CA that signed the parties' certificates (RootCAs),
+	// or a VerifyPeerCertificate that pins their keys. TLS 1.3 is
+	// required whatever it says.
+	TLS *tls.Config
+	// Dial makes the raw connections under TLS; nil means a net.Dialer.
+	// A network shaper plugs in here.
+	Dial func(ctx context.Context, network, addr string) (net.Conn, error)
+	// PoolSize is the number of nonce commitments kept ready per party;
+	// 0 means 256. The pool is refilled in the background when it falls
+	// below half.
+	PoolSize int
+	// PartyTimeout bounds one request to one party; a party that takes
+	// longer is routed around and avoided for a while. 0 means 5 s.
+	PartyTimeout time.Duration
+	// HedgeAfter is how long a sign waits on a party before it also asks
+	// another pair; 0 means adaptive (three times the slowest chosen
+	// party's mean round trip, at least 20 ms); negative turns hedging off.
+	HedgeAfter time.Duration
+}
+
+// Signer is the coordinator of a threshold key: a signer.Signer whose
+// signatures are made by any MinSigners of the parties, one request and
+// response round trip to each of them, in parallel, per signature. It
+// keeps a pool of each party's nonce commitments, refilled in the
+// background, routes around parties that are down, slow or send bad
+// shares, and verifies every signature before returning it.
+//
+// A Signer is safe for concurrent use.
+type Signer struct {
+	pub     *frost.PublicKeyPackage
+	pubKey  ed25519.PublicKey
+	members []*memberState
+	t       int
+	timeout time.Duration
+	hedge   time.Duration
+	pool    int
+
+	ctx    context.Context // ends at Close
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+
+	mu      sync.Mutex
+	changed chan struct{} // closed and replaced when a pool grows
+	closed  atomic.Bool
+	signs   sync.WaitGroup
+}
+
+var (
+	_ signer.Signer          = (*Signer)(nil)
+	_ signer.AlgorithmSigner = (*Signer)(nil)
+)
+
+// memberState is the coordinator's view of one signer: its pool of
+// commitments and its health.
+type memberState struct {
+	id     frost.Identifier
+	m      member
+	remote *remote // nil for the local share
+
+	// guarded by Signer.mu
+	pool      []frost.Presigned
+	downUntil time.Time
+	backoff   time.Duration
+	refill    chan struct{}
+	primed    bool // a presign has succeeded since New
+
+	rttNanos                              atomic.Int64 // moving average of sign round trips
+	shares, failures, badShares, timeouts atomic.Uint64
+}
+
+// New returns a Signer for cfg and starts filling its pools. It does not
+// wait for the parties: signs wait for commitments (within their context)
+// while the pools first fill.
+func New(cfg Config) (*Signer, error) {
+	if cfg.Public == nil {
+		return nil, fmt.Errorf("threshold: Config.Public is nil: %w", signer.ErrInvalidArgument)
+	}
+	if cfg.TLS == nil && len(cfg.Parties) > 0 {
+		return nil, fmt.Errorf("threshold: Config.TLS is nil: %w", signer.ErrInvalidArgument)
+	}
+	s := &Signer{pub: cfg.Public, pubKey: cfg.Public.GroupPublicKey(), t: cfg.Public.MinSigners(),
+		timeout: cfg.PartyTimeout, hedge: cfg.HedgeAfter, pool: cfg.PoolSize, changed: make(chan struct{})}
+	if s.timeout <= 0 {
+		s.timeout = 5 * time.Second
+	}
+	if s.pool <= 0 {
+		s.pool = 256
+	}
+	seen := map[frost.Identifier]bool{}
+	add := func(id frost.Identifier, m member, r *remote) error {
+		if seen[id] || cfg.Public.VerifyingShare(id) == nil {
+			return fmt.Errorf("threshold: party %d is repeated or not in the public key package: %w", id, signer.ErrInvalidArgument)
+		}
+		seen[id] = true
+		s.members = append(s.members, &memberState{id: id, m: m, remote: r, refill: make(chan struct{}, 1)})
+		return nil
+	}
+	if cfg.Local != nil {
+		if cfg.Local.Key == nil || cfg.Local.Nonces == nil || !slices.Equal(cfg.Local.Key.GroupPublicKey(), s.pubKey) {
+			return nil, fmt.Errorf("threshold: Config.Local needs Key (of this group key) and Nonces: %w", signer.ErrInvalidArgument)
+		}
+		if err := add(cfg.Local.Key.ID(), &local{nonces: cfg.Local.Nonces}, nil); err != nil {
+			return nil, err
+		}
+	}
+	dial := cfg.Dial
+	if dial == nil {
+		dial = (&net.Dialer{}).DialContext
+	}
+	for _, p := range cfg.Parties {
+		conf := cfg.TLS.Clone()
+		conf.MinVersion = tls.VersionTLS13
+		if p.ServerName != "" {
+			conf.ServerName = p.ServerName
+		} else if host, _, err := net.SplitHostPort(p.Addr); err == nil {
+			conf.ServerName = host
+		}
+		r := &remote{id: p.ID, addr: p.Addr, tls: conf, dial: dial}
+		if err := add(p.ID, r, r); err != nil {
+			return nil, err
+		}
+	}
+	if len(s.members) < s.t {
+		return nil, fmt.Errorf("threshold: %d signers configured, the threshold is %d: %w", len(s.members), s.t, signer.ErrInvalidArgument)
+	}
+	s.ctx, s.cancel = context.WithCancel(context.Background())
+	for _, m := range s.members {
+		s.wg.Add(1)
+		go s.refiller(m)
+	}
+	return s, nil
+}
+
+// Public returns the group's Ed25519 public key.
+func (s *Signer) Public() crypto.PublicKey { return s.pubKey }
+
+// Algorithm returns signer.Ed25519.
+func (s *Signer) Algorithm() signer.Algorithm { return signer.Ed25519 }
+
+// Sign implements crypto.Signer: msg is the whole message and
+// opts.HashFunc() must be 0 (Ed25519ph and Ed25519ctx are refused with
+// signer.ErrUnsupported). rand is ignored.
+func (s *Signer) Sign(_ io.Reader, msg []byte, opts crypto.SignerOpts) ([]byte, error) {
+	if opts != nil && opts.HashFunc() != 0 {
+		return nil, fmt.Errorf("threshold: Ed25519ph: %w", signer.ErrUnsupported)
+	}
+	if o, ok := opts.(*ed25519.Options); ok && o.Context != "" {
+		return nil, fmt.Errorf("threshold: Ed25519ctx: %w", signer.ErrUnsupported)
+	}
+	return s.SignContext(context.Background(), msg)
+}
+
+// SignContext signs msg with MinSigners parties and returns the verified
+// Ed25519 signature. It returns within ctx's deadline with an error
+// wrapping ctx.Err() if no pair could sign by then.
+func (s *Signer) SignContext(ctx context.Context, msg []byte) ([]byte, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if s.closed.Load() {
+		return nil, fmt.Errorf("threshold: %w", signer.ErrClosed)
+	}
+	if len(msg) > MaxMessage {
+		return nil, fmt.Errorf("threshold: %d-byte message, the most is %d: %w", len(msg), MaxMessage, signer.ErrMessageTooLarge)
+	}
+	s.signs.Add(1)
+	defer s.signs.Done()
+	if s.closed.Load() {
+		return nil, fmt.Errorf("threshold: %w", signer.ErrClosed)
+	}
+	tr := signer.ContextTrace(ctx)
+	start := tr.Start()
+	var tally tally
+	sig, err := s.sign(ctx, msg, &tally)
+	tr.Measured(signer.StageTransport, start)
+	tr.Add(signer.CountRoundTrips, tally.roundTrips.Load())
+	tr.Add(signer.CountBytesOut, tally.bytesOut.Load())
+	tr.Add(signer.CountBytesIn, tally.bytesIn.Load())
+	if err != nil && s.closed.Load() && !errors.Is(err, signer.ErrClosed) {
+		err = fmt.Errorf("threshold: %w (%v)", signer.ErrClosed, err)
+	}
+	return sig, err
+}
+
+// tally counts one sign's requests and frame bytes for its trace.
+type tally struct {
+	roundTrips, bytesOut, bytesIn atomic.Int64
+}
+
+type attemptResult struct {
+	sig     []byte
+	err     error
+	culprit *memberState // the member that failed, if one did
+}
+
+// sign runs attempts with pairs of signers until one produces a verified
+// signature: a second attempt starts when one fails, or when it waits on
+// a party longer than the hedge delay.
+func (s *Signer) sign(ctx context.Context, msg []byte, tl *tally) ([]byte, error) {
+	actx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	// Every attempt but a hedge starts after a failure that excludes a
+	// member, so few are ever made; the cap is a backstop, and results
+	// has room for all so that no attempt blocks after sign returns.
+	maxAttempts := 2 * len(s.members)
+	results := make(chan attemptResult, maxAttempts)
+	failed := map[*memberState]bool{}
+	running := 0
+	var lastErr error
+	var pending []*attempt
+	// launch starts an attempt without the members that failed this sign
+	// and those in also (the slow ones a hedge avoids).
+	launch := func(also map[*memberState]bool) (bool, error) {
+		if len(pending) == maxAttempts {
+			return false, nil
+		}
+		excluded := maps.Clone(failed)
+		maps.Copy(excluded, also)
+		// Only a sign with nothing in flight waits for commitments.
+		a, err := s.choose(ctx, excluded, running == 0)
+		if err != nil || a == nil {
+			return false, err
+		}
+		pending = append(pending, a)
+		running++
+		go func() { results <- s.attempt(actx, a, msg, tl) }()
+		return true, nil
+	}
+	if ok, err := launch(nil); !ok {
+		if err == nil {
+			err = fmt.Errorf("threshold: fewer than %d signers available: %w", s.t, signer.ErrDeviceNotFound)
+		}
+		return nil, err
+	}
+	var hedge <-chan time.Time
+	if d := s.hedgeDelay(pending[0]); d > 0 {
+		hedge = time.After(d)
+	}
+	for {
+		select {
+		case r := <-results:
+			running--
+			if r.err == nil {
+				return r.sig, nil
+			}
+			lastErr = r.err
+			if final(r.err) {
+				return nil, r.err
+			}
+			if r.culprit != nil {
+				failed[r.culprit] = true
+			} else if running == 0 {
+				if ctx.Err() != nil {
+					return nil, fmt.Errorf("threshold: sign: %w (last failure: %v)", ctx.Err(), lastErr)
+				}
+				return nil, r.err
+			}
+			if ok, _ := launch(nil); !ok && running == 0 {
+				if ctx.Err() != nil {
+					return nil, fmt.Errorf("threshold: sign: %w (last failure: %v)", ctx.Err(), lastErr)
+				}
+				return nil, fmt.Errorf("threshold: no %d signers left to ask: %w", s.t, lastErr)
+			}
+		case <-hedge:
+			hedge = nil
+			// Ask another set without the members that have not
+			// answered, if there are enough others.
+			a := pending[len(pending)-1]
+			slow := map[*memberState]bool{}
+			for i, m := range a.set {
+				if !a.answered[i].Load() {
+					slow[m] = true
+				}
+			}
+			launch(slow)
+		case <-s.ctx.Done():
+			return nil, fmt.Errorf("threshold: %w", signer.ErrClosed)
+		case <-ctx.Done():
+			if lastErr != nil {
+				return nil, fmt.Errorf("threshold: sign: %w (last failure: %v)", ctx.Err(), lastErr)
+			}
+			return nil, fmt.Errorf("threshold: sign: %w", ctx.Err())
+		}
+	}
+}
+
+func (s *Signer) hedgeDelay(a *attempt) time.Duration {
+	if s.hedge != 0 {
+		return s.hedge
+	}
+	var slowest time.Duration
+	for _, m := range a.set {
+		slowest = max(slowest, time.Duration(m.rttNanos.Load()))
+	}
+	return max(3*slowest, 20*time.Millisecond)
+}
+
+// attempt is one try at a signature with one set of signers, each with
+// the commitments taken from its pool.
+type attempt struct {
+	set      []*memberState
+	pres     []frost.Presigned
+	answered []atomic.Bool
+}
+
+// choose takes one commitment from the pools of t signers that are not
+// excluded, preferring those up, local and fast. When too few have
+// commitments it waits for the pools to refill, until ctx ends, if wait
+// is set. It returns nil when not enough signers are left.
+func (s *Signer) choose(ctx context.Context, excluded map[*memberState]bool, wait bool) (*attempt, error) {
+	for {
+		s.mu.Lock()
+		now := time.Now()
+		var cands, waiting []*memberState
+		for _, m := range s.members {
+			if excluded[m] {
+				continue
+			}
+			if len(m.pool) > 0 {
+				cands = append(cands, m)
+			} else {
+				waiting = append(waiting, m)
+			}
+		}
+		if len(cands)+len(waiting) < s.t {
+			s.mu.Unlock()
+			return nil, nil
+		}
+		if len(cands) >= s.t {
+			slices.SortStableFunc(cands, func(a, b *memberState) int {
+				ad, bd := now.Before(a.downUntil), now.Before(b.downUntil)
+				switch {
+				case ad != bd:
+					if ad {
+						return 1
+					}
+					return -1
+				case (a.remote == nil) != (b.remote == nil):
+					if a.remote == nil {
+						return -1
+					}
+					return 1
+				}
+				return int(a.rttNanos.Load() - b.rttNanos.Load())
+			})
+			a := &attempt{set: slices.Clone(cands[:s.t]), answered: make([]atomic.Bool, s.t)}
+			for _, m := range a.set {
+				a.pres = append(a.pres, m.pool[len(m.pool)-1])
+				m.pool = m.pool[:len(m.pool)-1]
+				s.poke(m)
+			}
+			s.mu.Unlock()
+			return a, nil
+		}
+		for _, m := range waiting {
+			s.poke(m)
+		}
+		changed := s.changed
+		s.mu.Unlock()
+		if !wait {
+			return nil, nil
+		}
+		select {
+		case <-changed:
+		case <-ctx.Done():
+			return nil, fmt.Errorf("threshold: waiting for nonce commitments: %w", ctx.Err())
+		case <-s.ctx.Done():
+			return nil, fmt.Errorf("threshold: %w", signer.ErrClosed)
+		}
+	}
+}
+
+// poke asks m's refiller to top up its pool. s.mu is held.
+func (s *Signer) poke(m *memberState) {
+	if len(m.pool) < s.pool/2 {
+		select {
+		case m.refill <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// attempt asks each member of a.set for its share, in parallel, with the
+// commitments choose took for it, and aggregates them.
+func (s *Signer) attempt(ctx context.Context, a *attempt, msg []byte, tl *tally) attemptResult {
+	list := make([]frost.SigningCommitments, len(a.set))
+	for i, p := range a.pres {
+		list[i] = p.Commitments
+	}
+	frost.SortCommitments(list)
+	type answer struct {
+		i     int
+		share frost.SignatureShare
+		err   error
+	}
+	answers := make(chan answer, len(a.set))
+	pctx, cancel := context.WithTimeout(ctx, s.timeout)
+	defer cancel()
+	for i, m := range a.set {
+		go func() {
+			start := time.Now()
+			if m.remote != nil {
+				tl.roundTrips.Add(1)
+				tl.bytesOut.Add(int64(frameHeaderSize + 9 + (len(list)-1)*frost.SigningCommitmentsSize + len(msg)))
+			}
+			sh, err := m.m.share(pctx, a.pres[i].Handle, list, msg)
+			if err == nil {
+				a.answered[i].Store(true)
+				if m.remote != nil {
+					tl.bytesIn.Add(frameHeaderSize + frost.ScalarSize)
+				}
+				s.sawRTT(m, time.Since(start))
+			}
+			answers <- answer{i, sh, err}
+		}()
+	}
+	shares := make([]frost.SignatureShare, 0, len(a.set))
+	for range a.set {
+		an := <-answers
+		m := a.set[an.i]
+		if an.err != nil {
+			if ctx.Err() != nil {
+				// The sign ended (or another attempt won): not the
+				// party's fault.
+				return attemptResult{err: an.err}
+			}
+			if errors.Is(an.err, context.DeadlineExceeded) {
+				m.timeouts.Add(1)
+				an.err = fmt.Errorf("threshold: party %d did not answer within %v: %w", m.id, s.timeout, an.err)
+			}
+			if !errors.Is(an.err, frost.ErrNonceUsed) && !final(an.err) {
+				s.markDown(m)
+			}
+			m.failures.Add(1)
+			return attemptResult{err: an.err, culprit: m}
+		}
+		m.shares.Add(1)
+		shares = append(shares, an.share)
+	}
+	slices.SortFunc(shares, func(x, y frost.SignatureShare) int { return int(x.ID) - int(y.ID) })
+	sig, err := frost.Aggregate(s.pub, msg, list, shares)
+	if err != nil {
+		var se *frost.ShareError
+		if errors.As(err, &se) {
+			for _, m := range a.set {
+				if m.id == se.ID {
+					m.badShares.Add(1)
+					s.markBad(m)
+					return attemptResult{err: err, culprit: m}
+				}
+			}
+		}
+		return attemptResult{err: err}
+	}
+	return attemptResult{sig: sig}
+}
+
+// Close stops the refills, closes the connections to the parties and
+// waits for signs in flight, which fail with an error wrapping
+// signer.ErrClosed. It is idempotent. The nonce commitments in the pools
+// are forgotten: a party keeps their nonces until a coordinator asks for
+// its outstanding commitments again.
+func (s *Signer) Close() error {
+	if s.closed.Swap(true) {
+		return nil
+	}
+	s.cancel()
+	for _, m := range s.members {
+		m.m.close()
+	}
+	s.signs.Wait()
+	s.wg.Wait()
+	return nil
+}
