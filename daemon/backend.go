@@ -60,13 +60,22 @@ type backend struct {
 
 	mu        sync.RWMutex
 	cur       signer.Signer // nil while down
+	downCause error         // why cur went away
 	reopening bool
 	stopped   bool
 
 	up         atomic.Bool
-	lastOK     atomic.Bool   // the last sign did not fail with a device error
 	stop       chan struct{} // closed by Close
 	reopenDone sync.WaitGroup
+
+	// life ends when the backend closes, cutting a probe short.
+	life context.Context
+	kill context.CancelFunc
+	// health is what the last sign or probe said; /readyz probes when it
+	// is older than healthInterval, for at most probeTimeout.
+	health         healthState
+	healthInterval time.Duration
+	probeTimeout   time.Duration
 
 	phasesMu sync.RWMutex
 	phases   map[phaseKey]*phaseMetrics
@@ -82,7 +91,7 @@ func Scheme(uri string) string {
 	return s
 }
 
-func openBackend(ctx context.Context, uri string, open OpenFunc, log *slog.Logger, m *Metrics) (*backend, error) {
+func openBackend(ctx context.Context, uri string, open OpenFunc, log *slog.Logger, m *Metrics, healthInterval, probeTimeout time.Duration) (*backend, error) {
 	octx, cancel := context.WithTimeout(ctx, openTimeout)
 	defer cancel()
 	s, err := open(octx, uri)
@@ -96,8 +105,10 @@ func openBackend(ctx context.Context, uri string, open OpenFunc, log *slog.Logge
 	}
 	b := &backend{uri: uri, scheme: Scheme(uri), pub: pub, open: open, log: log.With("backend", Scheme(uri)), m: m,
 		cur: s, stop: make(chan struct{}), phases: map[phaseKey]*phaseMetrics{}, upG: m.backendUp.WithLabelValues(Scheme(uri))}
+	b.life, b.kill = context.WithCancel(context.Background())
+	b.healthInterval, b.probeTimeout = healthInterval, probeTimeout
+	b.health.record(nil) // it answered the open
 	b.up.Store(true)
-	b.lastOK.Store(true)
 	b.upG.Set(1)
 	return b, nil
 }
@@ -117,9 +128,6 @@ func (b *backend) Sign(_ io.Reader, msg []byte, opts crypto.SignerOpts) ([]byte,
 	}
 	return b.SignContext(context.Background(), msg)
 }
-
-// ready reports whether the backend is open and its last sign answered.
-func (b *backend) ready() bool { return b.up.Load() && b.lastOK.Load() }
 
 type phaseKey struct{ chain, phase string }
 
@@ -179,21 +187,18 @@ func (b *backend) SignContext(ctx context.Context, msg []byte) ([]byte, error) {
 	}
 	chain, _ := ctx.Value(chainKey{}).(string)
 	pm := b.phase(chain, signer.LabelFrom(ctx))
+	b.health.signStarted()
 	start := time.Now()
 	sig, err := s.SignContext(signer.WithTrace(ctx, &pm.trace), msg)
 	pm.seconds.Observe(time.Since(start).Seconds())
+	b.health.signDone(err)
 	if err != nil {
-		cause := Cause(err)
-		b.m.backendErrors.WithLabelValues(b.scheme, cause).Inc()
+		b.m.backendErrors.WithLabelValues(b.scheme, Cause(err)).Inc()
 		if deviceGone(err) {
-			b.lastOK.Store(false)
 			b.down(s, err)
-		} else if cause == "timeout" {
-			b.lastOK.Store(false)
 		}
 		return nil, err
 	}
-	b.lastOK.Store(true)
 	return sig, nil
 }
 
@@ -211,6 +216,7 @@ func (b *backend) down(s signer.Signer, cause error) {
 		return
 	}
 	b.cur = nil
+	b.downCause = cause
 	b.up.Store(false)
 	b.upG.Set(0)
 	if !b.reopening {
@@ -244,17 +250,15 @@ func (b *backend) reopen() {
 			case <-ctx.Done():
 			}
 		}()
-		s, err := b.open(ctx, b.uri)
+		s, result, err := b.tryOpen(ctx)
 		cancel()
 		if err != nil {
-			b.m.backendReopens.WithLabelValues(b.scheme, "error").Inc()
-			b.log.Warn("backend reopen failed", "attempt", attempt, "cause", Cause(err), "err", err, "next_in", backoff)
-			continue
-		}
-		if pub, ok := s.Public().(ed25519.PublicKey); !ok || !pub.Equal(b.pub) {
-			_ = s.Close()
-			b.m.backendReopens.WithLabelValues(b.scheme, "wrong_key").Inc()
-			b.log.Error("the reopened device has another key; not signing with it", "attempt", attempt)
+			b.m.backendReopens.WithLabelValues(b.scheme, result).Inc()
+			if result == "wrong_key" {
+				b.log.Error("the reopened device has another key; not signing with it", "attempt", attempt)
+			} else {
+				b.log.Warn("backend reopen failed", "attempt", attempt, "result", result, "cause", Cause(err), "err", err, "next_in", backoff)
+			}
 			continue
 		}
 		b.mu.Lock()
@@ -264,15 +268,36 @@ func (b *backend) reopen() {
 			return
 		}
 		b.cur = s
+		b.downCause = nil
 		b.reopening = false
 		b.mu.Unlock()
+		b.health.record(nil)
 		b.up.Store(true)
-		b.lastOK.Store(true)
 		b.upG.Set(1)
 		b.m.backendReopens.WithLabelValues(b.scheme, "ok").Inc()
 		b.log.Info("backend is back", "attempt", attempt)
 		return
 	}
+}
+
+// tryOpen opens the key again and checks that it is the same key and that
+// its device answers a health check (signer.HealthChecker, for backends
+// that have one): only then is the device back. result is the
+// backend_reopens_total result of a failure.
+func (b *backend) tryOpen(ctx context.Context) (_ signer.Signer, result string, _ error) {
+	s, err := b.open(ctx, b.uri)
+	if err != nil {
+		return nil, "error", err
+	}
+	if pub, ok := s.Public().(ed25519.PublicKey); !ok || !pub.Equal(b.pub) {
+		_ = s.Close()
+		return nil, "wrong_key", fmt.Errorf("signerkit: the reopened key is not %X", []byte(b.pub))
+	}
+	if _, err := signer.CheckHealth(ctx, s); err != nil {
+		_ = s.Close()
+		return nil, "unhealthy", err
+	}
+	return s, "", nil
 }
 
 // Close stops reopening and closes the device.
@@ -281,6 +306,7 @@ func (b *backend) Close() error {
 	if !b.stopped {
 		b.stopped = true
 		close(b.stop)
+		b.kill()
 	}
 	b.mu.Unlock()
 	b.reopenDone.Wait()

@@ -36,6 +36,10 @@ type Options struct {
 	// guard.MemFS. The key bindings then are not kept (the last signature
 	// in the state is still checked against the key).
 	StateFS guard.FS
+	// HealthInterval is how long a backend's last answer, to a sign or a
+	// probe, stands for its health in /readyz before the device is
+	// probed again; zero means DefaultHealthInterval.
+	HealthInterval time.Duration
 }
 
 // Daemon is a running signer: the keys of its config, each behind a
@@ -114,14 +118,26 @@ func New(ctx context.Context, cfg *Config, opts Options) (_ *Daemon, err error) 
 		}
 	}
 	chainsOf := map[string][]string{}
+	probeTimeout := map[string]time.Duration{} // the shortest sign_timeout of the key's chains
 	for _, ch := range cfg.Chains {
 		chainsOf[ch.Key] = append(chainsOf[ch.Key], ch.ID)
+		st := ch.SignTimeout
+		if st <= 0 {
+			st = DefaultSignTimeout
+		}
+		if cur, ok := probeTimeout[ch.Key]; !ok || st < cur {
+			probeTimeout[ch.Key] = st
+		}
+	}
+	healthInterval := opts.HealthInterval
+	if healthInterval <= 0 {
+		healthInterval = DefaultHealthInterval
 	}
 	for _, ch := range cfg.Chains {
 		if _, ok := d.keys[ch.Key]; ok {
 			continue
 		}
-		b, err := openBackend(ctx, ch.Key, open, log, d.m)
+		b, err := openBackend(ctx, ch.Key, open, log, d.m, healthInterval, probeTimeout[ch.Key])
 		if err != nil {
 			return nil, fmt.Errorf("signerkit: chain %q: %w", ch.ID, err)
 		}
@@ -422,19 +438,45 @@ func (d *Daemon) IdentityKey() ed25519.PublicKey {
 }
 
 // Ready reports whether every validator has a connection and every
-// backend answered its last sign (/readyz).
-func (d *Daemon) Ready() (bool, string) {
+// backend's device answered within its deadline (/readyz); when not, the
+// first reason, with a backend's typed cause (the backend_errors_total
+// cause names).
+//
+// A backend's health is its last answer, to a sign or to a probe, while
+// that is younger than Options.HealthInterval or a sign is in flight.
+// Otherwise Ready probes the device (signer.HealthChecker: an echo, a
+// version or session query, never a sign) within the shortest
+// sign_timeout of the key's chains; concurrent calls share one probe, and
+// a probe is never cut short by its caller going away. A probe runs only
+// on a device that has been idle for the interval, so it never waits for
+// a sign; a sign that arrives during one may wait for its one round trip
+// (a Ledger does one thing at a time). A probe that finds the device gone
+// takes the backend down and starts reopening it, as a failed sign does.
+func (d *Daemon) Ready(ctx context.Context) (bool, string) {
 	for _, v := range d.vals {
 		if v.conns.Load() <= 0 {
 			return false, fmt.Sprintf("chain %s: validator %s not connected", v.chain, v.addr)
 		}
 	}
-	for _, b := range d.keys {
-		if !b.ready() {
-			return false, fmt.Sprintf("backend %s not answering", b.scheme)
+	for _, uri := range d.keyOrder() {
+		if ok, why := d.keys[uri].healthy(ctx); !ok {
+			return false, why
 		}
 	}
 	return true, "ready"
+}
+
+// keyOrder returns the key URIs in config order.
+func (d *Daemon) keyOrder() []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, ch := range d.cfg.Chains {
+		if !seen[ch.Key] && d.keys[ch.Key] != nil {
+			seen[ch.Key] = true
+			out = append(out, ch.Key)
+		}
+	}
+	return out
 }
 
 // Run serves every validator until ctx ends, then shuts down gracefully:

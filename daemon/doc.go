@@ -32,12 +32,24 @@
 //
 // # Devices that go away
 //
-// A sign that fails because the device went away (signer.ErrDisconnected,
-// ErrDeviceNotFound, ErrClosed, ErrAppNotOpen) closes the backend and
-// reopens it in the background, with backoff from 100 ms to 30 s, checking
-// that the device comes back with the same public key. Meanwhile signs get
-// a *BackendDownError, which reaches the validator as a RemoteSignerError,
-// and /readyz reports the backend.
+// A sign or a /readyz probe that fails because the device went away
+// (signer.ErrDisconnected, ErrDeviceNotFound, ErrClosed, ErrAppNotOpen)
+// closes the backend and reopens it in the background, with backoff from
+// 100 ms to 30 s; the device is back when it opens with the same public
+// key and answers a health check (signer.HealthChecker, where the backend
+// has one). Meanwhile signs get a *BackendDownError, which reaches the
+// validator as a RemoteSignerError, and /readyz reports the backend with
+// the typed cause.
+//
+// # Readiness
+//
+// /readyz (Ready) probes a backend's device through signer.HealthChecker
+// when the device has neither answered a sign nor been probed within
+// Options.HealthInterval (2 s), with the shortest sign_timeout of the
+// key's chains as its deadline; concurrent scrapers share one probe. No
+// probe runs while a sign is in flight, so a probe never delays a sign
+// that is already on the device; a sign that arrives during a probe waits
+// at most for the probe's one round trip (Ledger devices are serial).
 //
 // # Metrics
 //

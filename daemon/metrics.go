@@ -39,6 +39,7 @@ type Metrics struct {
 	backendUp      *prometheus.GaugeVec     // backend
 	backendErrors  *prometheus.CounterVec   // backend, cause
 	backendReopens *prometheus.CounterVec   // backend, result
+	healthChecks   *prometheus.CounterVec   // backend, result
 
 	collectors []prometheus.Collector
 }
@@ -66,13 +67,14 @@ func newMetrics(version string) *Metrics {
 	m.connects = counter("validator_connects_total", "Connections to the validator that completed their handshake.", "chain", "validator")
 	m.disconnects = counter("validator_disconnects_total", "Connections ended and dials failed, by reason.", "chain", "validator", "reason")
 	m.throttled = counter("handshakes_throttled_total", "Connections held back before their handshake because the peer failed recent ones.", "chain", "validator")
-	m.backendUp = gauge("backend_up", "1 when the backend is open and its last sign did not fail with a device error.", "backend")
+	m.backendUp = gauge("backend_up", "1 while the backend's key is open; 0 from the moment its device went away until it is reopened.", "backend")
 	m.backendErrors = counter("backend_errors_total", "Backend sign errors by typed cause.", "backend", "cause")
-	m.backendReopens = counter("backend_reopens_total", "Attempts to reopen a backend that went away, by result.", "backend", "result")
+	m.backendReopens = counter("backend_reopens_total", "Attempts to reopen a backend that went away, by result: ok, error, wrong_key, unhealthy.", "backend", "result")
+	m.healthChecks = counter("backend_health_checks_total", "Health probes of a backend's device made for /readyz, by result: ok or the typed cause of the failure.", "backend", "result")
 	info := prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: "signerkit", Name: "build_info", Help: "Always 1; the labels say which build runs."}, []string{"version", "goversion"})
 	info.WithLabelValues(version, runtime.Version()).Set(1)
 	m.collectors = []prometheus.Collector{m.requestSeconds, m.backendSeconds, m.stageSeconds, m.requests, m.refusals, m.lastHeight, m.lastRound,
-		m.lastStep, m.connected, m.connects, m.disconnects, m.throttled, m.backendUp, m.backendErrors, m.backendReopens, info}
+		m.lastStep, m.connected, m.connects, m.disconnects, m.throttled, m.backendUp, m.backendErrors, m.backendReopens, m.healthChecks, info}
 	m.Registry.MustRegister(m.collectors...)
 	return m
 }
