@@ -8,9 +8,11 @@ import (
 	"github.com/signerkit/signerkit/bls"
 	"github.com/signerkit/signerkit/inprocess"
 	"github.com/signerkit/signerkit/keybase"
+	"github.com/signerkit/signerkit/keybase/gnokeyhome"
 	"github.com/signerkit/signerkit/ledger"
 	"github.com/signerkit/signerkit/pkcs11"
 	"github.com/signerkit/signerkit/signer"
+	"github.com/signerkit/signerkit/threshold"
 	"github.com/signerkit/signerkit/yubihsm"
 )
 
@@ -24,12 +26,19 @@ var (
 	_ signer.AlgorithmSigner = (*yubihsm.Signer)(nil)
 	_ signer.AlgorithmSigner = (*pkcs11.Signer)(nil)
 	_ signer.AlgorithmSigner = (*bls.Signer)(nil)
+	_ signer.AlgorithmSigner = (*gnokeyhome.Signer)(nil)
+	_ signer.AlgorithmSigner = (*threshold.Signer)(nil)
+
+	// The devices that answer a health probe without signing.
+	_ signer.HealthChecker = (*ledger.Signer)(nil)
+	_ signer.HealthChecker = (*yubihsm.Signer)(nil)
 
 	_ store = (*inprocess.Store)(nil)
 	_ store = (*keybase.Store)(nil)
 	_ store = (*ledger.Store)(nil)
 	_ store = (*yubihsm.Store)(nil)
 	_ store = (*pkcs11.Store)(nil)
+	_ store = (*gnokeyhome.Store)(nil)
 
 	// The stores whose devices can make, take and remove keys.
 	_ fullStore = (*inprocess.Store)(nil)
@@ -54,7 +63,7 @@ type fullStore interface {
 // TestSchemes checks that importing the backends registers one URI scheme
 // each, named after its package.
 func TestSchemes(t *testing.T) {
-	want := []string{"bls", "inprocess", "keybase", "ledger", "pkcs11", "yubihsm"}
+	want := []string{"bls", "gnokeyhome", "inprocess", "keybase", "ledger", "pkcs11", "yubihsm"}
 	got := slices.DeleteFunc(signer.Schemes(), func(s string) bool { return !slices.Contains(want, s) })
 	if !slices.Equal(got, want) {
 		t.Errorf("registered schemes %v, want %v", signer.Schemes(), want)
