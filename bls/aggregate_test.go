@@ -33,11 +33,11 @@ func TestAggregate(t *testing.T) {
 				sig, _ = s.SignContext(context.Background(), m)
 				distinct = append(distinct, sig)
 			}
-			aggSame, err := bls.AggregateSignatures(alg, same)
+			aggSame, err := bls.AggregateSignatures(same, alg)
 			if err != nil {
 				t.Fatal(err)
 			}
-			aggDistinct, err := bls.AggregateSignatures(alg, distinct)
+			aggDistinct, err := bls.AggregateSignatures(distinct, alg)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -66,14 +66,14 @@ func TestAggregate(t *testing.T) {
 			wantInvalid("AggregateVerify, repeated message", bls.AggregateVerify(keys, dup, aggDistinct, nil))
 			wantInvalid("AggregateVerify, count", bls.AggregateVerify(keys, msgs[1:], aggDistinct, nil))
 			wantInvalid("AggregateVerify, same-message aggregate", bls.AggregateVerify(keys, msgs, aggSame, nil))
-			wantInvalid("AggregateSignatures of none", errOf(bls.AggregateSignatures(alg, nil)))
+			wantInvalid("AggregateSignatures of none", errOf(bls.AggregateSignatures(nil, alg)))
 			bad := append([][]byte{}, same...)
 			bad[2] = bytes.Clone(bad[2])
 			bad[2][5] ^= 1
-			if _, err := bls.AggregateSignatures(alg, bad); !errors.Is(err, signer.ErrInvalidSignature) {
+			if _, err := bls.AggregateSignatures(bad, alg); !errors.Is(err, signer.ErrInvalidSignature) {
 				// A flipped bit may still be a point of the curve; then the
 				// aggregate must fail to verify instead.
-				agg, _ := bls.AggregateSignatures(alg, bad)
+				agg, _ := bls.AggregateSignatures(bad, alg)
 				wantInvalid("aggregate with a corrupted signature", bls.FastAggregateVerify(keys, one, agg, nil))
 			}
 			if err := bls.FastAggregateVerify([]*bls.PublicKey{keys[0], nil}, one, aggSame, nil); !errors.Is(err, signer.ErrInvalidKey) {

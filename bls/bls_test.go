@@ -273,7 +273,7 @@ func TestSecretKeyRange(t *testing.T) {
 		if _, err := bls.FromSeed(make([]byte, 32), alg); !errors.Is(err, signer.ErrUnsupported) {
 			t.Errorf("FromSeed(alg %v) = %v, want ErrUnsupported", alg, err)
 		}
-		if _, err := bls.ParsePublicKey(alg, make([]byte, 96)); !errors.Is(err, signer.ErrUnsupported) {
+		if _, err := bls.ParsePublicKey(make([]byte, 96), alg); !errors.Is(err, signer.ErrUnsupported) {
 			t.Errorf("ParsePublicKey(alg %v) = %v, want ErrUnsupported", alg, err)
 		}
 	}

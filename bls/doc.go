@@ -76,13 +76,20 @@
 //
 // # Independent checks
 //
-// The tests check every signature this package makes with
-// github.com/cloudflare/circl, which shares no code with blst, and that
-// circl's signatures from the same scalars are the same bytes, in both
-// variants and under both DSTs; against the IETF draft author's
-// basic-scheme vectors and the sign cases of ethereum/bls12-381-tests; and
-// against CometBFT (interop/cometbft040). The decoders are fuzzed against
-// circl's.
+// With cgo, the tests check every signature this package makes with
+// github.com/cloudflare/circl (its sign/bls package), which shares no
+// code with blst, and that circl's signatures from the same scalars are
+// the same bytes, in both variants and under both DSTs; the decoders are
+// fuzzed against circl's. Without cgo the package itself runs on circl's
+// arithmetic (below), so those same tests are circl against circl: they
+// check this package's use of circl (key generation, hashing to the
+// curve, encodings, aggregation) against circl's own sign/bls, not the
+// arithmetic beneath both. In both builds the signatures are checked
+// against known answers that come from neither library: the IETF draft
+// author's basic-scheme vectors and the sign cases of
+// ethereum/bls12-381-tests. The check against CometBFT
+// (interop/cometbft040) runs with cgo only, as CometBFT's BLS keys need
+// blst.
 //
 // # Without cgo
 //

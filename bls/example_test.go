@@ -37,7 +37,7 @@ func Example() {
 		keys = append(keys, s.PublicKey())
 		sigs = append(sigs, sig)
 	}
-	agg, _ := bls.AggregateSignatures(signer.BLS12381MinPK, sigs)
+	agg, _ := bls.AggregateSignatures(sigs, signer.BLS12381MinPK)
 	fmt.Println(len(agg), bls.FastAggregateVerify(keys, block, agg, nil) == nil)
 	// Output:
 	// 96 96 true

@@ -50,7 +50,7 @@ func FuzzParsePublicKey(f *testing.F) {
 	f.Add(uint8(1), append([]byte{0x40}, make([]byte, 191)...))
 	f.Fuzz(func(t *testing.T, a uint8, b []byte) {
 		alg := fuzzAlg(a)
-		k, err := bls.ParsePublicKey(alg, b)
+		k, err := bls.ParsePublicKey(b, alg)
 		if want := circlAcceptsKey(alg, b); (err == nil) != want {
 			t.Fatalf("%v key %x: ours %v, circl accepts %v", alg, b, err, want)
 		}
@@ -86,7 +86,7 @@ func FuzzVerify(f *testing.F) {
 	f.Fuzz(func(t *testing.T, a uint8, m, sig []byte) {
 		i := int(a % 2)
 		alg, k := algs[i], keys[i]
-		_, aggErr := bls.AggregateSignatures(alg, [][]byte{sig})
+		_, aggErr := bls.AggregateSignatures([][]byte{sig}, alg)
 		if want := circlAcceptsSig(alg, sig); (aggErr == nil) != want {
 			t.Fatalf("%v signature %x: our decoder %v, circl accepts %v", alg, sig, aggErr, want)
 		}
@@ -117,7 +117,7 @@ func FuzzAggregate(f *testing.F) {
 			sig, _ := s.SignContext(context.Background(), []byte{byte(j)})
 			sigs = append(sigs, sig)
 		}
-		agg, _ := bls.AggregateSignatures(alg, sigs)
+		agg, _ := bls.AggregateSignatures(sigs, alg)
 		seeds[i] = agg
 		f.Add(uint8(i), uint8(3), append(bytes.Clone(agg), 0, 1, 2))
 		f.Add(uint8(i), uint8(2), bytes.Repeat(sigs[0], 2))
@@ -133,7 +133,7 @@ func FuzzAggregate(f *testing.F) {
 			sigs = append(sigs, rest[:size])
 			rest = rest[size:]
 		}
-		if agg, err := bls.AggregateSignatures(alg, sigs); err == nil && len(agg) != size {
+		if agg, err := bls.AggregateSignatures(sigs, alg); err == nil && len(agg) != size {
 			t.Fatalf("aggregate is %d bytes", len(agg))
 		} else if err != nil && !errors.Is(err, signer.ErrInvalidSignature) {
 			t.Fatalf("AggregateSignatures error %v does not wrap ErrInvalidSignature", err)

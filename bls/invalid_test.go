@@ -82,7 +82,7 @@ func TestInvalidPublicKeys(t *testing.T) {
 		{"min-sig a min-pk key", signer.BLS12381MinSig, ser},
 		{"min-sig 191 bytes", signer.BLS12381MinSig, g2ser[:191]},
 	} {
-		k, err := bls.ParsePublicKey(tc.alg, tc.b)
+		k, err := bls.ParsePublicKey(tc.b, tc.alg)
 		if err == nil || k != nil {
 			t.Errorf("%s: ParsePublicKey = %v, %v; want an error", tc.name, k, err)
 			continue
@@ -93,13 +93,13 @@ func TestInvalidPublicKeys(t *testing.T) {
 	}
 	// And the good encodings parse, to the same key.
 	for _, b := range [][]byte{ser, comp} {
-		k, err := bls.ParsePublicKey(signer.BLS12381MinPK, b)
+		k, err := bls.ParsePublicKey(b, signer.BLS12381MinPK)
 		if err != nil || !k.Equal(good.PublicKey()) {
 			t.Errorf("good min-pk key %x: %v", b[:4], err)
 		}
 	}
 	for _, b := range [][]byte{g2ser, g2comp} {
-		k, err := bls.ParsePublicKey(signer.BLS12381MinSig, b)
+		k, err := bls.ParsePublicKey(b, signer.BLS12381MinSig)
 		if err != nil || !k.Equal(g2.PublicKey()) {
 			t.Errorf("good min-sig key %x: %v", b[:4], err)
 		}
@@ -147,7 +147,7 @@ func TestInvalidSignatures(t *testing.T) {
 			if signertest.VerifyBLS(alg, s.PublicKey().Bytes(), msg, bad, nil) == nil {
 				t.Errorf("%v %s: circl accepts it", alg, name)
 			}
-			if _, err := bls.AggregateSignatures(alg, [][]byte{sig, bad}); err == nil && name != "infinity" {
+			if _, err := bls.AggregateSignatures([][]byte{sig, bad}, alg); err == nil && name != "infinity" {
 				t.Errorf("%v %s: AggregateSignatures accepts it", alg, name)
 			}
 		}

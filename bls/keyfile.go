@@ -3,6 +3,7 @@ package bls
 import (
 	"bytes"
 	"crypto/sha256"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -115,9 +116,12 @@ func (k *PublicKey) Address() []byte {
 }
 
 // MarshalKeyFile returns s's key as a CometBFT v0.40
-// priv_validator_key.json, which ParseKeyFile and CometBFT's FilePV read.
+// priv_validator_key.json, which ParseKeyFile and CometBFT's FilePV read:
+// the bytes CometBFT writes for the key (json.MarshalIndent, two spaces).
 // The file holds the private key in the clear; the caller wipes the
-// returned bytes.
+// returned bytes. No other copy of the key is left: the file is written
+// into one buffer of its exact size, the base64 of the key encoded in
+// place (encoding/json would leave copies in buffers no one wipes).
 func MarshalKeyFile(s *Signer) ([]byte, error) {
 	sk, err := s.SecretKey()
 	if err != nil {
@@ -128,12 +132,27 @@ func MarshalKeyFile(s *Signer) ([]byte, error) {
 	if s.alg != signer.BLS12381MinPK {
 		minpk = newPublicKey(signer.BLS12381MinPK, s.sk.public(signer.BLS12381MinPK))
 	}
-	f := validatorKey{
-		Address: cometAddress(minpk),
-		PubKey:  typedValue{Type: cometPubKeyType, Value: minpk.serialized},
-		PrivKey: typedValue{Type: cometPrivKeyType, Value: sk},
-	}
-	return json.MarshalIndent(f, "", "  ")
+	// Every string is ASCII that JSON writes as it is: upper-case hex,
+	// the fixed types, standard base64 (which encoding/json would not
+	// escape either).
+	const (
+		head    = "{\n  \"address\": \""
+		pubHead = "\",\n  \"pub_key\": {\n    \"type\": \"" + cometPubKeyType + "\",\n    \"value\": \""
+		sktHead = "\"\n  },\n  \"priv_key\": {\n    \"type\": \"" + cometPrivKeyType + "\",\n    \"value\": \""
+		tail    = "\"\n  }\n}"
+	)
+	b64 := base64.StdEncoding
+	addr := cometAddress(minpk)
+	n := len(head) + len(addr) + len(pubHead) + b64.EncodedLen(len(minpk.serialized)) + len(sktHead) + b64.EncodedLen(len(sk)) + len(tail)
+	out := make([]byte, 0, n)
+	out = append(out, head...)
+	out = append(out, addr...)
+	out = append(out, pubHead...)
+	out = b64.AppendEncode(out, minpk.serialized)
+	out = append(out, sktHead...)
+	out = b64.AppendEncode(out, sk) // within out's capacity: no copy elsewhere
+	out = append(out, tail...)
+	return out, nil
 }
 
 // LoadKeyFile reads and parses the key file at path (see ParseKeyFile),

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -12,6 +13,50 @@ import (
 	"github.com/signerkit/signerkit/bls"
 	"github.com/signerkit/signerkit/signer"
 )
+
+// TestMarshalKeyFileBytes: MarshalKeyFile writes what encoding/json's
+// MarshalIndent writes for the key file (as CometBFT does; the interop
+// module checks against CometBFT itself), into a buffer of the exact size,
+// so that growing it left no copy of the key behind.
+func TestMarshalKeyFileBytes(t *testing.T) {
+	for _, alg := range []signer.Algorithm{signer.BLS12381MinPK, signer.BLS12381MinSig} {
+		for _, label := range []string{"key file", "another key", "a third"} {
+			s := mustSeed(t, alg, label)
+			data, err := bls.MarshalKeyFile(s)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if cap(data) != len(data) {
+				t.Errorf("%v: output of length %d in a buffer of %d", alg, len(data), cap(data))
+			}
+			sk, _ := s.SecretKey()
+			minpk, err := bls.FromSecretKey(sk, signer.BLS12381MinPK)
+			if err != nil {
+				t.Fatal(err)
+			}
+			type typed struct {
+				Type  string `json:"type"`
+				Value []byte `json:"value"`
+			}
+			want, err := json.MarshalIndent(struct {
+				Address string `json:"address"`
+				PubKey  typed  `json:"pub_key"`
+				PrivKey typed  `json:"priv_key"`
+			}{
+				fmt.Sprintf("%X", minpk.PublicKey().Address()),
+				typed{"cometbft/PubKeyBls12_381", minpk.PublicKey().Bytes()},
+				typed{"cometbft/PrivKeyBls12_381", sk},
+			}, "", "  ")
+			minpk.Close()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if string(data) != string(want) {
+				t.Errorf("%v: MarshalKeyFile wrote\n%s\nencoding/json writes\n%s", alg, data, want)
+			}
+		}
+	}
+}
 
 func TestKeyFile(t *testing.T) {
 	s := mustSeed(t, signer.BLS12381MinPK, "key file")

@@ -90,7 +90,7 @@ func newPublicKey(alg signer.Algorithm, p point) *PublicKey {
 // prime-order subgroup or at infinity, and encodings that are not the
 // canonical one of their point; ErrUnsupported when alg is not BLS or the
 // build has no BLS implementation.
-func ParsePublicKey(alg signer.Algorithm, b []byte) (*PublicKey, error) {
+func ParsePublicKey(b []byte, alg signer.Algorithm) (*PublicKey, error) {
 	if !alg.IsBLS() {
 		return nil, fmt.Errorf("bls: %v is not a BLS algorithm: %w", alg, signer.ErrUnsupported)
 	}
@@ -171,7 +171,7 @@ func PopVerify(pub *PublicKey, proof []byte) error {
 // Each must be a canonical compressed point of the prime-order subgroup;
 // otherwise, or when there are none, the error wraps
 // signer.ErrInvalidSignature and names the first bad one by index.
-func AggregateSignatures(alg signer.Algorithm, sigs [][]byte) ([]byte, error) {
+func AggregateSignatures(sigs [][]byte, alg signer.Algorithm) ([]byte, error) {
 	if !alg.IsBLS() {
 		return nil, fmt.Errorf("bls: %v is not a BLS algorithm: %w", alg, signer.ErrUnsupported)
 	}

@@ -31,8 +31,8 @@
 //	ledger:speculos=127.0.0.1:9999?simulator=true   ledgersim's (cmd/ledgersim)
 //
 // with chunk-size (1–250), min-version (x.y.z), sign-timeout and, for
-// ledgersim only, simulator as options; ParseURI lists them. The device needs no secret: its owner unlocks it with the
-// PIN on the device.
+// ledgersim only, simulator as options; ParseURI lists them. The device
+// needs no secret: its owner unlocks it with the PIN on the device.
 //
 // # The validator app
 //

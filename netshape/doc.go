@@ -28,8 +28,9 @@
 // Loss cannot drop bytes from a reliable stream, so it is modelled as TCP
 // recovers from it: a lost segment arrives one retransmission timeout
 // late (by default the RTT plus MinRTO, 200 ms, as Linux computes its RTO
-// for a steady RTT), each further loss of the same segment doubling the
-// timeout, and the segments behind it wait for it. Every byte written is
+// for a steady RTT, at most MaxRTO, a minute), each further loss of the
+// same segment doubling the timeout, and the segments behind it wait for
+// it. Every byte written is
 // read, in order; Stats counts the retransmissions. Fast retransmit and
 // tail-loss probes, which recover sooner, are not modelled; set
 // Path.Retransmit to model them.

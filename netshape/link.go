@@ -10,7 +10,8 @@ import (
 
 // ErrInvalidLink is wrapped by the error returned for a Link or Path whose
 // values make no sense: a negative delay, jitter, bandwidth, segment size
-// or buffer, or a loss rate outside [0, 1).
+// or buffer, a delay, jitter or retransmission timeout above its maximum
+// (MaxDelay, MaxJitter, MaxRTO), or a loss rate outside [0, 1).
 var ErrInvalidLink = errors.New("netshape: invalid link")
 
 const (
@@ -29,6 +30,21 @@ const (
 	// (TCP_RTO_MIN), so a lost segment costs about RTT + 200 ms.
 	MinRTO = 200 * time.Millisecond
 
+	// MaxDelay is the largest Path.Delay: a day, beyond any network's
+	// (a test may model a link that never delivers in time with an hour).
+	MaxDelay = 24 * time.Hour
+
+	// MaxJitter is the largest Path.Jitter.
+	MaxJitter = time.Minute
+
+	// MaxRTO is the largest retransmission timeout: the largest
+	// Path.Retransmit, and the cap on the default one (RFC 6298 section
+	// 2.5 lets an RTO be capped at 60 s or more). A segment's doubled
+	// timeouts, at most maxRetransmits of them, then add up to at most
+	// MaxRTO·(2^16 − 1), about 45 days: with MaxDelay and MaxJitter, far
+	// inside a time.Duration.
+	MaxRTO = time.Minute
+
 	// maxRetransmits bounds the draws for one segment; with Loss < 1 more
 	// are vanishingly rare, and the doubled timeouts already hours.
 	maxRetransmits = 16
@@ -38,14 +54,14 @@ const (
 // once.
 type Path struct {
 	// Delay is the one-way propagation delay: no byte is delivered sooner
-	// than Delay after it was written.
+	// than Delay after it was written. At most MaxDelay.
 	Delay time.Duration
 
 	// Jitter adds to each segment's delay a sample drawn uniformly from
 	// [0, Jitter]. Jitter never shortens Delay, so Delay stays a lower
 	// bound. Delivery stays in order: a segment whose sample would let it
 	// overtake an earlier one waits for that one (head-of-line blocking,
-	// as on a TCP stream).
+	// as on a TCP stream). At most MaxJitter.
 	Jitter time.Duration
 
 	// Bandwidth caps the direction at this many payload bytes per second;
@@ -62,9 +78,10 @@ type Path struct {
 	// segments wait behind it.
 	Loss float64
 
-	// Retransmit is the retransmission timeout a lost segment costs. Zero
-	// means the link's round trip time (both directions' Delay) plus
-	// MinRTO, Linux's RTO for a steady round trip time.
+	// Retransmit is the retransmission timeout a lost segment costs, at
+	// most MaxRTO. Zero means the link's round trip time (both
+	// directions' Delay) plus MinRTO, Linux's RTO for a steady round trip
+	// time, or MaxRTO if that is less.
 	Retransmit time.Duration
 }
 
@@ -81,6 +98,12 @@ func (p Path) validate(name string) error {
 		return fmt.Errorf("%w: %s.Loss %v is not in [0, 1)", ErrInvalidLink, name, p.Loss)
 	case p.Retransmit < 0:
 		return fmt.Errorf("%w: %s.Retransmit %v is negative", ErrInvalidLink, name, p.Retransmit)
+	case p.Delay > MaxDelay:
+		return fmt.Errorf("%w: %s.Delay %v is above MaxDelay (%v)", ErrInvalidLink, name, p.Delay, MaxDelay)
+	case p.Jitter > MaxJitter:
+		return fmt.Errorf("%w: %s.Jitter %v is above MaxJitter (%v)", ErrInvalidLink, name, p.Jitter, MaxJitter)
+	case p.Retransmit > MaxRTO:
+		return fmt.Errorf("%w: %s.Retransmit %v is above MaxRTO (%v)", ErrInvalidLink, name, p.Retransmit, MaxRTO)
 	}
 	return nil
 }
@@ -170,7 +193,7 @@ type shaper struct {
 func newShaper(p Path, l Link, seed uint64) *shaper {
 	s := &shaper{p: p, mss: l.mss(), rto: p.Retransmit}
 	if s.rto == 0 {
-		s.rto = l.RTT() + MinRTO
+		s.rto = min(l.RTT()+MinRTO, MaxRTO)
 	}
 	if p.Jitter > 0 || p.Loss > 0 {
 		s.rng = rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"math"
 	"math/rand/v2"
 	"net"
 	"sync"
@@ -147,14 +148,18 @@ func TestLossKeepsEveryByte(t *testing.T) {
 
 func TestInvalidLink(t *testing.T) {
 	for name, l := range map[string]Link{
-		"delay":      {Out: Path{Delay: -1}},
-		"jitter":     {In: Path{Jitter: -1}},
-		"bandwidth":  {Out: Path{Bandwidth: -1}},
-		"loss one":   {In: Path{Loss: 1}},
-		"loss neg":   {In: Path{Loss: -0.1}},
-		"retransmit": {Out: Path{Retransmit: -1}},
-		"mss":        {MSS: -1},
-		"buffer":     {Buffer: -1},
+		"delay":                     {Out: Path{Delay: -1}},
+		"jitter":                    {In: Path{Jitter: -1}},
+		"bandwidth":                 {Out: Path{Bandwidth: -1}},
+		"loss one":                  {In: Path{Loss: 1}},
+		"loss neg":                  {In: Path{Loss: -0.1}},
+		"retransmit":                {Out: Path{Retransmit: -1}},
+		"delay above MaxDelay":      {In: Path{Delay: MaxDelay + 1}},
+		"jitter above MaxJitter":    {Out: Path{Jitter: MaxJitter + 1}},
+		"retransmit above MaxRTO":   {In: Path{Retransmit: MaxRTO + 1}},
+		"retransmit at the maximum": {Out: Path{Retransmit: math.MaxInt64}},
+		"mss":                       {MSS: -1},
+		"buffer":                    {Buffer: -1},
 	} {
 		t.Run(name, func(t *testing.T) {
 			if err := l.Validate(); !errors.Is(err, ErrInvalidLink) {
@@ -181,6 +186,9 @@ func TestInvalidLink(t *testing.T) {
 	}
 	if err := (Link{In: Path{Loss: 0.999}}).Validate(); err != nil {
 		t.Errorf("loss 0.999 refused: %v", err)
+	}
+	if err := (Link{Out: Path{Delay: MaxDelay, Jitter: MaxJitter, Retransmit: MaxRTO}}).Validate(); err != nil {
+		t.Errorf("the maximum values refused: %v", err)
 	}
 }
 

@@ -114,10 +114,43 @@ func TestPlanLoss(t *testing.T) {
 	}
 }
 
+// TestPlanLongest: the longest times a valid Path takes, with every
+// retransmission lost, add up to a due time later than the segment's
+// entry by exactly their sum: nothing overflows. Both the largest
+// Retransmit and the default one of the longest delays (capped) are
+// tried.
+func TestPlanLongest(t *testing.T) {
+	const loss = 1 - 1e-12 // loses all maxRetransmits draws, for this seed
+	for _, l := range []Link{
+		{Out: Path{Delay: MaxDelay, Jitter: MaxJitter, Loss: loss, Retransmit: MaxRTO}},
+		{Out: Path{Delay: MaxDelay, Jitter: MaxJitter, Loss: loss}, In: Path{Delay: MaxDelay}},
+	} {
+		if err := l.Validate(); err != nil {
+			t.Fatal(err)
+		}
+		s := newShaper(l.Out, l, 1)
+		if s.rto != MaxRTO {
+			t.Errorf("RTO %v, want MaxRTO", s.rto)
+		}
+		spans, tl := s.plan(t0, 100, nil)
+		if tl.retransmits != maxRetransmits {
+			t.Fatalf("%d retransmits, want %d", tl.retransmits, maxRetransmits)
+		}
+		want := MaxDelay + MaxRTO*(1<<maxRetransmits-1)
+		if got := spans[0].due.Sub(t0); got < want || got > want+MaxJitter {
+			t.Errorf("due %v after entry, want %v plus at most %v of jitter", got, want, MaxJitter)
+		}
+	}
+}
+
 func TestDefaultRetransmit(t *testing.T) {
 	l := Link{Out: Path{Delay: 20 * time.Millisecond, Loss: 0.1}, In: Path{Delay: 30 * time.Millisecond}}
 	if s := newShaper(l.Out, l, 1); s.rto != 50*time.Millisecond+MinRTO {
 		t.Errorf("default RTO = %v, want RTT + MinRTO = %v", s.rto, 50*time.Millisecond+MinRTO)
+	}
+	l = Link{Out: Path{Delay: 30 * time.Second, Loss: 0.1}, In: Path{Delay: 30 * time.Second}}
+	if s := newShaper(l.Out, l, 1); s.rto != MaxRTO {
+		t.Errorf("default RTO of a %v round trip = %v, want MaxRTO", l.RTT(), s.rto)
 	}
 }
 

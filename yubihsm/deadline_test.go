@@ -1,8 +1,10 @@
 package yubihsm_test
 
-// Tests of issue 15's deadlines in accounted mode: a simulator that only
-// accounts its modeled time still honours the caller's deadline, over the
-// connector's HTTP API, as ledgersim does in process.
+// Tests of deadlines in accounted mode: a simulator that only accounts its
+// modeled time, sleeping none of it, still honours the caller's deadline
+// over the connector's HTTP API, as ledgersim does in process: a sign
+// whose modeled time runs past the deadline fails with
+// context.DeadlineExceeded, having accounted the time up to it.
 
 import (
 	"context"
@@ -19,9 +21,17 @@ import (
 	"github.com/signerkit/signerkit/yubihsm/yubihsmsim"
 )
 
-// slowSign models every Sign EdDSA as 531 ms, the Ledger sign of the
-// issue: longer than the 300 ms deadline of the tests.
-var slowSign = yubihsmsim.Profile{Name: "slow", EdDSA: []yubihsmsim.Point{{Size: 0, Time: 531 * time.Millisecond}}}
+// The tests model a sign far longer than the real time a test takes, even
+// on a loaded machine, and deadlines that differ from it by seconds:
+// whether a sign fits is decided by modeled time alone.
+const (
+	slowSignTime = 20 * time.Second // a modeled Sign EdDSA
+	shortTime    = 10 * time.Second // a deadline the sign does not fit in
+	longTime     = time.Hour        // a deadline it fits in
+)
+
+// slowSign models every Sign EdDSA as slowSignTime.
+var slowSign = yubihsmsim.Profile{Name: "slow", EdDSA: []yubihsmsim.Point{{Size: 0, Time: slowSignTime}}}
 
 // deviceTime returns a context whose trace adds up the modeled device
 // time reported under it.
@@ -39,10 +49,9 @@ func deviceTime(ctx context.Context) (context.Context, func() time.Duration) {
 }
 
 // TestAccountedDeadline: in accounted mode a sign whose modeled time runs
-// past the caller's 300 ms deadline fails with context.DeadlineExceeded,
-// having accounted only the time up to the deadline, without sleeping it;
-// with a longer deadline it succeeds; modeled time under one context adds
-// up.
+// past the caller's deadline fails with context.DeadlineExceeded, having
+// accounted only the time up to the deadline, without sleeping it; with a
+// longer deadline it succeeds; modeled time under one context adds up.
 func TestAccountedDeadline(t *testing.T) {
 	dev, url := sim(t, yubihsmsim.Config{Time: yubihsmsim.Accounted, Profile: &slowSign})
 	st := openStore(t, config(url))
@@ -53,19 +62,19 @@ func TestAccountedDeadline(t *testing.T) {
 	}
 
 	ctx, modeled := deviceTime(context.Background())
-	ctx, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
+	ctx, cancel := context.WithTimeout(ctx, shortTime)
 	defer cancel()
 	signs := dev.Stats().Signs
 	_, err := k.SignContext(ctx, msg)
 	if !errors.Is(err, context.DeadlineExceeded) {
-		t.Fatalf("a 531 ms sign under a 300 ms deadline: %v, want context.DeadlineExceeded", err)
+		t.Fatalf("a %v sign under a %v deadline: %v, want context.DeadlineExceeded", slowSignTime, shortTime, err)
 	}
 	var de *yubihsm.DeadlineError
 	if !errors.As(err, &de) {
 		t.Fatalf("error %v (%T) is no *yubihsm.DeadlineError", err, err)
 	}
-	if de.Modeled != 531*time.Millisecond || de.Accounted > 300*time.Millisecond || de.Accounted >= de.Modeled {
-		t.Errorf("modeled %v, accounted %v: want 531ms, at most 300ms of it", de.Modeled, de.Accounted)
+	if de.Modeled != slowSignTime || de.Accounted <= 0 || de.Accounted > shortTime {
+		t.Errorf("modeled %v, accounted %v: want %v, and at most %v of it", de.Modeled, de.Accounted, slowSignTime, shortTime)
 	}
 	if got := modeled(); got != de.Accounted {
 		t.Errorf("the trace has %v of device time, the error says %v was accounted", got, de.Accounted)
@@ -76,29 +85,30 @@ func TestAccountedDeadline(t *testing.T) {
 
 	// With a longer deadline the same sign succeeds, on a new session.
 	ctx, modeled = deviceTime(context.Background())
-	ctx, cancel = context.WithTimeout(ctx, time.Minute)
+	ctx, cancel = context.WithTimeout(ctx, longTime)
 	defer cancel()
 	if err := signVerified(t, ctx, k, msg); err != nil {
-		t.Fatalf("a 531 ms sign under a minute: %v", err)
+		t.Fatalf("a %v sign under %v: %v", slowSignTime, longTime, err)
 	}
-	if got := modeled(); got != 531*time.Millisecond {
-		t.Errorf("device time %v, want 531ms", got)
+	if got := modeled(); got != slowSignTime {
+		t.Errorf("device time %v, want %v", got, slowSignTime)
 	}
 
-	// Under one 1 s deadline, a second 531 ms sign runs past it: the first
-	// one's modeled time has passed.
+	// Under one deadline that holds one sign and not two, the second sign
+	// runs past it: the first one's modeled time has passed.
+	const deadline = slowSignTime + shortTime
 	ctx, modeled = deviceTime(context.Background())
-	ctx, cancel = context.WithTimeout(ctx, time.Second)
+	ctx, cancel = context.WithTimeout(ctx, deadline)
 	defer cancel()
 	if err := signVerified(t, ctx, k, msg); err != nil {
-		t.Fatalf("first sign under 1 s: %v", err)
+		t.Fatalf("first sign under %v: %v", deadline, err)
 	}
 	_, err = k.SignContext(ctx, msg)
-	if !errors.As(err, &de) || de.Accounted > time.Second-531*time.Millisecond {
-		t.Fatalf("second sign under 1 s: %v, want a DeadlineError accounting at most 469ms", err)
+	if !errors.As(err, &de) || de.Accounted <= 0 || de.Accounted > deadline-slowSignTime {
+		t.Fatalf("second sign under %v: %v, want a DeadlineError accounting at most %v", deadline, err, deadline-slowSignTime)
 	}
-	if got := modeled(); got != 531*time.Millisecond+de.Accounted || got > time.Second {
-		t.Errorf("device time under the deadline %v, want 531ms + %v", got, de.Accounted)
+	if got := modeled(); got != slowSignTime+de.Accounted || got > deadline {
+		t.Errorf("device time under the deadline %v, want %v + %v", got, slowSignTime, de.Accounted)
 	}
 }
 
@@ -134,7 +144,7 @@ func TestTimeLeftHeader(t *testing.T) {
 	st := openStore(t, real)
 	ki := generate(t, st, signer.Ed25519, "real")
 	k := openSigner(t, st, ki.Ref())
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), longTime)
 	defer cancel()
 	if err := signVerified(t, ctx, k, make([]byte, 32)); err != nil {
 		t.Fatalf("sign through a client for a real connector: %v", err)
@@ -162,7 +172,7 @@ func TestTimeLeftHeader(t *testing.T) {
 			t.Errorf("request %d without a deadline carries X-Signerkit-Time-Left: %q", i, v)
 		}
 	}
-	ctx, cancel = context.WithTimeout(context.Background(), time.Minute)
+	ctx, cancel = context.WithTimeout(context.Background(), longTime)
 	defer cancel()
 	if err := signVerified(t, ctx, ks, make([]byte, 32)); err != nil {
 		t.Fatal(err)
@@ -171,7 +181,7 @@ func TestTimeLeftHeader(t *testing.T) {
 	if len(got) != 1 {
 		t.Fatalf("%d requests for one sign on an open session", len(got))
 	}
-	if n, err := strconv.ParseInt(got[0], 10, 64); err != nil || n <= 0 || time.Duration(n) > time.Minute {
-		t.Errorf("X-Signerkit-Time-Left: %q, want at most a minute in nanoseconds", got[0])
+	if n, err := strconv.ParseInt(got[0], 10, 64); err != nil || n <= 0 || time.Duration(n) > longTime {
+		t.Errorf("X-Signerkit-Time-Left: %q, want at most %v in nanoseconds", got[0], longTime)
 	}
 }

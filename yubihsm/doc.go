@@ -60,6 +60,9 @@
 //	                 such as 10s (Config.SignTimeout)
 //	domains          the domains of keys a Store creates: numbers from 1 to
 //	                 16 separated by commas, or all (Config.Domains)
+//	simulator        true when the connector is yubihsm/yubihsmsim's
+//	                 (Config.Simulator), false (the default) for a real
+//	                 yubihsm-connector
 //
 // Write ';', '?', '&' and '%' inside a value as %3B, %3F, %26 and %25.
 // ParseURI checks every attribute; its errors are *signer.URIError values

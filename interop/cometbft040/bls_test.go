@@ -79,7 +79,7 @@ func TestKeys(t *testing.T) {
 		if err != nil || !theirPub.Equals(theirs.PubKey()) {
 			t.Fatalf("CometBFT imports our public key: %v", err)
 		}
-		ourPub, err := bls.ParsePublicKey(signer.BLS12381MinPK, theirs.PubKey().Bytes())
+		ourPub, err := bls.ParsePublicKey(theirs.PubKey().Bytes(), signer.BLS12381MinPK)
 		if err != nil || !ourPub.Equal(ours.PublicKey()) {
 			t.Fatalf("we import CometBFT's public key: %v", err)
 		}
@@ -142,7 +142,7 @@ func TestValidation(t *testing.T) {
 		if _, err := bls12381.NewPublicKeyFromBytes(b); err == nil {
 			t.Errorf("%s: CometBFT accepts the public key", name)
 		}
-		if _, err := bls.ParsePublicKey(signer.BLS12381MinPK, b); !errors.Is(err, signer.ErrInvalidKey) {
+		if _, err := bls.ParsePublicKey(b, signer.BLS12381MinPK); !errors.Is(err, signer.ErrInvalidKey) {
 			t.Errorf("%s: ParsePublicKey = %v, want ErrInvalidKey", name, err)
 		}
 	}
@@ -167,7 +167,7 @@ func TestValidation(t *testing.T) {
 	if k, err := bls12381.NewPublicKeyFromBytes(padded); err != nil || !k.Equals(theirs.PubKey()) {
 		t.Logf("CometBFT now refuses a flagged 96-byte key too (%v)", err)
 	}
-	if _, err := bls.ParsePublicKey(signer.BLS12381MinPK, padded); !errors.Is(err, signer.ErrInvalidKey) {
+	if _, err := bls.ParsePublicKey(padded, signer.BLS12381MinPK); !errors.Is(err, signer.ErrInvalidKey) {
 		t.Errorf("flagged 96-byte key: ParsePublicKey = %v, want ErrInvalidKey", err)
 	}
 }
@@ -195,6 +195,9 @@ func TestKeyFile(t *testing.T) {
 	}, "", "  ")
 	if err != nil {
 		t.Fatal(err)
+	}
+	if !bytes.Equal(data, out) {
+		t.Errorf("our key file is not byte for byte CometBFT's:\nours\n%s\nCometBFT's\n%s", data, out)
 	}
 	k, err := bls.ParseKeyFile(out, 0)
 	if err != nil {

@@ -67,22 +67,30 @@ func dbPath(home string) string { return filepath.Join(home, dataDir, dbName) }
 // taken, before the pause.
 var testHookLockBusy func()
 
-// openDB opens the key database read-only, taking goleveldb's shared
-// lock on it, and waits (until ctx is done, or for wait) while a writer
-// holds it exclusively. A home without a key database gives a nil DB and
-// no error: it holds no keys (gnokey creates the database at its first
-// command).
-func openDB(ctx context.Context, home string, wait time.Duration) (*leveldb.DB, error) {
+// testHookUnlockedRead, set only by tests, runs after each read of a
+// database without a LOCK file, before view checks for one.
+var testHookUnlockedRead func()
+
+// openDB opens the key database read-only. When the database has a LOCK
+// file, openDB takes goleveldb's shared lock on it and waits (until ctx
+// is done, or for wait) while a writer holds it exclusively. When it has
+// none (a copied or backed-up home: goleveldb creates LOCK at each open
+// and never removes it, so no gnokey has opened the database there),
+// openDB reads it through roStorage, which takes no lock and so creates
+// no file, and reports unlocked. A home without a key database gives a
+// nil DB and no error: it holds no keys (gnokey creates the database at
+// its first command).
+func openDB(ctx context.Context, home string, wait time.Duration) (db *leveldb.DB, unlocked bool, err error) {
 	path := dbPath(home)
 	fi, err := os.Stat(path)
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
+		return nil, false, nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("gnokeyhome: %w", err)
+		return nil, false, fmt.Errorf("gnokeyhome: %w", err)
 	}
 	if !fi.IsDir() {
-		return nil, fmt.Errorf("gnokeyhome: %s is not a directory (gnokey's key database is one): %w", path, signer.ErrInvalidArgument)
+		return nil, false, fmt.Errorf("gnokeyhome: %s is not a directory (gnokey's key database is one): %w", path, signer.ErrInvalidArgument)
 	}
 	o := &opt.Options{
 		ReadOnly:       true,
@@ -94,59 +102,98 @@ func openDB(ctx context.Context, home string, wait time.Duration) (*leveldb.DB, 
 		OpenFilesCacheCapacity: 8,
 		WriteBuffer:            64 << 10,
 	}
+	if _, err := os.Lstat(filepath.Join(path, lockName)); errors.Is(err, fs.ErrNotExist) {
+		db, err := leveldb.Open(roStorage{path: path}, o)
+		if err != nil {
+			return nil, false, openError(path, err)
+		}
+		return db, true, nil
+	}
 	start := time.Now()
 	pause := time.Millisecond
 	for {
 		if err := ctx.Err(); err != nil {
-			return nil, fmt.Errorf("gnokeyhome: %w", err)
+			return nil, false, fmt.Errorf("gnokeyhome: %w", err)
 		}
 		db, err := leveldb.OpenFile(path, o)
 		switch {
 		case err == nil:
-			return db, nil
-		case lerrors.IsCorrupted(err):
-			return nil, fmt.Errorf("gnokeyhome: %s: %w: %w", path, signer.ErrCorrupt, err)
+			return db, false, nil
 		case !lockBusy(err):
-			if errors.Is(err, fs.ErrPermission) {
-				return nil, fmt.Errorf("gnokeyhome: %s: %w: %w", path, signer.ErrPermissionDenied, err)
-			}
-			return nil, fmt.Errorf("gnokeyhome: opening %s: %w", path, err)
+			return nil, false, openError(path, err)
 		}
 		if testHookLockBusy != nil {
 			testHookLockBusy()
 		}
 		waited := time.Since(start)
 		if waited >= wait {
-			return nil, &LockedError{Path: path, Waited: waited}
+			return nil, false, &LockedError{Path: path, Waited: waited}
 		}
 		t := time.NewTimer(min(pause, wait-waited))
 		select {
 		case <-t.C:
 		case <-ctx.Done():
 			t.Stop()
-			return nil, &LockedError{Path: path, Waited: time.Since(start), Err: ctx.Err()}
+			return nil, false, &LockedError{Path: path, Waited: time.Since(start), Err: ctx.Err()}
 		}
 		pause = min(2*pause, maxLockMS*time.Millisecond)
 	}
+}
+
+// openError is the error of a failed open of the database at path.
+func openError(path string, err error) error {
+	switch {
+	case lerrors.IsCorrupted(err):
+		return fmt.Errorf("gnokeyhome: %s: %w: %w", path, signer.ErrCorrupt, err)
+	case errors.Is(err, fs.ErrPermission):
+		return fmt.Errorf("gnokeyhome: %s: %w: %w", path, signer.ErrPermissionDenied, err)
+	}
+	return fmt.Errorf("gnokeyhome: opening %s: %w", path, err)
 }
 
 // view runs f on the key database, open read-only for f's duration only,
 // as gnokey opens it for each command, so that gnokey is never kept from
 // writing for longer than one read. db is nil when the home has no key
 // database yet.
+//
+// A database without a LOCK file is read without a lock (see openDB).
+// Should LOCK appear by the end of that read, a gnokey opened the
+// database meanwhile and may have been writing: view then runs f again,
+// from the start, under the lock. f must therefore set its results, not
+// add to what an earlier run left.
 func (s *Store) view(ctx context.Context, f func(db *leveldb.DB) error) error {
-	if err := s.check(ctx); err != nil {
-		return err
+	unlocked, err := s.viewOnce(ctx, f)
+	if unlocked && testHookUnlockedRead != nil {
+		testHookUnlockedRead()
 	}
-	db, err := openDB(ctx, s.home, s.cfg.LockWait)
+	if unlocked && hasLock(s.home) {
+		_, err = s.viewOnce(ctx, f)
+	}
+	return err
+}
+
+// viewOnce runs f as view does, once, and reports whether it read the
+// database without a lock.
+func (s *Store) viewOnce(ctx context.Context, f func(db *leveldb.DB) error) (unlocked bool, err error) {
+	if err := s.check(ctx); err != nil {
+		return false, err
+	}
+	db, unlocked, err := openDB(ctx, s.home, s.cfg.LockWait)
 	if err != nil {
-		return err
+		return false, err
 	}
 	if db == nil {
-		return f(nil)
+		return false, f(nil)
 	}
 	defer db.Close()
-	return f(db)
+	return unlocked, f(db)
+}
+
+// hasLock reports whether the key database of home has a LOCK file (or
+// whether that cannot be told).
+func hasLock(home string) bool {
+	_, err := os.Lstat(filepath.Join(dbPath(home), lockName))
+	return !errors.Is(err, fs.ErrNotExist)
 }
 
 // get returns the value of key, or nil when there is none.

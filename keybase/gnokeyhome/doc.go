@@ -20,9 +20,9 @@
 // (keybase's, which signs as gnokey does: Ed25519, or secp256k1 over
 // SHA-256, low-S); OpenStore returns the Store of a home, which lists
 // (ListKeys, and Keys for every kind with addresses), describes (KeyInfo)
-// and opens (OpenKey) keys, and writes nothing; ParseURI reads a gnokeyhome:
-// URI, a scheme the package registers with signer.Register when
-// imported.
+// and opens (OpenKey) keys, and writes nothing, not even goleveldb's
+// LOCK file (see below); ParseURI reads a gnokeyhome: URI, a scheme the
+// package registers with signer.Register when imported.
 //
 // # URIs
 //
@@ -48,18 +48,31 @@
 //
 // # Read-only, and gnokey's lock
 //
-// The database is opened read-only (goleveldb's ReadOnly option, which
-// writes nothing) for the time of each method's read, and closed after,
-// as gnokey opens it for each command. Open and OpenKey read the record,
-// close the database, then derive the key, so a Signer holds nothing of
-// the home. goleveldb takes a lock on the database's LOCK file: shared
-// for readers here, exclusive for gnokey, which holds it for each
-// command (a write lasts about one key derivation, a fraction of a
-// second). A read that finds the lock taken waits, retrying, until the
-// caller's context is done or Config.LockWait (5 s by default) has
-// passed, and then fails with a *LockedError (signer.ErrBusy, and the
-// context's error when that ended the wait). It does not read a copy of
-// the files instead: files copied while gnokey writes need not agree.
+// The database is opened read-only (goleveldb's ReadOnly option) for the
+// time of each method's read, and closed after, as gnokey opens it for
+// each command. Open and OpenKey read the record, close the database,
+// then derive the key, so a Signer holds nothing of the home. No file is
+// created, changed or removed, LOCK included (TestReadOnly,
+// TestReadOnlyDir).
+//
+// gnokey's lock is goleveldb's, on the database's LOCK file: exclusive
+// for gnokey, which holds it for each command (a write lasts about one
+// key derivation, a fraction of a second), and shared for readers here.
+// goleveldb creates LOCK at a database's first open and never removes
+// it, so a database that has one is read under the shared lock. A read
+// that finds the lock taken waits, retrying, until the caller's context
+// is done or Config.LockWait (5 s by default) has passed, and then fails
+// with a *LockedError (signer.ErrBusy, and the context's error when that
+// ended the wait). It does not read a copy of the files instead: files
+// copied while gnokey writes need not agree.
+//
+// A database without LOCK (a copied or backed-up home, where no gnokey
+// has run since) is read without a lock, through files opened read-only:
+// goleveldb's own read-only open would create LOCK to lock it, a write
+// to the copy that fails on a read-only mount. Should LOCK appear by the
+// end of such a read (a gnokey opened the database meanwhile), the read
+// is made again, under the lock.
+//
 // The other way round, gnokey does not wait: a gnokey command that starts
 // while a read here holds the shared lock (about a millisecond per read,
 // BenchmarkKeyInfo) fails with "resource temporarily unavailable", as it
@@ -86,5 +99,6 @@
 // # Concurrency
 //
 // Store and Signer are safe for concurrent use; several Stores, in one
-// process or several, read a home at once (the lock is shared).
+// process or several, read a home at once (the lock is shared, when
+// there is one).
 package gnokeyhome

@@ -5,47 +5,18 @@ import (
 	"crypto/ed25519"
 	"fmt"
 	"log"
-	"os"
 	"path/filepath"
 
 	"github.com/signerkit/signerkit/keybase/gnokeyhome"
 	"github.com/signerkit/signerkit/signer"
 )
 
-// copyHome copies the fixture gnokey home (written by gno's own keybase)
-// to a temporary directory: a read-only open still creates the LOCK file
-// it locks.
-func copyHome() string {
-	home, err := os.MkdirTemp("", "gnokeyhome-example")
-	if err != nil {
-		log.Fatal(err)
-	}
-	src := filepath.Join("testdata", "gnokey-home", "data", "keys.db")
-	dst := filepath.Join(home, "data", "keys.db")
-	if err := os.MkdirAll(dst, 0o700); err != nil {
-		log.Fatal(err)
-	}
-	entries, err := os.ReadDir(src)
-	if err != nil {
-		log.Fatal(err)
-	}
-	for _, e := range entries {
-		b, err := os.ReadFile(filepath.Join(src, e.Name()))
-		if err != nil {
-			log.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(dst, e.Name()), b, 0o600); err != nil {
-			log.Fatal(err)
-		}
-	}
-	return home
-}
-
 // Every key of a gnokey home, as `gnokey list` shows them, and a sign with
 // one of them, selected by its gnokey name.
 func Example() {
-	home := copyHome() // in real use: "" for gnokey's default home
-	defer os.RemoveAll(home)
+	// The fixture, read where it is: reading writes nothing. In real
+	// use: "" for gnokey's default home.
+	home := filepath.Join("testdata", "gnokey-home")
 	ctx := context.Background()
 
 	store, err := gnokeyhome.OpenStore(ctx, gnokeyhome.Config{

@@ -12,6 +12,7 @@ import (
 
 	"github.com/syndtr/goleveldb/leveldb"
 	"github.com/syndtr/goleveldb/leveldb/opt"
+	"github.com/syndtr/goleveldb/leveldb/storage"
 
 	"github.com/signerkit/signerkit/internal/bech32"
 	"github.com/signerkit/signerkit/signer"
@@ -21,23 +22,9 @@ import (
 // gno's own keybase; see store_test.go) into a map, database key → value.
 func fixtureRecords(t testing.TB) map[string][]byte {
 	t.Helper()
-	// A copy: a read-only open creates the LOCK file goleveldb locks.
-	dir := t.TempDir()
+	// In place: the fixture has no LOCK file, so roStorage reads it.
 	src := filepath.Join("testdata", "gnokey-home", "data", "keys.db")
-	entries, err := os.ReadDir(src)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, e := range entries {
-		b, err := os.ReadFile(filepath.Join(src, e.Name()))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(dir, e.Name()), b, 0o600); err != nil {
-			t.Fatal(err)
-		}
-	}
-	db, err := leveldb.OpenFile(dir, &opt.Options{ReadOnly: true})
+	db, err := leveldb.Open(roStorage{path: src}, &opt.Options{ReadOnly: true, ErrorIfMissing: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -169,6 +156,155 @@ func TestLockReleased(t *testing.T) {
 	}
 }
 
+// TestLockAppears: when a LOCK file appears during a read made without
+// one (a gnokey opened the copied home meanwhile), the read is made
+// again, under the lock, and its result is the second read's alone.
+func TestLockAppears(t *testing.T) {
+	home := writeDB(t, fixtureRecords(t))
+	path := filepath.Join(home, dataDir, dbName)
+	if err := os.Remove(filepath.Join(path, lockName)); err != nil {
+		t.Fatal(err)
+	}
+	var w *leveldb.DB
+	unlocked, busy := 0, 0
+	testHookUnlockedRead = func() {
+		unlocked++
+		var err error
+		if w, err = leveldb.OpenFile(path, nil); err != nil { // as gnokey opens it
+			t.Error(err)
+		}
+	}
+	testHookLockBusy = func() {
+		if busy++; busy == 1 {
+			w.Close()
+		}
+	}
+	defer func() { testHookUnlockedRead, testHookLockBusy = nil, nil }()
+	st, _ := OpenStore(context.Background(), Config{Home: home, LockWait: time.Hour})
+	keys, err := st.Keys(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if unlocked != 1 || busy != 1 {
+		t.Errorf("%d reads without a lock, lock found taken %d times; want 1 and 1", unlocked, busy)
+	}
+	var n int
+	for k := range fixtureRecords(t) {
+		if strings.HasSuffix(k, infoSfx) {
+			n++
+		}
+	}
+	if len(keys) != n {
+		t.Errorf("Keys: %d keys, want %d (the second read's only)", len(keys), n)
+	}
+}
+
+// TestROStorageWrites: roStorage refuses every write.
+func TestROStorageWrites(t *testing.T) {
+	s := roStorage{path: t.TempDir()}
+	fd := storage.FileDesc{Type: storage.TypeTable, Num: 1}
+	if _, err := s.Create(fd); err == nil {
+		t.Error("Create succeeded")
+	}
+	if s.Remove(fd) == nil || s.Rename(fd, storage.FileDesc{Type: storage.TypeTable, Num: 2}) == nil || s.SetMeta(fd) == nil {
+		t.Error("a write succeeded")
+	}
+	if entries, _ := os.ReadDir(s.path); len(entries) != 0 {
+		t.Errorf("files appeared: %v", entries)
+	}
+	if _, err := s.GetMeta(); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("GetMeta of an empty directory: %v, want os.ErrNotExist", err)
+	}
+}
+
+// TestGetMeta: roStorage finds the manifest goleveldb's own file storage
+// finds, opened read-only, with CURRENT as gnokey left it, missing,
+// garbled, naming a missing manifest, and with pending copies.
+func TestGetMeta(t *testing.T) {
+	src := filepath.Join("testdata", "gnokey-home", "data", "keys.db")
+	for _, c := range []struct {
+		name  string
+		files map[string]string // "" removes the file
+	}{
+		{"as written", nil},
+		{"no CURRENT", map[string]string{"CURRENT": ""}},
+		{"garbled CURRENT", map[string]string{"CURRENT": "MANIFEST-x\n"}},
+		{"CURRENT without newline", map[string]string{"CURRENT": "MANIFEST-000027"}},
+		{"missing manifest", map[string]string{"CURRENT": "MANIFEST-000099\n"}},
+		{"nothing", map[string]string{"CURRENT": "", "CURRENT.bak": ""}},
+		{"nothing valid", map[string]string{"CURRENT": "x\n", "CURRENT.bak": "y\n"}},
+		{"pending, newer", map[string]string{"CURRENT.31": "MANIFEST-000031\n", "MANIFEST-000031": "m"}},
+		{"pending, older", map[string]string{"CURRENT.20": "MANIFEST-000020\n", "MANIFEST-000020": "m"}},
+		{"pending, garbled", map[string]string{"CURRENT.31": "garbage"}},
+		{"pending, two", map[string]string{"CURRENT.31": "MANIFEST-000031\n", "CURRENT.32": "MANIFEST-000032\n", "MANIFEST-000031": "m"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			dir := t.TempDir()
+			entries, err := os.ReadDir(src)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, e := range entries {
+				b, err := os.ReadFile(filepath.Join(src, e.Name()))
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(filepath.Join(dir, e.Name()), b, 0o600); err != nil {
+					t.Fatal(err)
+				}
+			}
+			for name, v := range c.files {
+				if v == "" {
+					err = os.Remove(filepath.Join(dir, name))
+				} else {
+					err = os.WriteFile(filepath.Join(dir, name), []byte(v), 0o600)
+				}
+				if err != nil {
+					t.Fatal(err)
+				}
+			}
+			got, gotErr := roStorage{path: dir}.GetMeta()
+			fs, err := storage.OpenFile(dir, true)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want, wantErr := fs.GetMeta()
+			fs.Close()
+			if got != want || (gotErr == nil) != (wantErr == nil) || isStorageCorrupted(gotErr) != isStorageCorrupted(wantErr) || errors.Is(gotErr, os.ErrNotExist) != errors.Is(wantErr, os.ErrNotExist) {
+				t.Errorf("GetMeta: %v, %v; goleveldb's: %v, %v", got, gotErr, want, wantErr)
+			}
+		})
+	}
+}
+
+// TestParseName: roStorage parses the names goleveldb gives its files.
+func TestParseName(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		fd   storage.FileDesc
+		ok   bool
+	}{
+		{"000014.ldb", storage.FileDesc{Type: storage.TypeTable, Num: 14}, true},
+		{"000014.sst", storage.FileDesc{Type: storage.TypeTable, Num: 14}, true},
+		{"000026.log", storage.FileDesc{Type: storage.TypeJournal, Num: 26}, true},
+		{"000003.tmp", storage.FileDesc{Type: storage.TypeTemp, Num: 3}, true},
+		{"MANIFEST-000027", storage.FileDesc{Type: storage.TypeManifest, Num: 27}, true},
+		{"MANIFEST-000027x", storage.FileDesc{}, false},
+		{"CURRENT", storage.FileDesc{}, false},
+		{"LOCK", storage.FileDesc{}, false},
+		{"12.txt", storage.FileDesc{}, false},
+		{"-1.ldb", storage.FileDesc{}, false},
+	} {
+		fd, ok := parseName(c.name)
+		if ok != c.ok || (ok && fd != c.fd) {
+			t.Errorf("parseName(%q) = %v, %v; want %v, %v", c.name, fd, ok, c.fd, c.ok)
+		}
+		if ok && genName(fd) != c.name && !strings.HasSuffix(c.name, ".sst") {
+			t.Errorf("genName(%v) = %q, want %q", fd, genName(fd), c.name)
+		}
+	}
+}
+
 func FuzzRecord(f *testing.F) {
 	for _, v := range fixtureRecords(f) {
 		f.Add(v)
@@ -273,9 +409,9 @@ func TestConcurrentReads(t *testing.T) {
 func TestWriterDuringRead(t *testing.T) {
 	home := writeDB(t, fixtureRecords(t))
 	path := filepath.Join(home, dataDir, dbName)
-	r, err := openDB(context.Background(), home, time.Second)
-	if err != nil {
-		t.Fatal(err)
+	r, unlocked, err := openDB(context.Background(), home, time.Second)
+	if err != nil || unlocked {
+		t.Fatal(err, unlocked)
 	}
 	if w, err := leveldb.OpenFile(path, nil); err == nil || !lockBusy(err) {
 		if w != nil {

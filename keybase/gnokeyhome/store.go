@@ -72,8 +72,9 @@ func DefaultHome() (string, error) {
 	return filepath.Join(d, "gno"), nil
 }
 
-// Store is a gnokey home, open read-only. It writes nothing: keys are
-// added, renamed and deleted with gnokey. Each method opens gnokey's key
+// Store is a gnokey home, open read-only. It writes nothing (no file of
+// the home is created, changed or removed, goleveldb's LOCK included):
+// keys are added, renamed and deleted with gnokey. Each method opens gnokey's key
 // database read-only for the time of its own read and closes it, as
 // gnokey does for each command, so a Store never keeps gnokey from
 // writing for longer than one read. A Store is safe for concurrent use.
@@ -172,6 +173,7 @@ func (s *Store) Keys(ctx context.Context) ([]KeyInfo, error) {
 	var out []KeyInfo
 	var rerr error
 	err := s.view(ctx, func(db *leveldb.DB) error {
+		out = nil // view may run this twice
 		rs, err := records(ctx, db)
 		if err != nil && ctx.Err() != nil {
 			return err
@@ -259,8 +261,10 @@ func (s *Store) ExportArmor(ctx context.Context, label string) ([]byte, error) {
 			return err
 		}
 		if r.Kind != Local {
+			r.wipe()
 			return &KindError{Name: r.Name, Kind: r.Kind}
 		}
+		clear(out) // view may run this twice
 		out = r.armor
 		return nil
 	})
@@ -270,6 +274,9 @@ func (s *Store) ExportArmor(ctx context.Context, label string) ([]byte, error) {
 func (s *Store) open(ctx context.Context, ref signer.KeyRef) (*Signer, error) {
 	var r *record
 	err := s.view(ctx, func(db *leveldb.DB) error {
+		if r != nil { // view may run this twice
+			r.wipe()
+		}
 		var err error
 		r, err = find(db, ref.Label)
 		return err

@@ -4,10 +4,12 @@ import (
 	"context"
 	"crypto"
 	"errors"
+	"fmt"
 	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"testing"
 	"time"
@@ -272,26 +274,109 @@ func TestHomes(t *testing.T) {
 	}
 }
 
-// TestReadOnly: reading changes no file of the database.
+// TestReadOnly: reading writes nothing to the database: no file appears
+// (LOCK included), changes or goes, whether the database has a LOCK
+// file (a home gnokey has used) or not (a copied or backed-up one).
 func TestReadOnly(t *testing.T) {
-	ctx := context.Background()
-	home := fixtureHome(t)
+	for _, withLock := range []bool{false, true} {
+		t.Run(fmt.Sprintf("LOCK=%v", withLock), func(t *testing.T) {
+			home := fixtureHome(t)
+			db := filepath.Join(home, "data", "keys.db")
+			if withLock { // as gnokey leaves it
+				if err := os.WriteFile(filepath.Join(db, "LOCK"), nil, 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			before := snapshot(t, db)
+			readAll(t, home)
+			compare(t, before, snapshot(t, db))
+		})
+	}
+}
+
+// TestReadOnlyInPlace reads the committed fixture where it is: it has no
+// LOCK file, and none appears.
+func TestReadOnlyInPlace(t *testing.T) {
+	home := filepath.Join("testdata", "gnokey-home")
 	db := filepath.Join(home, "data", "keys.db")
 	before := snapshot(t, db)
+	if _, ok := before["LOCK"]; ok {
+		t.Fatalf("%s has a LOCK file: remove it (no read here creates one)", db)
+	}
+	readAll(t, home)
+	compare(t, before, snapshot(t, db))
+}
+
+// TestReadOnlyDir reads a home whose directories and files cannot be
+// written (as on a read-only mount, or a backup owned by someone else).
+// Unless the test runs as root, which may write anyway, an attempt to
+// create LOCK would fail the read; as root, compare finds the file.
+func TestReadOnlyDir(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("directory modes do not stop writes on Windows")
+	}
+	home := fixtureHome(t)
+	db := filepath.Join(home, "data", "keys.db")
+	entries, err := os.ReadDir(db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		if err := os.Chmod(filepath.Join(db, e.Name()), 0o444); err != nil {
+			t.Fatal(err)
+		}
+	}
+	dirs := []string{db, filepath.Dir(db), home}
+	for _, d := range dirs {
+		if err := os.Chmod(d, 0o555); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Cleanup(func() { // so that TempDir can remove it
+		for _, d := range dirs {
+			os.Chmod(d, 0o755)
+		}
+	})
+	before := snapshot(t, db)
+	readAll(t, home)
+	compare(t, before, snapshot(t, db))
+}
+
+// readAll reads the home every way a Store reads: Open (a key's record),
+// Keys (every record), KeyInfo by address (the index), ExportArmor.
+func readAll(t *testing.T, home string) {
+	t.Helper()
+	ctx := context.Background()
 	sg, err := gnokeyhome.Open(ctx, gnokeyhome.Config{Home: home, Secret: pass("plain"), Key: signer.KeyRef{Label: "plain"}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	sg.Close()
-	st, _ := gnokeyhome.OpenStore(ctx, gnokeyhome.Config{Home: home})
-	st.Keys(ctx)
-	after := snapshot(t, db)
-	if _, ok := before["LOCK"]; !ok && after["LOCK"] == "" {
-		delete(after, "LOCK") // goleveldb creates an empty LOCK to take its shared lock on
+	st, err := gnokeyhome.OpenStore(ctx, gnokeyhome.Config{Home: home})
+	if err != nil {
+		t.Fatal(err)
 	}
+	defer st.Close()
+	if keys, err := st.Keys(ctx); err != nil || len(keys) != len(fixtureKeys) {
+		t.Fatalf("Keys: %d keys, %v; want %d", len(keys), err, len(fixtureKeys))
+	}
+	if _, err := st.KeyInfo(ctx, "g19rl4cm2hmr8afy4kldpxz3fka4jguq0a0u3773"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.ExportArmor(ctx, "validator"); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// compare fails t for each file of before that changed or went, and each
+// file of after that appeared.
+func compare(t *testing.T, before, after map[string]string) {
+	t.Helper()
 	for name, b := range before {
-		if a, ok := after[name]; !ok || a != b {
-			t.Errorf("%s changed or went", name)
+		if a, ok := after[name]; !ok {
+			t.Errorf("%s went", name)
+		} else if a != b {
+			t.Errorf("%s changed", name)
 		}
 	}
 	for name := range after {
@@ -301,18 +386,31 @@ func TestReadOnly(t *testing.T) {
 	}
 }
 
+// snapshot returns each file of dir: its mode, size, modification time
+// and content; and, as ".", dir's mode and modification time (which a
+// file created and removed would change).
 func snapshot(t *testing.T, dir string) map[string]string {
+	t.Helper()
 	entries, err := os.ReadDir(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	out := map[string]string{}
+	fi, err := os.Stat(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]string{".": fmt.Sprintf("%v %v", fi.Mode(), fi.ModTime().UnixNano())}
 	for _, e := range entries {
-		b, err := os.ReadFile(filepath.Join(dir, e.Name()))
+		p := filepath.Join(dir, e.Name())
+		fi, err := os.Lstat(p)
 		if err != nil {
 			t.Fatal(err)
 		}
-		out[e.Name()] = string(b)
+		b, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out[e.Name()] = fmt.Sprintf("%v %d %v %q", fi.Mode(), fi.Size(), fi.ModTime().UnixNano(), b)
 	}
 	return out
 }

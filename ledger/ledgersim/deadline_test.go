@@ -24,12 +24,28 @@ func speculosSim(t *testing.T, dev *ledgersim.Device) ledger.Dialer {
 	return ledger.SpeculosSimulatorDialer(srv.Addr())
 }
 
-// TestAccountedDeadline: in accounted mode a sign whose modeled time
-// (526 ms on a Nano S Plus) runs past the caller's deadline (300 ms) fails
-// with context.DeadlineExceeded, having accounted its modeled time up to
-// the deadline; with enough time it signs. On the Speculos face the
-// deadline goes to the simulator, and the modeled time comes back, in
-// signerkit's extension frames (ledger.SpeculosSimulatorDialer).
+// The deadline tests model a sign far longer than the real time a test
+// takes, even on a loaded machine, and deadlines that differ from it by
+// seconds: whether a sign fits is decided by modeled time alone.
+const (
+	slowSignTime = 20 * time.Second // a modeled sign
+	shortTime    = 10 * time.Second // a deadline the sign does not fit in
+	longTime     = time.Hour        // a deadline it fits in
+)
+
+// slowDevice is an accounted Nano S Plus whose sign takes slowSignTime.
+func slowDevice() *ledgersim.Device {
+	p := ledgersim.NanoSPlus
+	p.Sign = slowSignTime
+	return ledgersim.MustNew(ledgersim.Config{Time: ledgersim.Accounted, Profile: p})
+}
+
+// TestAccountedDeadline: in accounted mode a sign whose modeled time runs
+// past the caller's deadline fails with context.DeadlineExceeded, having
+// accounted its modeled time up to the deadline; with enough time it
+// signs. On the Speculos face the deadline goes to the simulator, and the
+// modeled time comes back, in signerkit's extension frames
+// (ledger.SpeculosSimulatorDialer).
 func TestAccountedDeadline(t *testing.T) {
 	faces := []struct {
 		name string
@@ -41,7 +57,7 @@ func TestAccountedDeadline(t *testing.T) {
 	}
 	for _, f := range faces {
 		t.Run(f.name, func(t *testing.T) {
-			dev := ledgersim.MustNew(ledgersim.Config{Time: ledgersim.Accounted})
+			dev := slowDevice()
 			s, err := ledger.Open(context.Background(), ledger.Config{Dial: f.dial(t, dev)})
 			if err != nil {
 				t.Fatal(err)
@@ -50,14 +66,14 @@ func TestAccountedDeadline(t *testing.T) {
 			heights := tm2.NewHeights("", 1)
 
 			col := signer.NewCollector()
-			ctx, cancel := context.WithTimeout(col.WithContext(context.Background()), 300*time.Millisecond)
+			ctx, cancel := context.WithTimeout(col.WithContext(context.Background()), shortTime)
 			defer cancel()
 			_, err = s.SignContext(ctx, heights.Next(tm2.KindPrevote))
 			if !errors.Is(err, context.DeadlineExceeded) || errors.Is(err, signer.ErrDisconnected) {
-				t.Fatalf("sign of 526 modeled ms under 300 ms: %v, want context.DeadlineExceeded, not a disconnect", err)
+				t.Fatalf("sign of %v modeled under %v: %v, want context.DeadlineExceeded, not a disconnect", slowSignTime, shortTime, err)
 			}
 			var de *ledger.DeadlineError
-			if f.name == "speculos" && (!errors.As(err, &de) || de.Modeled < dev.Profile().Sign || de.Accounted <= 0 || de.Accounted > 300*time.Millisecond) {
+			if f.name == "speculos" && (!errors.As(err, &de) || de.Modeled < dev.Profile().Sign || de.Accounted <= 0 || de.Accounted > shortTime) {
 				t.Errorf("Speculos face: %#v, want a *ledger.DeadlineError of the sign's modeled time, accounted up to the deadline", err)
 			}
 			sum := col.Summary()
@@ -66,13 +82,13 @@ func TestAccountedDeadline(t *testing.T) {
 			for _, st := range signer.Stages() {
 				total += sum.Stage(st).Modeled
 			}
-			if dev0 <= 0 || dev0 >= dev.Profile().Sign || total > 300*time.Millisecond {
-				t.Errorf("device stage %v of %v, %v modeled in all: want the sign accounted up to the 300 ms deadline", dev0, dev.Profile().Sign, total)
+			if dev0 <= 0 || dev0 >= dev.Profile().Sign || total > shortTime {
+				t.Errorf("device stage %v of %v, %v modeled in all: want the sign accounted up to the %v deadline", dev0, dev.Profile().Sign, total, shortTime)
 			}
 
 			// With time enough, the next sign succeeds and verifies.
 			col = signer.NewCollector()
-			ctx, cancel = context.WithTimeout(col.WithContext(context.Background()), time.Minute)
+			ctx, cancel = context.WithTimeout(col.WithContext(context.Background()), longTime)
 			defer cancel()
 			msg := heights.Next(tm2.KindPrevote)
 			sig, err := s.SignContext(ctx, msg)
@@ -89,13 +105,16 @@ func TestAccountedDeadline(t *testing.T) {
 	}
 }
 
-// TestAccountedDeadlineDoesNotWait: an hour-long modeled sign under a
-// minute's deadline fails long before the minute is up: nothing sleeps.
+// TestAccountedDeadlineDoesNotWait: a modeled sign longer than the
+// caller's deadline fails without waiting for the deadline: the device
+// stage is accounted, not slept, and the error is the simulator's (the
+// deadline, an hour away, has not passed; were the sign to sleep, the test
+// would run into go test's timeout).
 func TestAccountedDeadlineDoesNotWait(t *testing.T) {
 	for _, face := range []string{"apdu", "speculos"} {
 		t.Run(face, func(t *testing.T) {
 			slow := ledgersim.NanoSPlus
-			slow.Sign = time.Hour
+			slow.Sign = 2 * longTime
 			dev := ledgersim.MustNew(ledgersim.Config{Time: ledgersim.Accounted, Profile: slow})
 			dial := dev.Dialer()
 			if face == "speculos" {
@@ -106,14 +125,22 @@ func TestAccountedDeadlineDoesNotWait(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer s.Close()
-			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			var accounted time.Duration
+			slept := false
+			tr := &signer.Trace{StageDone: func(i signer.StageInfo) {
+				if i.Stage == signer.StageDevice && i.Source == signer.Modeled {
+					accounted += i.Duration
+					slept = slept || i.Slept
+				}
+			}}
+			ctx, cancel := context.WithTimeout(signer.WithTrace(context.Background(), tr), longTime)
 			defer cancel()
 			_, err = s.SignContext(ctx, tm2.NewHeights("", 1).Next(tm2.KindPrevote))
 			if !errors.Is(err, context.DeadlineExceeded) {
 				t.Fatalf("err = %v, want context.DeadlineExceeded", err)
 			}
-			if ctx.Err() != nil {
-				t.Fatal("the sign waited for the deadline")
+			if slept || accounted <= 0 || accounted > longTime {
+				t.Errorf("device stage: %v accounted (slept: %v), want up to the %v deadline, accounted only", accounted, slept, longTime)
 			}
 		})
 	}
@@ -121,23 +148,26 @@ func TestAccountedDeadlineDoesNotWait(t *testing.T) {
 
 // TestSpeculosDeadlineShared: modeled time accounted under one context
 // on the Speculos face counts against its deadline for the next sign, as
-// on the in-process faces: two signs of 526 modeled ms do not both fit in
-// 800 ms.
+// on the in-process faces: two signs of 20 modeled seconds do not both
+// fit in 30 seconds.
 func TestSpeculosDeadlineShared(t *testing.T) {
-	dev := ledgersim.MustNew(ledgersim.Config{Time: ledgersim.Accounted})
+	dev := slowDevice()
 	s, err := ledger.Open(context.Background(), ledger.Config{Dial: speculosSim(t, dev)})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer s.Close()
 	heights := tm2.NewHeights("", 1)
-	ctx, cancel := context.WithTimeout(context.Background(), 800*time.Millisecond)
+	const deadline = slowSignTime + shortTime
+	ctx, cancel := context.WithTimeout(context.Background(), deadline)
 	defer cancel()
 	if _, err := s.SignContext(ctx, heights.Next(tm2.KindPrevote)); err != nil {
 		t.Fatalf("first sign: %v", err)
 	}
-	if _, err := s.SignContext(ctx, heights.Next(tm2.KindPrecommit)); !errors.Is(err, context.DeadlineExceeded) {
-		t.Fatalf("second sign under the same 800 ms: %v, want context.DeadlineExceeded", err)
+	_, err = s.SignContext(ctx, heights.Next(tm2.KindPrecommit))
+	var de *ledger.DeadlineError
+	if !errors.As(err, &de) || de.Accounted > deadline-slowSignTime {
+		t.Fatalf("second sign under the same %v: %v, want a *ledger.DeadlineError accounting at most %v", deadline, err, deadline-slowSignTime)
 	}
 }
 
@@ -146,7 +176,7 @@ func TestSpeculosDeadlineShared(t *testing.T) {
 // succeeds whatever the deadline: the Speculos face speaks plain Speculos
 // to it.
 func TestSpeculosStandardClient(t *testing.T) {
-	dev := ledgersim.MustNew(ledgersim.Config{Time: ledgersim.Accounted})
+	dev := slowDevice()
 	srv, err := dev.ServeSpeculos()
 	if err != nil {
 		t.Fatal(err)
@@ -158,7 +188,7 @@ func TestSpeculosStandardClient(t *testing.T) {
 	}
 	defer s.Close()
 	col := signer.NewCollector()
-	ctx, cancel := context.WithTimeout(col.WithContext(context.Background()), 300*time.Millisecond)
+	ctx, cancel := context.WithTimeout(col.WithContext(context.Background()), shortTime) // shorter than the modeled sign
 	defer cancel()
 	msg := tm2.NewHeights("", 1).Next(tm2.KindPrevote)
 	sig, err := s.SignContext(ctx, msg)
@@ -190,7 +220,7 @@ func TestSpeculosRealtime(t *testing.T) {
 			slept += i.Duration
 		}
 	}}
-	ctx, cancel := context.WithTimeout(signer.WithTrace(context.Background(), tr), time.Minute)
+	ctx, cancel := context.WithTimeout(signer.WithTrace(context.Background(), tr), longTime)
 	defer cancel()
 	if _, err := s.SignContext(ctx, heights.Next(tm2.KindPrevote)); err != nil {
 		t.Fatal(err)
