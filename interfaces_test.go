@@ -32,6 +32,7 @@ var (
 	// The devices that answer a health probe without signing.
 	_ signer.HealthChecker = (*ledger.Signer)(nil)
 	_ signer.HealthChecker = (*yubihsm.Signer)(nil)
+	_ signer.HealthChecker = (*pkcs11.Signer)(nil)
 
 	_ store = (*inprocess.Store)(nil)
 	_ store = (*keybase.Store)(nil)

@@ -96,3 +96,7 @@ func (k *Signer) Sign(io.Reader, []byte, crypto.SignerOpts) ([]byte, error) { re
 
 // SignContext returns an error wrapping signer.ErrUnsupported.
 func (k *Signer) SignContext(context.Context, []byte) ([]byte, error) { return nil, errNoCgo }
+
+// Health returns an error wrapping signer.ErrUnsupported: this build has
+// no cgo.
+func (s *Signer) Health(context.Context) error { return errNoCgo }

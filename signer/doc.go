@@ -10,7 +10,9 @@
 // context (SignContext) and releases its key or device (Close). Public never
 // does I/O. Further abilities (key generation, attestation, health) are
 // small separate interfaces that backends implement and callers find by type
-// assertion, such as AlgorithmSigner, and the key store abilities
+// assertion, such as AlgorithmSigner, HealthChecker (a round trip to the
+// device that signs nothing: what a readiness probe asks), and the key
+// store abilities
 // KeyGenerator, KeyImporter, KeyLister, KeyOpener and KeyDeleter that a
 // backend's store type (a keybase directory, a token, an HSM) offers.
 //
