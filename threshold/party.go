@@ -215,7 +215,11 @@ func (p *Party) handle(f frame) frame {
 		if len(out) > maxPresignBatch {
 			out = out[:maxPresignBatch]
 		}
-		return frame{typ: typePresigned, id: f.id, body: encodePresigned(out)}
+		body, err := encodePresigned(out)
+		if err != nil {
+			return errorFrame(f.id, codeUnavailable, err)
+		}
+		return frame{typ: typePresigned, id: f.id, body: body}
 	case typeSign:
 		req, err := parseSignRequest(f.body)
 		if err != nil {

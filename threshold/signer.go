@@ -462,6 +462,10 @@ func (s *Signer) attempt(ctx context.Context, a *attempt, msg []byte, tl *tally)
 			answers <- answer{i, sh, err}
 		}()
 	}
+	// The binding factors, group commitment and challenge need no shares:
+	// computed while the requests travel, they leave the sum of the shares
+	// and the signature check for when the last share arrives.
+	prep, prepErr := frost.PrepareAggregate(s.pub, msg, list)
 	shares := make([]frost.SignatureShare, 0, len(a.set))
 	for range a.set {
 		an := <-answers
@@ -486,7 +490,10 @@ func (s *Signer) attempt(ctx context.Context, a *attempt, msg []byte, tl *tally)
 		shares = append(shares, an.share)
 	}
 	slices.SortFunc(shares, func(x, y frost.SignatureShare) int { return int(x.ID) - int(y.ID) })
-	sig, err := frost.Aggregate(s.pub, msg, list, shares)
+	if prepErr != nil {
+		return attemptResult{err: prepErr}
+	}
+	sig, err := prep.Aggregate(shares)
 	if err != nil {
 		var se *frost.ShareError
 		if errors.As(err, &se) {

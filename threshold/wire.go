@@ -160,14 +160,23 @@ func parsePresignRequest(b []byte) (presignRequest, error) {
 	return p, nil
 }
 
-func encodePresigned(ps []frost.Presigned) []byte {
-	b := make([]byte, 0, len(ps)*presignedSize)
-	for _, p := range ps {
-		b = binary.BigEndian.AppendUint64(b, uint64(p.Handle))
-		b = append(b, p.Commitments.Hiding.Bytes()...)
-		b = append(b, p.Commitments.Binding.Bytes()...)
+func encodePresigned(ps []frost.Presigned) ([]byte, error) {
+	cs := make([]frost.SigningCommitments, len(ps))
+	for i, p := range ps {
+		cs[i] = p.Commitments
 	}
-	return b
+	// All the elements at once: one field inversion for the batch.
+	elems, err := frost.AppendCommitmentElements(nil, cs...)
+	if err != nil {
+		return nil, err
+	}
+	const pair = 2 * frost.ElementSize
+	b := make([]byte, 0, len(ps)*presignedSize)
+	for i, p := range ps {
+		b = binary.BigEndian.AppendUint64(b, uint64(p.Handle))
+		b = append(b, elems[i*pair:][:pair]...)
+	}
+	return b, nil
 }
 
 // parsePresigned decodes a presigned response from participant id.
@@ -199,11 +208,18 @@ func (r signRequest) encode() ([]byte, error) {
 	b := make([]byte, 0, 9+len(r.others)*frost.SigningCommitmentsSize+len(r.msg))
 	b = binary.BigEndian.AppendUint64(b, uint64(r.handle))
 	b = append(b, byte(len(r.others)))
-	for _, c := range r.others {
-		var err error
-		if b, err = c.AppendBinary(b); err != nil {
-			return nil, err
+	// The elements at once: one field inversion for all of them.
+	elems, err := frost.AppendCommitmentElements(nil, r.others...)
+	if err != nil {
+		return nil, err
+	}
+	const pair = 2 * frost.ElementSize
+	for i, c := range r.others {
+		if c.ID == 0 {
+			return nil, fmt.Errorf("threshold: signing commitments without an identifier: %w", signer.ErrInvalidArgument)
 		}
+		b = binary.BigEndian.AppendUint16(b, uint16(c.ID))
+		b = append(b, elems[i*pair:][:pair]...)
 	}
 	return append(b, r.msg...), nil
 }

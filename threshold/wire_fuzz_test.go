@@ -36,6 +36,8 @@ func FuzzParseSignRequest(f *testing.F) {
 	ps := fuzzCommitments(f)
 	b, _ := signRequest{handle: 7, others: []frost.SigningCommitments{ps[1].Commitments}, msg: []byte("vote")}.encode()
 	f.Add(b)
+	b, _ = signRequest{handle: 8, others: []frost.SigningCommitments{ps[0].Commitments, ps[2].Commitments}, msg: []byte("two")}.encode()
+	f.Add(b)
 	f.Add([]byte{0, 0, 0, 0, 0, 0, 0, 1, 0})
 	f.Fuzz(func(t *testing.T, b []byte) {
 		r, err := parseSignRequest(b)
@@ -51,15 +53,21 @@ func FuzzParseSignRequest(f *testing.F) {
 
 func FuzzParsePresigned(f *testing.F) {
 	ps := fuzzCommitments(f)
-	f.Add(encodePresigned(ps[:1]))
+	for _, n := range []int{1, len(ps)} {
+		enc, err := encodePresigned(ps[:n])
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(enc)
+	}
 	f.Add([]byte{})
 	f.Fuzz(func(t *testing.T, b []byte) {
 		out, err := parsePresigned(b, 1)
 		if err != nil {
 			return
 		}
-		if again := encodePresigned(out); !bytes.Equal(again, b) {
-			t.Fatalf("accepted %x, re-encoded %x", b, again)
+		if again, err := encodePresigned(out); err != nil || !bytes.Equal(again, b) {
+			t.Fatalf("accepted %x, re-encoded %x (%v)", b, again, err)
 		}
 	})
 }

@@ -93,3 +93,96 @@ func BenchmarkDKG(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkParseSigningCommitments is the check of one received commitment
+// pair: two element decodings, each with the prime-order subgroup check.
+func BenchmarkParseSigningCommitments(b *testing.B) {
+	d := benchKeys(b)
+	n, _ := Commit(d.Shares[0], rand.Reader)
+	enc, err := n.Commitments().AppendBinary(nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := ParseSigningCommitments(enc); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkNonceStoreGenerateFile is BenchmarkNonceStoreGenerate on a real
+// file (DirFS), sync included.
+func BenchmarkNonceStoreGenerateFile(b *testing.B) {
+	d := benchKeys(b)
+	open := func() *NonceStore {
+		s, err := OpenNonceStore(d.Shares[0], NonceStoreConfig{FS: guard.DirFS(b.TempDir()), Capacity: 1 << 14})
+		if err != nil {
+			b.Fatal(err)
+		}
+		return s
+	}
+	s := open()
+	defer func() { s.Close() }()
+	b.ReportAllocs()
+	n := 0
+	for b.Loop() {
+		ps, err := s.Generate(256)
+		if err != nil || len(ps) == 0 {
+			s.Close()
+			s = open()
+			continue
+		}
+		n += len(ps)
+	}
+	b.ReportMetric(float64(n)/b.Elapsed().Seconds(), "commitments/s")
+}
+
+// BenchmarkEncodeCommitments is the encoding of 256 presigned commitment
+// pairs: one at a time (a field inversion per element) and as a batch.
+func BenchmarkEncodeCommitments(b *testing.B) {
+	d := benchKeys(b)
+	cs := make([]SigningCommitments, 256)
+	for i := range cs {
+		n, _ := Commit(d.Shares[0], rand.Reader)
+		cs[i] = n.Commitments()
+	}
+	b.Run("each", func(b *testing.B) {
+		for b.Loop() {
+			out := make([]byte, 0, len(cs)*SigningCommitmentsSize)
+			for _, c := range cs {
+				out, _ = c.AppendBinary(out)
+			}
+		}
+	})
+	b.Run("batch", func(b *testing.B) {
+		for b.Loop() {
+			if _, err := AppendCommitmentElements(nil, cs...); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
+
+// BenchmarkAggregatePrepared is what remains of BenchmarkAggregate once
+// the shares arrive, when the coordinator prepared the aggregation while
+// they travelled: the sum and the crypto/ed25519 check.
+func BenchmarkAggregatePrepared(b *testing.B) {
+	d := benchKeys(b)
+	msg := make([]byte, 128)
+	n1, _ := Commit(d.Shares[0], rand.Reader)
+	n2, _ := Commit(d.Shares[1], rand.Reader)
+	list := []SigningCommitments{n1.Commitments(), n2.Commitments()}
+	s1, _ := Sign(d.Shares[0], n1, msg, list)
+	s2, _ := Sign(d.Shares[1], n2, msg, list)
+	a, err := PrepareAggregate(d.Public, msg, list)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := a.Aggregate([]SignatureShare{s1, s2}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

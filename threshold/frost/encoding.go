@@ -340,3 +340,18 @@ func (p *PublicKeyPackage) consistent(ids []Identifier) bool {
 	}
 	return true
 }
+
+// AppendCommitmentElements appends the hiding and binding elements of each
+// of cs, 64 bytes a pair (AppendBinary without the identifiers), with one
+// field inversion for all of them rather than one per element; for
+// sending a batch of presigned commitments.
+func AppendCommitmentElements(dst []byte, cs ...SigningCommitments) ([]byte, error) {
+	ps := make([]*edwards25519.Point, 0, 2*len(cs))
+	for _, c := range cs {
+		if c.Hiding == nil || c.Binding == nil {
+			return nil, invalidArgument("incomplete signing commitments")
+		}
+		ps = append(ps, c.Hiding, c.Binding)
+	}
+	return appendEncodings(dst, ps...), nil
+}

@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
+	"slices"
 	"testing"
 
 	"filippo.io/edwards25519"
@@ -143,5 +144,137 @@ func TestDecodersRefuseBadElements(t *testing.T) {
 	share := append([]byte{0, 1}, order[:]...)
 	if _, err := ParseSignatureShare(share); !errors.Is(err, signer.ErrProtocol) {
 		t.Errorf("share with z = L: %v", err)
+	}
+}
+
+// TestCanonicalEncoding checks canonicalEncoding against its definition
+// (the point SetBytes decodes re-encodes to the same bytes) at every y
+// around 0, 1 and p, with either sign bit, and at random encodings.
+func TestCanonicalEncoding(t *testing.T) {
+	refused := 0 // decodable but not canonical
+	check := func(b []byte) {
+		t.Helper()
+		p, err := new(edwards25519.Point).SetBytes(b)
+		if err != nil {
+			return
+		}
+		want := string(p.Bytes()) == string(b)
+		if canonicalEncoding(b) != want {
+			t.Fatalf("canonicalEncoding(%x) = %v, want %v", b, !want, want)
+		}
+		if !want {
+			refused++
+		}
+	}
+	pMinus := func(k byte) []byte { // p - k, k < 0xed
+		b := make([]byte, 32)
+		for i := range b {
+			b[i] = 0xff
+		}
+		b[0], b[31] = 0xed-k, 0x7f
+		return b
+	}
+	var edges [][]byte
+	for v := range 20 {
+		b := make([]byte, 32)
+		b[0] = byte(v)
+		edges = append(edges, b)
+	}
+	for k := range 25 { // p-24 … p-1, p
+		edges = append(edges, pMinus(byte(k)))
+	}
+	for v := 0xed; v <= 0xff; v++ { // p … 2^255-1
+		b := pMinus(0)
+		b[0] = byte(v)
+		edges = append(edges, b)
+	}
+	for _, b := range edges {
+		for _, sign := range []byte{0, 0x80} {
+			c := slices.Clone(b)
+			c[31] |= sign
+			check(c)
+		}
+	}
+	// At least -0 at y = 1 and y = p - 1, and y = p (which is y = 0).
+	if refused < 3 {
+		t.Fatalf("only %d decodable non-canonical edge cases", refused)
+	}
+	for range 5000 {
+		b := make([]byte, 32)
+		rand.Read(b)
+		check(b)
+		p := new(edwards25519.Point).ScalarBaseMult(scalarFromUint(uint64(b[0]) + 1))
+		e := p.Bytes()
+		check(e)
+		e[31] ^= 0x80
+		check(e)
+	}
+}
+
+// TestAppendEncodings checks the batch encoding against Point.Bytes, for
+// batches of 1 to 9 points mixing random points, the identity and a point
+// of order 2 (whose x is 0), after operations that leave Z ≠ 1.
+func TestAppendEncodings(t *testing.T) {
+	y := make([]byte, 32) // y = p - 1: (0, -1), of order 2
+	for i := range y {
+		y[i] = 0xff
+	}
+	y[0], y[31] = 0xec, 0x7f
+	order2, err := new(edwards25519.Point).SetBytes(y)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for n := 1; n <= 9; n++ {
+		ps := make([]*edwards25519.Point, n)
+		for i := range ps {
+			s, _ := randomScalar(rand.Reader)
+			p := new(edwards25519.Point).ScalarBaseMult(s)
+			switch i % 4 {
+			case 1:
+				p.Add(p, p)
+			case 2:
+				p = edwards25519.NewIdentityPoint().Add(edwards25519.NewIdentityPoint(), edwards25519.NewGeneratorPoint())
+				p.Subtract(p, edwards25519.NewGeneratorPoint()) // the identity, Z ≠ 1
+			case 3:
+				p.Add(order2, edwards25519.NewIdentityPoint())
+			}
+			ps[i] = p
+		}
+		got := appendEncodings([]byte("prefix"), ps...)
+		want := []byte("prefix")
+		for _, p := range ps {
+			want = append(want, p.Bytes()...)
+		}
+		if !bytes.Equal(got, want) {
+			t.Fatalf("%d points: appendEncodings = %x, want %x", n, got, want)
+		}
+	}
+}
+
+// TestAppendCommitmentElements: the batch encoding is AppendBinary's
+// without the identifiers, and refuses incomplete commitments.
+func TestAppendCommitmentElements(t *testing.T) {
+	d, err := Split(scalarFromUint(77), 2, 3, rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cs []SigningCommitments
+	var want []byte
+	for i := range 5 {
+		n, _ := Commit(d.Shares[i%3], rand.Reader)
+		c := n.Commitments()
+		cs = append(cs, c)
+		enc, err := c.AppendBinary(nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want = append(want, enc[2:]...)
+	}
+	got, err := AppendCommitmentElements([]byte{9}, cs...)
+	if err != nil || !bytes.Equal(got, append([]byte{9}, want...)) {
+		t.Fatalf("AppendCommitmentElements = %x, %v; want 09%x", got, err, want)
+	}
+	if _, err := AppendCommitmentElements(nil, SigningCommitments{ID: 1, Hiding: cs[0].Hiding}); err == nil {
+		t.Fatal("a commitment without its binding element encoded")
 	}
 }

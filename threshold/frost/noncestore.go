@@ -232,7 +232,13 @@ func (s *NonceStore) load(want []byte) error {
 }
 
 func encodeSlot(state byte, gen uint32, n *SigningNonces) []byte {
-	b := make([]byte, nonceSlotSize)
+	return appendSlot(make([]byte, 0, nonceSlotSize), state, gen, n)
+}
+
+// appendSlot appends the encoding of a slot to dst.
+func appendSlot(dst []byte, state byte, gen uint32, n *SigningNonces) []byte {
+	dst = append(dst, make([]byte, nonceSlotSize)...)
+	b := dst[len(dst)-nonceSlotSize:]
 	b[0] = state
 	binary.BigEndian.PutUint32(b[4:], gen)
 	if n != nil {
@@ -240,7 +246,7 @@ func encodeSlot(state byte, gen uint32, n *SigningNonces) []byte {
 		copy(b[40:72], n.binding.Bytes())
 	}
 	binary.BigEndian.PutUint32(b[76:], crc32.Checksum(b[:76], castagnoli))
-	return b
+	return dst
 }
 
 func (s *NonceStore) usable() error {
@@ -314,23 +320,35 @@ func (s *NonceStore) Generate(n int) ([]Presigned, error) {
 	// overwrite a view's elements and file these nonces under other slots.
 	slots := slices.Clone(s.free[len(s.free)-k:])
 	s.free = s.free[:len(s.free)-k]
+	// In slot order, so that adjacent slots (the free list mostly holds
+	// runs) go to the file in one write per run rather than one per slot.
+	slices.Sort(slots)
 	out := make([]Presigned, k)
+	buf := make([]byte, 0, k*nonceSlotSize)
+	var err error
 	for i, m := range made {
 		slot := slots[i]
 		s.gens[slot]++
 		gen := s.gens[slot]
-		b := encodeSlot(slotFresh, gen, m)
-		_, err := s.f.WriteAt(b, nonceHeaderSize+int64(slot)*nonceSlotSize)
-		clear(b)
-		if err != nil {
-			s.broken = &StorageError{Op: "write", Err: err}
-			s.mu.Unlock()
-			for _, m := range made {
-				m.Wipe()
-			}
-			return nil, s.broken
-		}
+		buf = appendSlot(buf, slotFresh, gen, m)
 		out[i] = Presigned{Handle: makeHandle(gen, slot), Commitments: m.commitments}
+		if i+1 == k || slots[i+1] != slot+1 {
+			first := slot + 1 - uint32(len(buf)/nonceSlotSize)
+			_, err = s.f.WriteAt(buf, nonceHeaderSize+int64(first)*nonceSlotSize)
+			clear(buf)
+			buf = buf[:0]
+			if err != nil {
+				break
+			}
+		}
+	}
+	if err != nil {
+		s.broken = &StorageError{Op: "write", Err: err}
+		s.mu.Unlock()
+		for _, m := range made {
+			m.Wipe()
+		}
+		return nil, s.broken
 	}
 	s.written++
 	upTo := s.written

@@ -376,3 +376,86 @@ func TestNonceStoreDirFS(t *testing.T) {
 		t.Fatalf("reuse after reopen: %v", err)
 	}
 }
+
+// countingFS counts the writes to its files.
+type countingFS struct {
+	guard.MemFS
+	writes int
+}
+
+func (c *countingFS) Open(name string) (guard.File, error) {
+	f, err := c.MemFS.Open(name)
+	if err != nil {
+		return nil, err
+	}
+	return &countingFile{File: f, fs: c}, nil
+}
+
+type countingFile struct {
+	guard.File
+	fs *countingFS
+}
+
+func (f *countingFile) WriteAt(p []byte, off int64) (int, error) {
+	f.fs.writes++
+	return f.File.WriteAt(p, off)
+}
+
+// TestNonceStoreGenerateRuns: Generate writes a run of adjacent free slots
+// in one write, and after signs free scattered slots, a Generate that
+// fills them files every pair under its own slot: a reopened store holds
+// exactly the pairs outstanding, each signing once with a valid share.
+func TestNonceStoreGenerateRuns(t *testing.T) {
+	f := newNonceFixture(t)
+	fsys := &countingFS{}
+	s, err := OpenNonceStore(f.d.Shares[0], NonceStoreConfig{FS: fsys, Capacity: 16})
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := fsys.writes
+	ps, err := s.Generate(12)
+	if err != nil || len(ps) != 12 {
+		t.Fatalf("Generate: %d, %v", len(ps), err)
+	}
+	if w := fsys.writes - before; w != 1 {
+		t.Fatalf("12 fresh slots in a new file took %d writes, want 1", w)
+	}
+	live := map[NonceHandle]SigningCommitments{}
+	for _, p := range ps {
+		live[p.Handle] = p.Commitments
+	}
+	for _, i := range []int{1, 2, 5, 9} {
+		if err := f.sign(t, s, ps[i], []byte("free a slot")); err != nil {
+			t.Fatal(err)
+		}
+		delete(live, ps[i].Handle)
+	}
+	more, err := s.Generate(8) // 4 never used, 4 scattered freed
+	if err != nil || len(more) != 8 {
+		t.Fatalf("Generate: %d, %v", len(more), err)
+	}
+	for _, p := range more {
+		if _, dup := live[p.Handle]; dup {
+			t.Fatalf("handle %v handed out twice", p.Handle)
+		}
+		live[p.Handle] = p.Commitments
+	}
+	s.Close()
+	s2, err := OpenNonceStore(f.d.Shares[0], NonceStoreConfig{FS: fsys})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s2.Close()
+	out := s2.Outstanding()
+	if len(out) != len(live) {
+		t.Fatalf("reopened store holds %d pairs, want %d", len(out), len(live))
+	}
+	for _, p := range out {
+		if c, ok := live[p.Handle]; !ok || !c.Equal(p.Commitments) {
+			t.Fatalf("reopened pair %v is not the one handed out", p.Handle)
+		}
+		if err := f.sign(t, s2, p, []byte("after reopen")); err != nil {
+			t.Fatal(err)
+		}
+	}
+}

@@ -132,7 +132,7 @@ func TestRFC9591Vectors(t *testing.T) {
 		nonces[id] = n
 		list = append(list, n.Commitments())
 	}
-	inputs := bindingFactorInputs(dealt.Public.group, list, msg)
+	inputs := bindingFactorInputs(dealt.Public.group.Bytes(), list, encodeGroupCommitmentList(list), msg)
 	s := newSession(dealt.Public.group, list, msg)
 	for i, o := range v.RoundOne.Outputs {
 		if got := hex.EncodeToString(inputs[i]); got != o.BindingFactorInput {
