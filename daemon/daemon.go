@@ -295,10 +295,12 @@ func (d *Daemon) newValidator(ch ChainConfig, vc ValidatorConfig) (*validator, e
 			return nil, fmt.Errorf("signerkit: chain %q: %w", ch.ID, err)
 		}
 		v.srv = s
+		var ln net.Listener
 		if network == "unix" {
-			_ = os.Remove(address) // a socket left by an earlier run
+			ln, err = listenUnix(address)
+		} else {
+			ln, err = net.Listen(network, address)
 		}
-		ln, err := net.Listen(network, address)
 		if err != nil {
 			return nil, fmt.Errorf("signerkit: chain %q: listen on %s: %w", ch.ID, vc.Addr, err)
 		}

@@ -17,6 +17,8 @@
 // identity key, and only node identities on the validator's allowlist are
 // served; SIGHUP (Reload) applies a changed allowlist to the next
 // connections. A listener slows peers that keep failing their handshake.
+// A Unix socket has no allowlist: the one signerkit listens on is mode
+// 0600, and only a stale socket at its path is ever replaced.
 //
 // # Failing closed
 //

@@ -22,24 +22,38 @@ const (
 // from it waits before its handshake — 100 ms, doubling with each further
 // failure up to 5 s — holding the peer's dial open, so that its own
 // timeouts, not our CPU, pace it. A success forgets the host.
+//
+// At most maxTrackedHosts hosts are tracked. A new failing host beyond
+// that evicts one entry: the one with the fewest failures, the least
+// recent among those. So hosts that fail once each, from however many
+// source addresses, evict one another and never a host that is already
+// throttled harder than they are.
 type handshakeLimiter struct {
 	mu        sync.Mutex
-	fails     map[string]int
+	fails     map[string]*hostFails
+	seq       uint64 // orders failures: the higher, the more recent
 	throttled prometheus.Counter
 }
 
+// hostFails is one tracked host: its failures in a row and when the last
+// one happened, as the limiter's seq.
+type hostFails struct {
+	n    int
+	last uint64
+}
+
 func newHandshakeLimiter(c prometheus.Counter) *handshakeLimiter {
-	return &handshakeLimiter{fails: map[string]int{}, throttled: c}
+	return &handshakeLimiter{fails: map[string]*hostFails{}, throttled: c}
 }
 
 func (l *handshakeLimiter) delay(host string) time.Duration {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	n := l.fails[host]
-	if n == 0 {
+	e := l.fails[host]
+	if e == nil {
 		return 0
 	}
-	d := minHandshakeDelay << min(n-1, 16)
+	d := minHandshakeDelay << min(e.n-1, 16)
 	return min(d, maxHandshakeDelay)
 }
 
@@ -68,8 +82,29 @@ func (l *handshakeLimiter) result(host string, ok bool) {
 		delete(l.fails, host)
 		return
 	}
-	if _, known := l.fails[host]; !known && len(l.fails) >= maxTrackedHosts {
-		clear(l.fails) // a flood of hosts: start over rather than grow
+	l.seq++
+	e := l.fails[host]
+	if e == nil {
+		if len(l.fails) >= maxTrackedHosts {
+			l.evictOne()
+		}
+		e = &hostFails{}
+		l.fails[host] = e
 	}
-	l.fails[host]++
+	e.n++
+	e.last = l.seq
+}
+
+// evictOne forgets the host with the fewest failures, the least recent
+// among those. A linear scan: it runs only when a new host fails with the
+// table full, and costs far less than the handshake that failed.
+func (l *handshakeLimiter) evictOne() {
+	var victim string
+	var ve *hostFails
+	for h, e := range l.fails {
+		if ve == nil || e.n < ve.n || e.n == ve.n && e.last < ve.last {
+			victim, ve = h, e
+		}
+	}
+	delete(l.fails, victim)
 }

@@ -27,6 +27,16 @@ import (
 // carries a new block id, so a second signature at a height would be a
 // double sign: none may happen, and every signature gno received must be
 // in the state after the kill.
+//
+// What this test cannot catch: SIGKILL ends the process, not the kernel,
+// so every write the signer made — synced or not — is still in the page
+// cache and is read back after the restart. A missing fsync/fdatasync
+// passes here. Durability rests on the guard package's own tests, which
+// inject storage faults through a guard.FS (faultFS): TestStorageFailures
+// in guard/guard_test.go (ENOSPC on write, a torn write, EIO on sync: no
+// signature leaves and the state reads back whole). guard's TestCrash is
+// SIGKILL too and has the same blind spot; no test here or in guard
+// simulates a power cut that drops unsynced writes.
 func TestDaemonSIGKILLNeverDoubleSigns(t *testing.T) {
 	const kills = 6
 	b := newBackend(t, "keybase", 0x74)

@@ -77,7 +77,7 @@ func cmdDemo(args []string, stdout, stderr io.Writer) error {
 		validatorDone <- runDemoValidator(ctx, ln, dev.PublicKey(), *interval, *heights, stdout)
 		cancel()
 	}()
-	err = serve(cfg, opts, log, func(d *daemon.Daemon) {
+	err = serve(context.Background(), cfg, opts, log, func(d *daemon.Daemon) {
 		fmt.Fprintf(stdout, "metrics: curl -s http://%s/metrics | grep -E 'signerkit_(request|sign_stage)_duration_seconds_(sum|count)'\n", d.MetricsAddr())
 	})
 	cancel()

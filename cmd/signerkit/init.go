@@ -5,6 +5,7 @@ import (
 	"crypto/ed25519"
 	"crypto/rand"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"io/fs"
@@ -74,6 +75,8 @@ func cmdInit(args []string, stdout, stderr io.Writer) error {
 	protocol := fs.String("protocol", daemon.ProtocolCometBFT038, "cometbft-v0.38, cometbft-v0.34, tm2-tmkms or tm2-remote")
 	key := fs.String("key", "ledger:", "the validator key's URI")
 	validator := fs.String("validator", "unix:///run/signerkit/validator.sock", "the validator's address, tcp://host:port or unix:///path")
+	height := fs.Int64("height", 0, "the first height this signer may sign: one more than the last height any earlier signer of this key may have signed (1 for a new chain). "+
+		"Without it no double-sign state is written, and start refuses until signerkit state init -height H is run")
 	if err := fs.Parse(args); err != nil {
 		return errUsage
 	}
@@ -81,10 +84,20 @@ func cmdInit(args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintln(stderr, "signerkit init: -home DIR is required")
 		return errUsage
 	}
-	return initHome(*home, *chain, *protocol, *key, *validator, stdout)
+	heightSet := false
+	fs.Visit(func(f *flag.Flag) { heightSet = heightSet || f.Name == "height" })
+	if heightSet && *height < 1 {
+		fmt.Fprintln(stderr, "signerkit init: -height H is the first height this signer may sign, at least 1 (1 for a new chain)")
+		return errUsage
+	}
+	return initHome(*home, *chain, *protocol, *key, *validator, *height, stdout)
 }
 
-func initHome(home, chain, protocol, key, validator string, stdout io.Writer) error {
+// initHome writes home's config, identity key and state directory. The
+// chain's double-sign state is written only for a height of 1 or more;
+// at 0 none is, and the daemon refuses to start until `state init` makes
+// it: init never guesses where a key's signing history ends.
+func initHome(home, chain, protocol, key, validator string, height int64, stdout io.Writer) error {
 	abs, err := filepath.Abs(home)
 	if err != nil {
 		return err
@@ -119,12 +132,17 @@ func initHome(home, chain, protocol, key, validator string, stdout io.Writer) er
 	if err != nil {
 		return fmt.Errorf("signerkit init: %w", err)
 	}
-	if err := daemon.InitState(context.Background(), stateDir, chain, 0); err != nil {
+	fmt.Fprintf(stdout, "wrote %s\nwrote %s (identity ed25519:%x)\n", cfgPath, idPath, []byte(priv.Public().(ed25519.PublicKey)))
+	if height < 1 {
+		fmt.Fprintf(stdout, "made %s, with no double-sign state for chain %s: `signerkit start` refuses to start until you run\n"+
+			"  signerkit state init -config %s -chain %s -height H\n"+
+			"H being the first height this signer may sign: one more than the last height any earlier signer of this key may have signed (1 for a new chain).\n",
+			stateDir, chain, cfgPath, chain)
+		return nil
+	}
+	if err := daemon.InitState(context.Background(), stateDir, chain, height); err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "wrote %s\nwrote %s (identity ed25519:%x)\nwrote %s: chain %s starts empty (height 0)\n",
-		cfgPath, idPath, []byte(priv.Public().(ed25519.PublicKey)), stateDir, chain)
-	fmt.Fprintf(stdout, "If this key has signed for %s before, raise the state above it first:\n  signerkit state init -config %s -chain %s -height H\n",
-		chain, cfgPath, chain)
+	fmt.Fprintf(stdout, "wrote %s: chain %s signs nothing below height %d\n", stateDir, chain, height)
 	return nil
 }

@@ -6,7 +6,7 @@
 //
 // Usage:
 //
-//	signerkit init    -home DIR [-chain ID] [-protocol P] [-key URI] [-validator ADDR]
+//	signerkit init    -home DIR -height H [-chain ID] [-protocol P] [-key URI] [-validator ADDR]
 //	signerkit start   -config signerkit.toml
 //	signerkit keys    show   -config F | URI
 //	signerkit keys    list   -config F | keybase:dir=…
@@ -34,6 +34,7 @@ import (
 	"os"
 	"os/signal"
 	"runtime/debug"
+	"sync"
 	"syscall"
 
 	"github.com/signerkit/signerkit/daemon"
@@ -60,7 +61,7 @@ func buildVersion() string {
 
 const usage = `signerkit: a remote signer for gno and CometBFT validators
 
-  signerkit init    -home DIR [-chain ID] [-protocol P] [-key URI] [-validator ADDR]
+  signerkit init    -home DIR -height H [-chain ID] [-protocol P] [-key URI] [-validator ADDR]
   signerkit start   -config signerkit.toml
   signerkit keys    show   -config F | URI
   signerkit keys    list   -config F | keybase:dir=...
@@ -150,16 +151,17 @@ func cmdStart(args []string, stderr io.Writer) error {
 	if err := hardening.DisableCoreDumps(); err != nil {
 		log.Warn("core dumps stay enabled: a crash could write key material to disk", "err", err)
 	}
-	return serve(cfg, daemon.Options{Logger: log, Version: buildVersion()}, log, nil)
+	return serve(context.Background(), cfg, daemon.Options{Logger: log, Version: buildVersion()}, log, nil)
 }
 
-// serve runs a daemon until SIGTERM or SIGINT, reloading on SIGHUP.
-// started, if not nil, is called once the daemon is made.
-func serve(cfg *daemon.Config, opts daemon.Options, log *slog.Logger, started func(*daemon.Daemon)) error {
+// serve runs a daemon until SIGTERM or SIGINT, or until ctx ends,
+// reloading on SIGHUP. started, if not nil, is called once the daemon is
+// made. The signal goroutine ends before serve returns.
+func serve(ctx context.Context, cfg *daemon.Config, opts daemon.Options, log *slog.Logger, started func(*daemon.Daemon)) error {
 	sigs := make(chan os.Signal, 4)
 	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
 	defer signal.Stop(sigs)
-	ctx, cancel := context.WithCancel(context.Background())
+	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	d, err := daemon.New(ctx, cfg, opts)
 	if err != nil {
@@ -179,17 +181,28 @@ func serve(cfg *daemon.Config, opts daemon.Options, log *slog.Logger, started fu
 	if started != nil {
 		started(d)
 	}
-	go func() {
-		for s := range sigs {
-			if s == syscall.SIGHUP {
-				if err := d.Reload(); err != nil {
-					log.Error("reload failed; keeping the allowlists as they were", "err", err)
+	// signal.Stop never closes sigs, so the goroutine ends on done.
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		for {
+			select {
+			case <-done:
+				return
+			case s := <-sigs:
+				if s == syscall.SIGHUP {
+					if err := d.Reload(); err != nil {
+						log.Error("reload failed; keeping the allowlists as they were", "err", err)
+					}
+					continue
 				}
-				continue
+				log.Info("signal", "signal", s.String())
+				cancel()
 			}
-			log.Info("signal", "signal", s.String())
-			cancel()
 		}
-	}()
-	return d.Run(ctx)
+	})
+	err = d.Run(ctx)
+	close(done)
+	wg.Wait()
+	return err
 }

@@ -202,7 +202,8 @@ func voteBytes(t *testing.T, v *privvaltest.Vote) []byte {
 func TestCommands(t *testing.T) {
 	home := filepath.Join(t.TempDir(), "home")
 	out := runCmd(t, "init", "-home", home, "-chain", "c1", "-key", "inprocess:file="+filepath.Join(home, "v.pem"))
-	if !strings.Contains(out, "identity ed25519:") {
+	if !strings.Contains(out, "identity ed25519:") || !strings.Contains(out, "no double-sign state for chain c1") ||
+		!strings.Contains(out, "signerkit state init -config "+filepath.Join(home, "signerkit.toml")+" -chain c1 -height H") {
 		t.Fatalf("init: %s", out)
 	}
 	cfgPath := filepath.Join(home, "signerkit.toml")
@@ -226,6 +227,18 @@ func TestCommands(t *testing.T) {
 	if !strings.HasPrefix(addr, "g1") {
 		t.Errorf("gno address %s", addr)
 	}
+	// init without -height wrote no state: start refuses, naming the fix.
+	out = runCmd(t, "state", "show", "-config", cfgPath)
+	if !strings.Contains(out, "c1") || !strings.Contains(out, "no state") {
+		t.Errorf("state show after init without -height:\n%s", out)
+	}
+	p := startProc(t, "start", "-config", cfgPath)
+	var ee *exec.ExitError
+	if err := p.wait(t); !errors.As(err, &ee) || ee.ExitCode() != 1 ||
+		!strings.Contains(p.log.String(), "no double-sign state") || !strings.Contains(p.log.String(), "signerkit state init -config "+cfgPath) {
+		t.Fatalf("start with no state: %v, log:\n%s", err, p.log)
+	}
+	runCmd(t, "state", "init", "-config", cfgPath, "-height", "1")
 	out = runCmd(t, "state", "show", "-config", cfgPath)
 	if !strings.Contains(out, "c1") || !strings.Contains(out, "nothing signed yet") {
 		t.Errorf("state show:\n%s", out)
