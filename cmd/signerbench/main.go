@@ -6,7 +6,18 @@
 // dominant stage and the stages that add up to it, the share of a 1 s
 // consensus timeout, per-phase statistics of consecutive heights, the
 // verification table, BLS against Ed25519 beside the SAFE network's
-// published figures, and two SVG charts — into the folder given by -out.
+// published figures, the threshold signer (FROST 2-of-3) on emulated
+// networks beside published threshold figures, and the SVG charts — into
+// the folder given by -out.
+//
+// The threshold rows are thresholdbench's BenchmarkThreshold rows, each
+// run through testing.Benchmark for -threshold-benchtime. By default only
+// the affordable ones run (report.DefaultThresholdRows, about 30 s at the
+// default benchtime): signing at 1 in flight on every network profile,
+// the echo beside each, presigning, compute and key generation in
+// process. -threshold selects others by name, such as the rows with
+// many signs in flight ('inflight=(50|100|200)$'), and -no-threshold
+// runs none.
 //
 // Usage:
 //
@@ -16,12 +27,15 @@
 //	    -verify '^(ed25519|bls12381-minpk|circl-bls12381-minpk)$' -no-phases   # BLS against Ed25519 alone
 //	go test -run '^$' -bench . . > bench.txt && go run ./cmd/signerbench -input bench.txt -out report
 //	go run ./cmd/signerbench -ledger hid -yubihsm http://127.0.0.1:12345   # real devices
+//	go run ./cmd/signerbench -backends '^raw-ed25519$' -no-verify -no-phases \
+//	    -threshold '^sign/store=mem/' -threshold-benchtime 2000x   # every signing row of the threshold signer
 //
 // Every figure says whether it was measured on this host or modeled from
 // a device's latency profile, and names the profile.
 package main
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"flag"
@@ -37,6 +51,7 @@ import (
 
 	"github.com/signerkit/signerkit/internal/report"
 	"github.com/signerkit/signerkit/internal/simtime"
+	"github.com/signerkit/signerkit/internal/thresholdbench"
 )
 
 // devices are the environment variables through which real devices and
@@ -74,6 +89,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	noVerify := fs.Bool("no-verify", false, "skip the verification cases")
 	compareSamples := fs.Int("compare-samples", 1000, "least `samples` of each row of the BLS and Ed25519 comparison, as published (0: the row time alone)")
 	sim := fs.String("sim", "", "simulated time: `accounted` (default; modeled time reported, not waited) or realtime (also slept)")
+	threshold := fs.String("threshold", report.DefaultThresholdRows, "run the threshold signer's rows (FROST 2-of-3) whose names match this `regexp`, names as below BenchmarkThreshold/"+thresholdbench.Row+"/: sign/store=mem/net=transatlantic/inflight=1, …; the default leaves out the rows with many signs in flight, the nonces in files and the networked key generation")
+	noThreshold := fs.Bool("no-threshold", false, "skip the threshold signer's rows, or leave out those of -input")
+	thresholdBenchtime := fs.String("threshold-benchtime", report.DefaultThresholdBenchtime, "benchtime of each threshold row, in go test -benchtime syntax (a `duration` or a count such as 300x)")
 	timeout := fs.Duration("timeout", time.Second, "the consensus `timeout` shares are taken of")
 	quiet := fs.Bool("q", false, "no progress lines")
 	readme := fs.String("readme", "", "also put the summary table into this markdown `file`, between the lines "+beginMarker+" and "+endMarker)
@@ -125,21 +143,32 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			defer f.Close()
 			r = f
 		}
-		rows, verifies, err := report.ParseBenchOutput(r)
+		data, err := io.ReadAll(r)
 		if err != nil {
 			return err
 		}
-		if len(rows) == 0 && len(verifies) == 0 {
-			return fmt.Errorf("%s: no BenchmarkSign or BenchmarkVerify rows", *input)
+		rows, verifies, err := report.ParseBenchOutput(bytes.NewReader(data))
+		if err != nil {
+			return err
 		}
-		rep.Rows, rep.Verifies = rows, verifies
+		var th []thresholdbench.Result
+		if !*noThreshold {
+			if th, err = thresholdbench.ParseResults(bytes.NewReader(data)); err != nil {
+				return err
+			}
+		}
+		if len(rows) == 0 && len(verifies) == 0 && len(th) == 0 {
+			return fmt.Errorf("%s: no BenchmarkSign, BenchmarkVerify or BenchmarkThreshold rows", *input)
+		}
+		rep.Rows, rep.Verifies, rep.Threshold = rows, verifies, th
 		rep.Source = "`go test -bench` output (means over each row's signs; no percentiles)"
+		rep.ThresholdSource = "read from `go test -bench` output: each value the median over the row's runs"
 	} else {
 		if *compareSamples < 0 {
 			return fmt.Errorf("-compare-samples %d: want 0 or more", *compareSamples)
 		}
 		cfg := report.RunConfig{RowBudget: *rowTime, Heights: *heights, PhaseBudget: *phaseTime, NoPhases: *noPhases, Vote: report.Vote,
-			NoVerify: *noVerify, CompareSamples: *compareSamples}
+			NoVerify: *noVerify, CompareSamples: *compareSamples, NoThreshold: *noThreshold, ThresholdBenchtime: *thresholdBenchtime}
 		if !*quiet {
 			cfg.Progress = stderr
 		}
@@ -156,6 +185,16 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 				return fmt.Errorf("-verify: %w", err)
 			}
 			cfg.Verify = re
+		}
+		if !*noThreshold {
+			re, err := regexp.Compile(*threshold)
+			if err != nil {
+				return fmt.Errorf("-threshold: %w", err)
+			}
+			cfg.ThresholdRows = re
+			if err := report.CheckBenchtime(*thresholdBenchtime); err != nil {
+				return fmt.Errorf("-threshold-benchtime: %w", err)
+			}
 		}
 		var err error
 		if cfg.Payloads, err = sizes(*payloads); err != nil {
@@ -181,13 +220,13 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		ran.SimMode = simtime.ModeFromEnv().String()
 		rep = ran
 		if !*quiet {
-			fmt.Fprintf(stderr, "ran %d sign and %d verification rows in %s\n", len(rep.Rows), len(rep.Verifies), time.Since(start).Round(time.Millisecond))
+			fmt.Fprintf(stderr, "ran %d sign, %d verification and %d threshold rows in %s\n", len(rep.Rows), len(rep.Verifies), len(rep.Threshold), time.Since(start).Round(time.Millisecond))
 		}
 	}
 	if err := rep.WriteDir(*out); err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "wrote %s/%s, %s, %s\n", *out, report.MarkdownFile, report.PayloadSVG, report.StagesSVG)
+	fmt.Fprintf(stdout, "wrote %s/%s\n", *out, strings.Join(rep.Files(), ", "))
 	if *readme != "" {
 		if err := updateReadme(*readme, rep); err != nil {
 			return err

@@ -3,10 +3,14 @@ package main
 import (
 	"bytes"
 	"context"
+	"errors"
+	"flag"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/signerkit/signerkit/internal/report"
 )
 
 func TestReportFromBenchOutput(t *testing.T) {
@@ -27,7 +31,7 @@ func TestReportFromBenchOutput(t *testing.T) {
 func TestReportFromARun(t *testing.T) {
 	out := t.TempDir()
 	var stdout, stderr bytes.Buffer
-	args := []string{"-backends", "^inprocess-ed25519$", "-payloads", "32,128", "-row-time", "10ms", "-heights", "8", "-no-verify", "-out", out}
+	args := []string{"-backends", "^inprocess-ed25519$", "-payloads", "32,128", "-row-time", "10ms", "-heights", "8", "-no-verify", "-no-threshold", "-out", out}
 	if err := run(context.Background(), args, &stdout, &stderr); err != nil {
 		t.Fatalf("%v\n%s", err, stderr.String())
 	}
@@ -77,7 +81,7 @@ func TestVerifyFlags(t *testing.T) {
 	} {
 		out := t.TempDir()
 		var stdout, stderr bytes.Buffer
-		args := append([]string{"-backends", "^raw-ed25519$", "-payloads", "32", "-row-time", "5ms", "-no-phases", "-compare-samples", "0", "-out", out}, tc.args...)
+		args := append([]string{"-backends", "^raw-ed25519$", "-payloads", "32", "-row-time", "5ms", "-no-phases", "-compare-samples", "0", "-no-threshold", "-out", out}, tc.args...)
 		if err := run(context.Background(), args, &stdout, &stderr); err != nil {
 			t.Fatalf("%q: %v\n%s", tc.args, err, stderr.String())
 		}
@@ -101,11 +105,90 @@ func TestBadFlags(t *testing.T) {
 		{"-verify", "("},
 		{"-compare-samples", "-1"},
 		{"-input", "/nonexistent/bench.txt"},
+		{"-threshold", "("},
+		{"-threshold-benchtime", "0x"},
+		{"-threshold-benchtime", "soon"},
 		{"stray"},
 	} {
 		var stdout, stderr bytes.Buffer
 		if err := run(context.Background(), append(args, "-out", t.TempDir()), &stdout, &stderr); err == nil {
 			t.Errorf("%q accepted", args)
+		}
+	}
+}
+
+// The threshold rows of -input go into the report's section and chart;
+// -no-threshold leaves them out, and the section says they were not
+// measured.
+func TestThresholdFromBenchOutput(t *testing.T) {
+	for _, noThreshold := range []bool{false, true} {
+		out := t.TempDir()
+		args := []string{"-input", "../../internal/report/testdata/bench-threshold.txt", "-out", out}
+		if noThreshold {
+			args = append(args, "-no-threshold")
+		}
+		var stdout, stderr bytes.Buffer
+		if err := run(context.Background(), args, &stdout, &stderr); err != nil {
+			t.Fatalf("%q: %v\n%s", args, err, stderr.String())
+		}
+		md, err := os.ReadFile(filepath.Join(out, "report.md"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, svgErr := os.Stat(filepath.Join(out, report.ThresholdSVG))
+		row := strings.Contains(string(md), "| transatlantic | mem | 1 | 90.0 | 90.51 | 92.49 |")
+		notMeasured := strings.Contains(string(md), "**Not measured**")
+		if row == noThreshold || notMeasured != noThreshold || (svgErr == nil) == noThreshold ||
+			strings.Contains(stdout.String(), report.ThresholdSVG) == noThreshold {
+			t.Errorf("-no-threshold %v: row %v, not measured %v, chart %v, stdout %q\n%s", noThreshold, row, notMeasured, svgErr, stdout.String(), md)
+		}
+	}
+}
+
+// A run makes the threshold rows -threshold selects, for
+// -threshold-benchtime each; one that selects none leaves them not
+// measured.
+func TestThresholdRun(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts three threshold parties")
+	}
+	for _, sel := range []string{"sign/store=mem/net=same-zone/inflight=1$", "^none$"} {
+		out := t.TempDir()
+		var stdout, stderr bytes.Buffer
+		args := []string{"-backends", "^raw-ed25519$", "-payloads", "32", "-row-time", "5ms", "-no-phases", "-no-verify", "-compare-samples", "0",
+			"-threshold", sel, "-threshold-benchtime", "10x", "-out", out}
+		if err := run(context.Background(), args, &stdout, &stderr); err != nil {
+			t.Fatalf("%q: %v\n%s", sel, err, stderr.String())
+		}
+		md, err := os.ReadFile(filepath.Join(out, "report.md"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if sel == "^none$" {
+			if !strings.Contains(string(md), "**Not measured**") {
+				t.Errorf("-threshold %q: the section does not say not measured:\n%s", sel, md)
+			}
+			continue
+		}
+		for _, want := range []string{"| same-zone | mem | 1 | 0.5 |", "| same-zone | mem | 10 | 0.5 |", "benchtime of 10x", "](" + report.ThresholdSVG + ")"} {
+			if !strings.Contains(string(md), want) {
+				t.Errorf("-threshold %q: report lacks %q:\n%s", sel, want, md)
+			}
+		}
+		if !strings.Contains(stderr.String(), "threshold sign/store=mem/net=same-zone/inflight=1") {
+			t.Errorf("no progress line for the threshold row:\n%s", stderr.String())
+		}
+	}
+}
+
+func TestHelpListsThresholdFlags(t *testing.T) {
+	var stdout, stderr bytes.Buffer
+	if err := run(context.Background(), []string{"-h"}, &stdout, &stderr); !errors.Is(err, flag.ErrHelp) {
+		t.Fatalf("-h: %v", err)
+	}
+	for _, want := range []string{"-threshold regexp", "-no-threshold", "-threshold-benchtime duration", report.DefaultThresholdRows} {
+		if !strings.Contains(stderr.String(), want) {
+			t.Errorf("-h lacks %q:\n%s", want, stderr.String())
 		}
 	}
 }

@@ -172,6 +172,11 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 		return err
 	}
 
+	p("\n")
+	if err := r.writeThreshold(bw); err != nil {
+		return err
+	}
+
 	p("\n## Charts\n\n")
 	p("![end-to-end latency against payload size, per signer path](%s)\n\n", PayloadSVG)
 	p("![stages of one vote-sized sign per signer path, with the %s timeout](%s)\n", r.timeout(), StagesSVG)

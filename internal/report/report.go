@@ -5,6 +5,10 @@
 //
 // Rows come either from a run of the scenarios (Run, with a per-sign
 // distribution) or from `go test -bench` output (ParseBench, means only).
+// A section on package threshold's FROST 2-of-3 signer takes the rows of
+// internal/thresholdbench, run through testing.Benchmark (RunThreshold) or
+// read from `go test -bench` output (thresholdbench.ParseResults), and
+// sets published threshold figures beside them, marked as published.
 // Every figure keeps whether it was measured on this host or modeled from
 // a latency profile, and the report says so next to it.
 package report
@@ -15,6 +19,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/signerkit/signerkit/internal/thresholdbench"
 )
 
 // Stage is one stage of a row, per sign.
@@ -143,6 +149,11 @@ type Report struct {
 	Verifies  []Row // BenchmarkVerify's cases: Backend is the case, E2E the host time of one verification
 	Phases    []Phase
 	Notes     []string // printed under the header
+	// Threshold are the rows of package threshold's 2-of-3 FROST signer
+	// (thresholdbench's BenchmarkThreshold), none when they were not run;
+	// ThresholdSource says how they were taken.
+	Threshold       []thresholdbench.Result
+	ThresholdSource string
 }
 
 func (r *Report) timeout() time.Duration {

@@ -45,6 +45,15 @@ type RunConfig struct {
 	// MaxSigns say, so its means are over as many samples as the published
 	// ones; 0 leaves those rows to the budget like the others.
 	CompareSamples int
+	// ThresholdRows selects the rows of package threshold's 2-of-3 FROST
+	// signer (ThresholdRowNames) by name; nil means those
+	// DefaultThresholdRows selects. NoThreshold runs none.
+	// ThresholdBenchtime is each such row's benchtime, in `go test
+	// -benchtime` syntax ("1s", "300x"); empty means
+	// DefaultThresholdBenchtime.
+	ThresholdRows      *regexp.Regexp
+	NoThreshold        bool
+	ThresholdBenchtime string
 	// Progress, when set, receives a line per row.
 	Progress io.Writer
 }
@@ -64,6 +73,9 @@ func (c *RunConfig) defaults() {
 	}
 	if c.PhaseBudget <= 0 {
 		c.PhaseBudget = 2 * time.Second
+	}
+	if c.ThresholdBenchtime == "" {
+		c.ThresholdBenchtime = DefaultThresholdBenchtime
 	}
 }
 
@@ -92,9 +104,16 @@ func (c RunConfig) Selected() (run []bench.Backend, skipped map[string]string) {
 
 // Run runs the scenarios: every selected backend over its payloads (and
 // chunk sizes), each sign traced on its own so the report has per-sign
-// percentiles, then the consensus phase run on the Ed25519 paths.
+// percentiles, the verification cases, the consensus phase run on the
+// Ed25519 paths, then the threshold rows (RunThreshold).
 func Run(ctx context.Context, cfg RunConfig) (*Report, error) {
 	cfg.defaults()
+	if !cfg.NoThreshold {
+		// Before anything runs, not minutes later.
+		if err := CheckBenchtime(cfg.ThresholdBenchtime); err != nil {
+			return nil, fmt.Errorf("report: threshold rows: %w", err)
+		}
+	}
 	backends, skipped := cfg.Selected()
 	rep := &Report{Source: "a run of the scenarios (per-sign samples)"}
 	for name, reason := range skipped {
@@ -158,6 +177,14 @@ func Run(ctx context.Context, cfg RunConfig) (*Report, error) {
 			}
 			rep.Phases = append(rep.Phases, phases...)
 		}
+	}
+	if !cfg.NoThreshold {
+		th, err := RunThreshold(ctx, cfg)
+		if err != nil {
+			return nil, err
+		}
+		rep.Threshold = th
+		rep.ThresholdSource = fmt.Sprintf("measured on this report's host: one run of each row, for a benchtime of %s, through testing.Benchmark", cfg.ThresholdBenchtime)
 	}
 	return rep, nil
 }

@@ -17,6 +17,8 @@ type Result struct {
 	// "sign/store=mem/net=transatlantic/inflight=1".
 	Name    string
 	Samples map[string][]float64 // by unit, one value per run
+	// Iterations is b.N of each run: signs made, for a sign row.
+	Iterations []int
 }
 
 // Get returns the median of the unit's values, and whether the row has it.
@@ -72,6 +74,11 @@ func ParseResults(r io.Reader) ([]Result, error) {
 			index[m[1]] = i
 			out = append(out, Result{Name: m[1], Samples: map[string][]float64{}})
 		}
+		n, err := strconv.Atoi(m[2])
+		if err != nil {
+			return nil, fmt.Errorf("thresholdbench: line %d: iterations %q: %w", line, m[2], err)
+		}
+		out[i].Iterations = append(out[i].Iterations, n)
 		for j := 0; j < len(f); j += 2 {
 			v, err := strconv.ParseFloat(f[j], 64)
 			if err != nil {
@@ -94,16 +101,44 @@ func cell(r Result, unit string, decimals int) string {
 }
 
 // WriteTables writes the results as Markdown tables: online signing,
-// presigning and key generation, each value the median of the runs.
+// presigning, compute per step and key generation, each value the median
+// of the runs. A table with no rows in results is left out, and with no
+// rows at all nothing is written.
 func WriteTables(w io.Writer, results []Result) error {
 	bw := bufio.NewWriter(w)
 	p := func(format string, a ...any) { fmt.Fprintf(bw, format, a...) }
 	echo := map[string]Result{}
+	kinds := map[string]bool{}
 	for _, r := range results {
+		kinds[r.Kind()] = true
 		if r.Kind() == "echo" {
 			echo[r.Param("net")] = r
 		}
 	}
+	// sep separates a table from the one before it.
+	sep := ""
+	if kinds["sign"] {
+		sep = "\n"
+		writeSignTable(p, results, echo)
+	}
+	if kinds["presign"] {
+		p("%s", sep)
+		sep = "\n"
+		writePresignTable(p, results)
+	}
+	if kinds["compute"] {
+		p("%s", sep)
+		sep = "\n"
+		writeComputeTable(p, results)
+	}
+	if kinds["dkg"] {
+		p("%s", sep)
+		writeDKGTable(p, results)
+	}
+	return bw.Flush()
+}
+
+func writeSignTable(p func(string, ...any), results []Result, echo map[string]Result) {
 	p("Online signing, one 108-byte prevote per sign, two parties per signature; echo is a plain TCP request and answer on the same shaped link, one at a time:\n\n")
 	p("| network | nonces | in flight | RTT (ms) | echo p50 (ms) | p50 (ms) | p99 (ms) | signs/s | CPU (ms/sign) | shares/sign | payload (B/party) | protocol fields (B/party) | TLS (B/party) | wire (B/party) |\n")
 	p("|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n")
@@ -119,7 +154,10 @@ func WriteTables(w io.Writer, results []Result) error {
 			cell(r, "rtt-ms", 1), e, cell(r, "p50-ms", 2), cell(r, "p99-ms", 1), cell(r, "signs/s", 0), cell(r, "cpu-ms/op", 2),
 			cell(r, "shares/op", 2), cell(r, "payload-B/party", 0), cell(r, "proto-B/party", 0), cell(r, "tls-B/party", 0), cell(r, "wire-B/party", 0))
 	}
-	p("\nPresigning (nonce pairs and their commitments):\n\n")
+}
+
+func writePresignTable(p func(string, ...any), results []Result) {
+	p("Presigning (nonce pairs and their commitments):\n\n")
 	p("| row | batch | commitments/s | commitments/s per core | payload (B/commitment) | TLS (B/commitment) |\n")
 	p("|---|--:|--:|--:|--:|--:|\n")
 	for _, r := range results {
@@ -142,7 +180,10 @@ func WriteTables(w io.Writer, results []Result) error {
 		p("| %s | %s | %s | %s | %s | %s |\n", what, batch, cell(r, "commitments/s", 0), cell(r, "commitments/s/core", 0),
 			cell(r, "payload-B/commitment", 1), cell(r, "tls-B/commitment", 1))
 	}
-	p("\nCompute per step, one goroutine, no network or TLS:\n\n")
+}
+
+func writeComputeTable(p func(string, ...any), results []Result) {
+	p("Compute per step, one goroutine, no network or TLS:\n\n")
 	p("| step | CPU (µs) | wall clock (µs) |\n|---|--:|--:|\n")
 	for _, r := range results {
 		if r.Kind() != "compute" {
@@ -154,7 +195,10 @@ func WriteTables(w io.Writer, results []Result) error {
 		}
 		p("| %s | %s | %s |\n", strings.TrimPrefix(r.Name, "compute/"), cell(r, "cpu-µs/op", 1), wall)
 	}
-	p("\nKey generation (2-of-3 DKG with proofs of knowledge):\n\n")
+}
+
+func writeDKGTable(p func(string, ...any), results []Result) {
+	p("Key generation (2-of-3 DKG with proofs of knowledge):\n\n")
 	p("| row | p50 (ms) | p99 (ms) | connect (ms) | CPU (ms, all parties) | payload (B) | TLS (B) | wire (B) |\n")
 	p("|---|--:|--:|--:|--:|--:|--:|--:|\n")
 	for _, r := range results {
@@ -171,5 +215,4 @@ func WriteTables(w io.Writer, results []Result) error {
 		p("| %s | %s | %s | %s | %s | %s | %s | %s |\n", what, p50, cell(r, "p99-ms", 1), cell(r, "connect-ms", 0),
 			cell(r, "cpu-ms/op", 2), cell(r, "payload-B/op", 0), cell(r, "tls-B/op", 0), cell(r, "wire-B/op", 0))
 	}
-	return bw.Flush()
 }

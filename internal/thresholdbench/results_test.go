@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -36,6 +37,9 @@ func TestParseAndRender(t *testing.T) {
 	if v, _ := r.Get("p50-ms"); v != 90.9 {
 		t.Errorf("median p50 %v, want 90.9", v)
 	}
+	if !slices.Equal(r.Iterations, []int{300, 300, 300}) || !slices.Equal(rs[3].Iterations, []int{5}) {
+		t.Errorf("iterations %v and %v, want [300 300 300] and [5]", r.Iterations, rs[3].Iterations)
+	}
 	var md bytes.Buffer
 	if err := WriteTables(&md, rs); err != nil {
 		t.Fatal(err)
@@ -44,6 +48,9 @@ func TestParseAndRender(t *testing.T) {
 		if !strings.Contains(md.String(), want) {
 			t.Errorf("tables lack %q:\n%s", want, md.String())
 		}
+	}
+	if !Charted(rs) || Charted(rs[2:]) {
+		t.Errorf("Charted: %v for every row, %v for the presign and dkg rows alone", Charted(rs), Charted(rs[2:]))
 	}
 	var svg bytes.Buffer
 	if err := WriteLatencySVG(&svg, rs); err != nil {
@@ -61,6 +68,36 @@ func TestParseAndRender(t *testing.T) {
 		if !strings.Contains(svg.String(), want) {
 			t.Errorf("the SVG lacks %q", want)
 		}
+	}
+	if strings.Contains(svg.String(), "nonces synced to a file") {
+		t.Error("the legend names a series the run has no row of")
+	}
+}
+
+// A table without rows is left out, and no rows write nothing.
+func TestTablesLeaveOutEmpty(t *testing.T) {
+	rs, err := ParseResults(strings.NewReader(sampleRun))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var md bytes.Buffer
+	if err := WriteTables(&md, rs[:2]); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(md.String(), "Online signing") || strings.Contains(md.String(), "Presigning") ||
+		strings.Contains(md.String(), "Compute") || strings.Contains(md.String(), "Key generation") {
+		t.Errorf("tables of sign rows alone:\n%s", md.String())
+	}
+	md.Reset()
+	if err := WriteTables(&md, rs[3:]); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(md.String(), "Key generation") || strings.Contains(md.String(), "Online signing") {
+		t.Errorf("tables of a dkg row alone:\n%s", md.String())
+	}
+	md.Reset()
+	if err := WriteTables(&md, nil); err != nil || md.Len() != 0 {
+		t.Errorf("no rows wrote %q, %v", md.String(), err)
 	}
 }
 

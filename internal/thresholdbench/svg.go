@@ -37,15 +37,37 @@ func xmlEsc(s string) string {
 	return b.String()
 }
 
+// latencySerie is a series of the chart.
+type latencySerie struct {
+	label, kind, store, inflight, colour string
+}
+
+// matches reports whether r is a point of s.
+func (s latencySerie) matches(r Result) bool {
+	return r.Kind() == s.kind && r.Param("store") == s.store && r.Param("inflight") == s.inflight
+}
+
 // latencySeries are the series of the chart: sign rows chosen by store and
 // in flight.
-var latencySeries = []struct {
-	label, kind, store, inflight, colour string
-}{
+var latencySeries = []latencySerie{
 	{"plain TCP echo on the same shaped link", "echo", "", "", "#7f7f7f"},
 	{"FROST 2-of-3, 1 in flight", "sign", "mem", "1", "#1f77b4"},
 	{"FROST 2-of-3, 200 in flight", "sign", "mem", "200", "#ff7f0e"},
 	{"FROST 2-of-3, 1 in flight, nonces synced to a file", "sign", "dir", "1", "#2ca02c"},
+}
+
+// Charted reports whether WriteLatencySVG draws a point of results: a
+// sign row of one of its series or an echo row, with a round trip and a
+// p50. Without one the chart has only the references.
+func Charted(results []Result) bool {
+	for _, r := range results {
+		_, rtt := r.Get("rtt-ms")
+		_, p50 := r.Get("p50-ms")
+		if rtt && p50 && slices.ContainsFunc(latencySeries, func(s latencySerie) bool { return s.matches(r) }) {
+			return true
+		}
+	}
+	return false
 }
 
 // WriteLatencySVG draws online signing latency against the round trip to
@@ -76,7 +98,7 @@ func WriteLatencySVG(w io.Writer, results []Result) error {
 	p(`<rect width="100%%" height="100%%" fill="white"/>` + "\n")
 	p(`<text x="10" y="22" font-size="15" font-weight="bold">Online signing latency (ms) against the round trip to the second-nearest party (ms)</text>` + "\n")
 	p(`<text x="10" y="40" fill="#555">Ours: p50 as a point, a bar up to p99, one point per network profile. Shaded and hollow: published figures, not our measurements.</text>` + "\n")
-	p(`<text x="10" y="56" fill="#555">Both axes logarithmic. Measured on one shared 2-core VM with the network emulated (netshape); references on their authors' machines.</text>` + "\n")
+	p(`<text x="10" y="56" fill="#555">Both axes logarithmic. Ours measured on one host, the network emulated (netshape); references on their authors' machines.</text>` + "\n")
 	p(`<rect x="%.1f" y="%.1f" width="%.1f" height="%.1f" stroke="#999" fill="none"/>`+"\n", left, top, plotW, plotH)
 	for _, v := range []float64{0.5, 1, 2, 5, 10, 20, 50, 100, 200, 500, 1000} {
 		p(`<line x1="%.1f" x2="%.1f" y1="%.1f" y2="%.1f" stroke="#eee"/>`, left, left+plotW, y(v), y(v))
@@ -120,7 +142,7 @@ func WriteLatencySVG(w io.Writer, results []Result) error {
 	for _, s := range latencySeries {
 		var pts []point
 		for _, r := range results {
-			if r.Kind() != s.kind || r.Param("store") != s.store || r.Param("inflight") != s.inflight {
+			if !s.matches(r) {
 				continue
 			}
 			rtt, ok1 := r.Get("rtt-ms")
@@ -159,6 +181,9 @@ func WriteLatencySVG(w io.Writer, results []Result) error {
 		ly += 20
 	}
 	for _, s := range latencySeries {
+		if !slices.ContainsFunc(results, s.matches) {
+			continue // no point of it: no legend item that reads as a hidden series
+		}
 		item(fmt.Sprintf(`<circle cx="%.1f" cy="%.1f" r="3.5" fill="%s"/><line x1="%.1f" x2="%.1f" y1="%.1f" y2="%.1f" stroke="%s"/>`, lx+10, ly, s.colour, lx, lx+20, ly, ly, s.colour), s.label)
 	}
 	item(fmt.Sprintf(`<line x1="%.1f" x2="%.1f" y1="%.1f" y2="%.1f" stroke="#888" stroke-dasharray="2 3"/>`, lx, lx+20, ly, ly), "one round trip")
