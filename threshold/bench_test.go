@@ -96,7 +96,7 @@ func BenchmarkNetworkDKG(b *testing.B) {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				_, _, err := threshold.RunDKG(context.Background(), threshold.DKGConfig{ID: frost.Identifier(i + 1), T: 2, N: 3,
+				_, _, err := threshold.RunDKG(context.Background(), threshold.DKGConfig{ID: frost.Identifier(i + 1), T: 2, N: 3, Ceremony: []byte("bench"),
 					Peers: peers, Listener: ls[i], TLS: &tls.Config{Certificates: []tls.Certificate{certs[i]}, RootCAs: ca.Pool()}})
 				if err != nil {
 					b.Error(err)

@@ -24,6 +24,12 @@ import (
 type DKGConfig struct {
 	ID   frost.Identifier
 	T, N int
+	// Ceremony identifies this key generation: 1 to frost.MaxCeremonyID
+	// bytes, the same for every participant and never used for another
+	// (random bytes agreed beforehand, say). It is bound into the proofs
+	// of knowledge with T and N, so a round-1 package from another
+	// ceremony is refused.
+	Ceremony []byte
 	// Peers are the other N-1 participants. A peer's certificate must be
 	// valid for its ServerName (or the host of its Addr): that is how a
 	// connection is tied to an identifier, in both directions.
@@ -32,8 +38,13 @@ type DKGConfig struct {
 	// identifiers; it dials those with higher ones.
 	Listener net.Listener
 	// TLS holds this participant's certificate, usable for both client
-	// and server authentication, and the CA pool of the peers' (RootCAs;
-	// it is also used as ClientCAs). TLS 1.3 is required.
+	// and server authentication, and the CA pool of the peers' (RootCAs,
+	// required; it is also used as ClientCAs). TLS 1.3 is required;
+	// InsecureSkipVerify and GetConfigForClient are refused. These
+	// certificates must not come from the CA the parties admit
+	// coordinators with, or must carry names no Coordinators entry
+	// matches: a certificate good for both ends is never admitted by name
+	// as a coordinator's (PartyConfig.Coordinators).
 	TLS *tls.Config
 	// Dial makes the raw connections; nil means a net.Dialer.
 	Dial func(ctx context.Context, network, addr string) (net.Conn, error)
@@ -62,7 +73,19 @@ func RunDKG(ctx context.Context, cfg DKGConfig) (*frost.KeyPackage, *frost.Publi
 	if cfg.TLS == nil || cfg.Listener == nil || len(cfg.Peers) != cfg.N-1 {
 		return nil, nil, fmt.Errorf("threshold: DKGConfig needs TLS, Listener and N-1 peers: %w", signer.ErrInvalidArgument)
 	}
-	d, own, err := frost.NewDKG(cfg.ID, cfg.T, cfg.N, rand.Reader)
+	// A peer is known by the name its certificate is verified for, so
+	// the chain must be verified against the participants' CA: not the
+	// system roots (RootCAs nil), not skipped, and not bypassed by a
+	// per-client config.
+	switch {
+	case cfg.TLS.RootCAs == nil:
+		return nil, nil, fmt.Errorf("threshold: DKGConfig.TLS.RootCAs is nil (Go would trust the system roots): %w", signer.ErrInvalidArgument)
+	case cfg.TLS.InsecureSkipVerify:
+		return nil, nil, fmt.Errorf("threshold: DKGConfig.TLS.InsecureSkipVerify is set: peers are known by their verified certificates: %w", signer.ErrInvalidArgument)
+	case cfg.TLS.GetConfigForClient != nil:
+		return nil, nil, fmt.Errorf("threshold: DKGConfig.TLS.GetConfigForClient is not supported (it would bypass the forced settings): %w", signer.ErrInvalidArgument)
+	}
+	d, own, err := frost.NewDKGSession(cfg.ID, cfg.T, cfg.N, cfg.Ceremony, rand.Reader)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -268,6 +291,9 @@ func acceptPeers(ctx context.Context, cfg DKGConfig, peers map[frost.Identifier]
 	if conf.ClientCAs == nil {
 		conf.ClientCAs = conf.RootCAs
 	}
+	if conf.VerifyPeerCertificate != nil {
+		conf.SessionTicketsDisabled = true // not called on a resumed session
+	}
 	for want > 0 {
 		raw, err := cfg.Listener.Accept()
 		if err != nil {
@@ -304,8 +330,10 @@ func acceptPeers(ctx context.Context, cfg DKGConfig, peers map[frost.Identifier]
 }
 
 func dialPeer(ctx context.Context, cfg DKGConfig, dial func(context.Context, string, string) (net.Conn, error), p *dkgPeer) error {
-	conf := cfg.TLS.Clone()
-	conf.MinVersion = tls.VersionTLS13
+	conf, err := clientTLS(cfg.TLS)
+	if err != nil {
+		return err
+	}
 	conf.ServerName = p.name
 	for backoff := 10 * time.Millisecond; ; backoff = min(2*backoff, time.Second) {
 		raw, err := dial(ctx, "tcp", p.Addr)

@@ -6,6 +6,7 @@ import (
 	"crypto/ed25519"
 	"crypto/rand"
 	"crypto/tls"
+	"errors"
 	"fmt"
 	"net"
 	"sync"
@@ -26,6 +27,12 @@ type dkgResult struct {
 // runNetworkDKG runs n participants of a network DKG on loopback; names
 // gives each participant's certificate name (default party-<id>).
 func runNetworkDKG(t *testing.T, tt, n int, names map[frost.Identifier]string, timeout time.Duration) []dkgResult {
+	return runNetworkDKGCeremonies(t, tt, n, names, nil, timeout)
+}
+
+// runNetworkDKGCeremonies is runNetworkDKG with participant id's ceremony
+// identifier ceremonies[id] (default "test ceremony").
+func runNetworkDKGCeremonies(t *testing.T, tt, n int, names map[frost.Identifier]string, ceremonies map[frost.Identifier]string, timeout time.Duration) []dkgResult {
 	t.Helper()
 	ca, err := thresholdtest.NewCA()
 	if err != nil {
@@ -60,10 +67,14 @@ func runNetworkDKG(t *testing.T, tt, n int, names map[frost.Identifier]string, t
 				peers = append(peers, r)
 			}
 		}
+		ceremony := "test ceremony"
+		if ceremonies[id] != "" {
+			ceremony = ceremonies[id]
+		}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			k, p, err := threshold.RunDKG(ctx, threshold.DKGConfig{ID: id, T: tt, N: n, Peers: peers, Listener: ls[i],
+			k, p, err := threshold.RunDKG(ctx, threshold.DKGConfig{ID: id, T: tt, N: n, Ceremony: []byte(ceremony), Peers: peers, Listener: ls[i],
 				TLS: &tls.Config{Certificates: []tls.Certificate{cert}, RootCAs: ca.Pool()}})
 			out[i] = dkgResult{k, p, err}
 		}()
@@ -125,5 +136,20 @@ func TestNetworkDKGRefusesImpostor(t *testing.T) {
 		if r.err == nil {
 			t.Errorf("participant %d finished a key generation with an impostor", i+1)
 		}
+	}
+}
+
+// TestNetworkDKGBindsCeremony: a participant whose round-1 package was
+// made for another ceremony is named by the others' proof checks.
+func TestNetworkDKGBindsCeremony(t *testing.T) {
+	res := runNetworkDKGCeremonies(t, 2, 3, nil, map[frost.Identifier]string{3: "another ceremony"}, 20*time.Second)
+	for i, r := range res[:2] {
+		var de *frost.DKGError
+		if !errors.As(r.err, &de) || de.Culprit != 3 || de.Round != 1 {
+			t.Errorf("participant %d: %v, want a round-1 *frost.DKGError naming 3", i+1, r.err)
+		}
+	}
+	if res[2].err == nil {
+		t.Error("participant 3 finished a key generation of another ceremony")
 	}
 }

@@ -8,7 +8,12 @@
 //
 // Each share lives in a Party, a server that serves any net.Listener with
 // mutual TLS 1.3 (crypto/tls; the party requires a client certificate from
-// its configured CA or pinned keys). The coordinator, Signer, is the
+// its configured CA or pinned keys, and then one of the coordinators it
+// pins by name or key, PartyConfig.Coordinators: a certificate that merely
+// chains to the CA, such as another party's, is refused, so a compromised
+// party cannot ask the others for shares). Coordinators should have their
+// own identities, ideally their own CA; a certificate good for server
+// authentication is never admitted by name. The coordinator, Signer, is the
 // validator's signer.Signer: for each signature it picks t parties, sends
 // each one request carrying the message, the nonce handle of one of that
 // party's commitments and the other signers' commitments, and gets back a
@@ -38,7 +43,14 @@
 //
 // Each party uses a nonce pair at most once, even across crashes: its
 // frost.NonceStore marks the pair consumed on disk, synced, before it
-// computes the share. A party may also put a double-sign guard (package
+// computes the share. A pair whose commitment the coordinator drops unused
+// (a failed attempt, a party caught sending a bad share, the pools at
+// Close) is released: the coordinator asks the party to mark it consumed,
+// durably, which frees its slot. Pairs whose commitments were lost on the
+// way are reclaimed by the party when its store is full, once older than
+// PartyConfig.ReclaimAfter; a full store makes presign fail with a
+// *frost.NonceStoreFullError rather than answer nothing.
+// Party.NonceStats and Signer.Stats (Released, Dropped) show the counts. A party may also put a double-sign guard (package
 // guard) in front of its share (PartyConfig.Guard): it then refuses
 // conflicting consensus sign bytes by itself, and the Signer returns an
 // error wrapping signer.ErrDoubleSign without trying other parties.
@@ -69,7 +81,12 @@
 // the secret shares of round 2 are seen by their recipient only; after
 // round 1 every participant sends every other a hash of all the round-1
 // packages it got, so a participant that sent different packages to
-// different peers is caught before any share is sent.
+// different peers is caught before any share is sent. The proofs of
+// knowledge bind the ceremony (DKGConfig.Ceremony, t and n), so a round-1
+// package from another key generation is refused. The DKG's certificates
+// are good for both ends of a connection: issue them from a CA that the
+// parties do not admit coordinators with, or under names no Coordinators
+// entry matches.
 //
 // # Concurrency
 //

@@ -16,6 +16,9 @@ import (
 type member interface {
 	presign(ctx context.Context, n int, outstanding bool) ([]frost.Presigned, error)
 	share(ctx context.Context, h frost.NonceHandle, list []frost.SigningCommitments, msg []byte) (frost.SignatureShare, error)
+	// release has the signer discard the fresh nonce pairs hs (at most
+	// maxPresignBatch), whose commitments the coordinator dropped.
+	release(ctx context.Context, hs []frost.NonceHandle) error
 	close()
 }
 
@@ -118,6 +121,24 @@ func (r *remote) share(ctx context.Context, h frost.NonceHandle, list []frost.Si
 	return parseShare(r.id, f.body)
 }
 
+func (r *remote) release(ctx context.Context, hs []frost.NonceHandle) error {
+	cc, err := r.conn(ctx, 1)
+	if err != nil {
+		return err
+	}
+	f, err := cc.roundTrip(ctx, typeRelease, encodeRelease(hs))
+	if err != nil {
+		return err
+	}
+	if err := responseError(r.id, f, typeReleased); err != nil {
+		return err
+	}
+	if len(f.body) != 2 {
+		return &ProtocolError{"release answer of wrong length"}
+	}
+	return nil
+}
+
 func (r *remote) close() {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -153,6 +174,11 @@ func (l *local) presign(_ context.Context, n int, outstanding bool) ([]frost.Pre
 
 func (l *local) share(_ context.Context, h frost.NonceHandle, list []frost.SigningCommitments, msg []byte) (frost.SignatureShare, error) {
 	return l.nonces.Sign(h, msg, list)
+}
+
+func (l *local) release(_ context.Context, hs []frost.NonceHandle) error {
+	_, err := l.nonces.Release(hs...)
+	return err
 }
 
 func (l *local) close() {}

@@ -6,6 +6,7 @@ import (
 	"crypto"
 	"crypto/ed25519"
 	"crypto/tls"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -22,6 +23,15 @@ import (
 // connection; further frames wait in TCP's buffers.
 const maxInflightPerConn = 512
 
+// maxPendingHandshakes bounds the connections a party holds in their TLS
+// handshake at once (each for up to handshakeTimeout); a connection
+// accepted beyond it is closed at once, so that idle sockets cannot pile
+// up goroutines and file descriptors.
+const (
+	maxPendingHandshakes = 64
+	handshakeTimeout     = 10 * time.Second
+)
+
 // PartyConfig configures a Party.
 type PartyConfig struct {
 	// Key is the party's share of the group key.
@@ -33,8 +43,20 @@ type PartyConfig struct {
 	// TLS is the server's TLS configuration: its certificate, and the CA
 	// pool (ClientCAs) or a VerifyPeerCertificate callback that admits
 	// coordinators. The Party requires TLS 1.3 and a client certificate
-	// whatever the configuration says.
+	// whatever the configuration says; GetConfigForClient, which would
+	// bypass that, is refused.
 	TLS *tls.Config
+	// Coordinators are the coordinators the party serves; required. An
+	// entry is either a DNS name, which the client certificate must be
+	// valid for (and not also for server authentication: a party's
+	// certificate, such as RunDKG's, is never taken for a coordinator's),
+	// or "sha256:" and the hex SHA-256 of the certificate's
+	// SubjectPublicKeyInfo (see SPKIHash). A client certificate that
+	// chains to ClientCAs but matches no entry is refused, so another
+	// party holding a certificate from the same CA cannot act as a
+	// coordinator. Coordinators should have their own CA, or at least
+	// names no party's certificate carries.
+	Coordinators []string
 	// Guard, when set, puts a double-sign guard in front of the share:
 	// the party reads every message as consensus sign bytes and refuses
 	// what a CometBFT FilePV would refuse (package guard), before it
@@ -48,6 +70,14 @@ type PartyConfig struct {
 	// MaxPresignBatch caps the nonce pairs made per presign request; 0
 	// means 1024.
 	MaxPresignBatch int
+	// ReclaimAfter is the age after which the party may discard a fresh
+	// nonce pair whose commitments it handed out (or loaded from its file)
+	// and which was neither used nor released: when a presign finds the
+	// nonce store full, such pairs are marked consumed, durably, and
+	// their slots reused. That reclaims pairs whose presign answer was
+	// lost; a coordinator that still holds one gets ErrNonceUsed once and
+	// signs with another party. 0 means one hour; negative never.
+	ReclaimAfter time.Duration
 }
 
 // Party is one participant of a threshold key, serving signature shares to
@@ -59,6 +89,7 @@ type Party struct {
 	tls    *tls.Config
 	guard  *guard.Guard
 	batch  int
+	age    time.Duration // ReclaimAfter; negative never
 
 	c counters
 
@@ -67,6 +98,7 @@ type Party struct {
 	conns     map[net.Conn]bool
 	closed    bool
 	wg        sync.WaitGroup
+	pending   chan struct{} // one per connection in its handshake
 }
 
 // NewParty returns a Party for cfg. It does not listen: call Serve.
@@ -76,20 +108,22 @@ func NewParty(cfg PartyConfig) (*Party, error) {
 		return nil, fmt.Errorf("threshold: PartyConfig needs Key and Nonces: %w", signer.ErrInvalidArgument)
 	case cfg.TLS == nil || len(cfg.TLS.Certificates) == 0 && cfg.TLS.GetCertificate == nil:
 		return nil, fmt.Errorf("threshold: PartyConfig.TLS needs a server certificate: %w", signer.ErrInvalidArgument)
-	case cfg.TLS.ClientCAs == nil && cfg.TLS.VerifyPeerCertificate == nil:
-		return nil, fmt.Errorf("threshold: PartyConfig.TLS needs ClientCAs or VerifyPeerCertificate to admit coordinators: %w", signer.ErrInvalidArgument)
 	}
-	t := cfg.TLS.Clone()
-	t.MinVersion = tls.VersionTLS13
-	if t.ClientCAs != nil {
-		t.ClientAuth = tls.RequireAndVerifyClientCert
-	} else {
-		t.ClientAuth = tls.RequireAnyClientCert // VerifyPeerCertificate pins the keys
+	pins, err := parseCoordinators(cfg.Coordinators)
+	if err != nil {
+		return nil, err
 	}
-	p := &Party{key: cfg.Key, nonces: cfg.Nonces, tls: t, batch: cfg.MaxPresignBatch,
-		listeners: map[net.Listener]bool{}, conns: map[net.Conn]bool{}}
+	t, err := partyTLS(cfg.TLS, pins)
+	if err != nil {
+		return nil, err
+	}
+	p := &Party{key: cfg.Key, nonces: cfg.Nonces, tls: t, batch: cfg.MaxPresignBatch, age: cfg.ReclaimAfter,
+		listeners: map[net.Listener]bool{}, conns: map[net.Conn]bool{}, pending: make(chan struct{}, maxPendingHandshakes)}
 	if p.batch <= 0 || p.batch > maxPresignBatch {
 		p.batch = maxPresignBatch
+	}
+	if p.age == 0 {
+		p.age = time.Hour
 	}
 	if cfg.Guard != nil {
 		g, err := guard.New(&admission{pub: cfg.Key.GroupPublicKey()}, *cfg.Guard)
@@ -137,10 +171,17 @@ func (p *Party) Serve(l net.Listener) error {
 			}
 			return err
 		}
+		select {
+		case p.pending <- struct{}{}:
+		default:
+			raw.Close() // too many handshakes pending
+			continue
+		}
 		conn := tls.Server(&countingConn{Conn: raw, c: &p.c}, p.tls)
 		p.mu.Lock()
 		if p.closed {
 			p.mu.Unlock()
+			<-p.pending
 			raw.Close()
 			return nil
 		}
@@ -159,9 +200,10 @@ func (p *Party) serveConn(conn *tls.Conn) {
 		delete(p.conns, conn)
 		p.mu.Unlock()
 	}()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), handshakeTimeout)
 	err := conn.HandshakeContext(ctx)
 	cancel()
+	<-p.pending
 	if err != nil {
 		return
 	}
@@ -201,25 +243,25 @@ func (p *Party) handle(f frame) frame {
 		if err != nil {
 			return errorFrame(f.id, codeInvalid, err)
 		}
-		var out []frost.Presigned
-		if req.flags&presignOutstanding != 0 {
-			out = p.nonces.Outstanding()
-		}
-		if n := min(int(req.count), p.batch) - len(out); n > 0 {
-			made, err := p.nonces.Generate(n)
-			if err != nil {
-				return errorFrame(f.id, codeUnavailable, err)
-			}
-			out = append(out, made...)
-		}
-		if len(out) > maxPresignBatch {
-			out = out[:maxPresignBatch]
+		out, err := p.presign(req)
+		if err != nil {
+			return errorFrame(f.id, codeUnavailable, err)
 		}
 		body, err := encodePresigned(out)
 		if err != nil {
 			return errorFrame(f.id, codeUnavailable, err)
 		}
 		return frame{typ: typePresigned, id: f.id, body: body}
+	case typeRelease:
+		hs, err := parseRelease(f.body)
+		if err != nil {
+			return errorFrame(f.id, codeInvalid, err)
+		}
+		n, err := p.nonces.Release(hs...)
+		if err != nil {
+			return errorFrame(f.id, codeUnavailable, err)
+		}
+		return frame{typ: typeReleased, id: f.id, body: binary.BigEndian.AppendUint16(nil, uint16(n))}
 	case typeSign:
 		req, err := parseSignRequest(f.body)
 		if err != nil {
@@ -233,6 +275,52 @@ func (p *Party) handle(f frame) frame {
 	}
 	return errorFrame(f.id, codeInvalid, &ProtocolError{fmt.Sprintf("unknown request type %d", f.typ)})
 }
+
+// presign serves a presign request: the outstanding pairs first if asked
+// (at most maxPresignBatch, what one answer carries; the rest, which this
+// answer cannot hand out and would strand, are released), then new ones.
+// A full nonce store first reclaims pairs older than ReclaimAfter, then
+// answers with its *frost.NonceStoreFullError.
+func (p *Party) presign(req presignRequest) ([]frost.Presigned, error) {
+	want := min(int(req.count), p.batch)
+	var out []frost.Presigned
+	if req.flags&presignOutstanding != 0 {
+		out = p.nonces.Outstanding()
+		if len(out) > maxPresignBatch {
+			var extra []frost.NonceHandle
+			for _, ps := range out[maxPresignBatch:] {
+				extra = append(extra, ps.Handle)
+			}
+			out = out[:maxPresignBatch]
+			if _, err := p.nonces.Release(extra...); err != nil {
+				return nil, err
+			}
+		}
+	}
+	if n := want - len(out); n > 0 {
+		made, err := p.nonces.Generate(n)
+		var full *frost.NonceStoreFullError
+		if errors.As(err, &full) && p.age >= 0 {
+			if k, rerr := p.nonces.ReleaseOlderThan(p.age); rerr != nil {
+				return nil, rerr
+			} else if k > 0 {
+				made, err = p.nonces.Generate(n)
+			}
+		}
+		if err != nil {
+			if len(out) > 0 && errors.As(err, &full) {
+				return out, nil
+			}
+			return nil, err
+		}
+		out = append(out, made...)
+	}
+	return out, nil
+}
+
+// NonceStats returns the slot counts of the party's nonce store: free
+// slots, fresh pairs outstanding, capacity.
+func (p *Party) NonceStats() frost.NonceStats { return p.nonces.Stats() }
 
 // sign serves a sign request: the guard first, then the nonce store,
 // which marks the nonce consumed durably before computing the share.

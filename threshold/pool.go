@@ -3,6 +3,7 @@ package threshold
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/signerkit/signerkit/signer"
@@ -13,9 +14,9 @@ func (s *Signer) sawRTT(m *memberState, d time.Duration) {
 	old := m.rttNanos.Load()
 	if old == 0 {
 		m.rttNanos.Store(int64(d))
-		return
+	} else {
+		m.rttNanos.Store(old + (int64(d)-old)/8)
 	}
-	m.rttNanos.Store(old + (int64(d)-old)/8)
 	s.mu.Lock()
 	m.downUntil = time.Time{}
 	m.backoff = 0
@@ -33,12 +34,66 @@ func (s *Signer) markDown(m *memberState) {
 	m.downUntil = time.Now().Add(m.backoff)
 }
 
-// markBad avoids a party that sent an invalid share for a minute.
+// markBad avoids a party that sent an invalid share for a minute. Its
+// pool is dropped, and released.
 func (s *Signer) markBad(m *memberState) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	m.downUntil = time.Now().Add(time.Minute)
+	for _, p := range m.pool {
+		m.dropped = append(m.dropped, p.Handle)
+	}
 	m.pool = nil
+	s.trimDropped(m)
+}
+
+// maxDropped bounds the handles waiting to be released to one party; past
+// it the oldest are forgotten (the party reclaims them by age).
+const maxDropped = 4 * maxPresignBatch
+
+func (s *Signer) trimDropped(m *memberState) {
+	if n := len(m.dropped) - maxDropped; n > 0 {
+		m.dropped = slices.Delete(m.dropped, 0, n)
+	}
+}
+
+// releaseLater queues h, a commitment of m's that will not be used, to be
+// released to m by its refiller, so the party's slot is freed.
+func (s *Signer) releaseLater(m *memberState, h frost.NonceHandle) {
+	s.mu.Lock()
+	m.dropped = append(m.dropped, h)
+	s.trimDropped(m)
+	s.mu.Unlock()
+	select {
+	case m.refill <- struct{}{}:
+	default:
+	}
+}
+
+// sendReleases releases m's dropped handles, a batch at a time, until none
+// are left or a request fails (they are then kept for the next try).
+func (s *Signer) sendReleases(ctx context.Context, m *memberState) error {
+	for {
+		s.mu.Lock()
+		n := min(len(m.dropped), maxPresignBatch)
+		hs := slices.Clone(m.dropped[:n])
+		m.dropped = m.dropped[n:]
+		s.mu.Unlock()
+		if n == 0 {
+			return nil
+		}
+		rctx, cancel := context.WithTimeout(ctx, s.timeout)
+		err := m.m.release(rctx, hs)
+		cancel()
+		if err != nil {
+			s.mu.Lock()
+			m.dropped = append(hs, m.dropped...)
+			s.trimDropped(m)
+			s.mu.Unlock()
+			return err
+		}
+		m.released.Add(uint64(n))
+	}
 }
 
 // refiller keeps m's pool topped up until the Signer closes.
@@ -47,6 +102,15 @@ func (s *Signer) refiller(m *memberState) {
 	tick := time.NewTicker(time.Second)
 	defer tick.Stop()
 	for {
+		s.mu.Lock()
+		dropped := len(m.dropped) > 0 && !time.Now().Before(m.downUntil)
+		s.mu.Unlock()
+		if dropped {
+			s.sendReleases(s.ctx, m)
+			if s.ctx.Err() != nil {
+				return
+			}
+		}
 		s.mu.Lock()
 		need := s.pool - len(m.pool)
 		wait := time.Until(m.downUntil)
@@ -125,6 +189,11 @@ type PartyStats struct {
 	Pool   int  // commitments ready
 	RTT    time.Duration
 	Shares uint64 // valid shares received
+	// Released counts the party's fresh nonce pairs the coordinator had
+	// it discard (commitments dropped unused); Dropped is how many wait
+	// to be released.
+	Released uint64
+	Dropped  int
 	// Failures counts failed requests (Timeouts of them timed out);
 	// BadShares counts shares that did not verify.
 	Failures, Timeouts, BadShares uint64
@@ -142,7 +211,8 @@ func (s *Signer) Stats() []PartyStats {
 	for _, m := range s.members {
 		ps := PartyStats{ID: m.id, Local: m.remote == nil, Up: !now.Before(m.downUntil), Pool: len(m.pool),
 			RTT: time.Duration(m.rttNanos.Load()), Shares: m.shares.Load(), Failures: m.failures.Load(),
-			Timeouts: m.timeouts.Load(), BadShares: m.badShares.Load()}
+			Timeouts: m.timeouts.Load(), BadShares: m.badShares.Load(),
+			Released: m.released.Load(), Dropped: len(m.dropped)}
 		if m.remote != nil {
 			ps.Sign, ps.Presign = m.remote.signC.snapshot(), m.remote.preC.snapshot()
 		}

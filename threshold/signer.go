@@ -47,8 +47,12 @@ type Config struct {
 	Local *Local
 	// TLS is the client configuration: the coordinator's certificate and
 	// the pool of the CA that signed the parties' certificates (RootCAs),
-	// or a VerifyPeerCertificate that pins their keys. TLS 1.3 is
-	// required whatever it says.
+	// or a VerifyPeerCertificate or VerifyConnection callback that pins
+	// their keys; one of them is required (Go would otherwise trust the
+	// system roots), and InsecureSkipVerify is refused without a
+	// callback. TLS 1.3 is required whatever it says; with
+	// VerifyPeerCertificate, sessions are not resumed (Go does not call it
+	// on a resumed session).
 	TLS *tls.Config
 	// Dial makes the raw connections under TLS; nil means a net.Dialer.
 	// A network shaper plugs in here.
@@ -90,7 +94,9 @@ type Signer struct {
 	mu      sync.Mutex
 	changed chan struct{} // closed and replaced when a pool grows
 	closed  atomic.Bool
-	signs   sync.WaitGroup
+	// signs is read-held by each SignContext; Close takes it to wait for
+	// them. (A WaitGroup's Add at zero may not race its Wait.)
+	signs sync.RWMutex
 }
 
 var (
@@ -110,10 +116,12 @@ type memberState struct {
 	downUntil time.Time
 	backoff   time.Duration
 	refill    chan struct{}
-	primed    bool // a presign has succeeded since New
+	primed    bool                // a presign has succeeded since New
+	dropped   []frost.NonceHandle // commitments not to be used, to release
 
 	rttNanos                              atomic.Int64 // moving average of sign round trips
 	shares, failures, badShares, timeouts atomic.Uint64
+	released                              atomic.Uint64
 }
 
 // New returns a Signer for cfg and starts filling its pools. It does not
@@ -155,9 +163,15 @@ func New(cfg Config) (*Signer, error) {
 	if dial == nil {
 		dial = (&net.Dialer{}).DialContext
 	}
+	var base *tls.Config
+	if len(cfg.Parties) > 0 {
+		var err error
+		if base, err = clientTLS(cfg.TLS); err != nil {
+			return nil, err
+		}
+	}
 	for _, p := range cfg.Parties {
-		conf := cfg.TLS.Clone()
-		conf.MinVersion = tls.VersionTLS13
+		conf := base.Clone()
 		if p.ServerName != "" {
 			conf.ServerName = p.ServerName
 		} else if host, _, err := net.SplitHostPort(p.Addr); err == nil {
@@ -211,8 +225,8 @@ func (s *Signer) SignContext(ctx context.Context, msg []byte) ([]byte, error) {
 	if len(msg) > MaxMessage {
 		return nil, fmt.Errorf("threshold: %d-byte message, the most is %d: %w", len(msg), MaxMessage, signer.ErrMessageTooLarge)
 	}
-	s.signs.Add(1)
-	defer s.signs.Done()
+	s.signs.RLock()
+	defer s.signs.RUnlock()
 	if s.closed.Load() {
 		return nil, fmt.Errorf("threshold: %w", signer.ErrClosed)
 	}
@@ -452,6 +466,12 @@ func (s *Signer) attempt(ctx context.Context, a *attempt, msg []byte, tl *tally)
 				tl.bytesOut.Add(int64(frameHeaderSize + 9 + (len(list)-1)*frost.SigningCommitmentsSize + len(msg)))
 			}
 			sh, err := m.m.share(pctx, a.pres[i].Handle, list, msg)
+			if err != nil && !errors.Is(err, frost.ErrNonceUsed) {
+				// The pair may still be fresh at the party (the request
+				// never reached it, or was refused before the nonce was
+				// touched): have it discarded, or its slot stays taken.
+				s.releaseLater(m, a.pres[i].Handle)
+			}
 			if err == nil {
 				a.answered[i].Store(true)
 				if m.remote != nil {
@@ -510,20 +530,40 @@ func (s *Signer) attempt(ctx context.Context, a *attempt, msg []byte, tl *tally)
 	return attemptResult{sig: sig}
 }
 
-// Close stops the refills, closes the connections to the parties and
-// waits for signs in flight, which fail with an error wrapping
-// signer.ErrClosed. It is idempotent. The nonce commitments in the pools
-// are forgotten: a party keeps their nonces until a coordinator asks for
-// its outstanding commitments again.
+// Close stops the refills, waits for signs in flight, which fail with an
+// error wrapping signer.ErrClosed, asks each party to release the nonce
+// pairs of the commitments in its pool (each within PartyTimeout; a party
+// that does not answer reclaims them by age, PartyConfig.ReclaimAfter) and
+// closes the connections. It is idempotent.
 func (s *Signer) Close() error {
 	if s.closed.Swap(true) {
 		return nil
 	}
 	s.cancel()
+	s.signs.Lock() // waits for the signs in flight; later ones see closed
+	s.signs.Unlock()
+	s.wg.Wait()
+	var wg sync.WaitGroup
+	for _, m := range s.members {
+		s.mu.Lock()
+		for _, p := range m.pool {
+			m.dropped = append(m.dropped, p.Handle)
+		}
+		m.pool = nil
+		s.trimDropped(m)
+		n := len(m.dropped)
+		s.mu.Unlock()
+		if n > 0 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				s.sendReleases(context.Background(), m)
+			}()
+		}
+	}
+	wg.Wait()
 	for _, m := range s.members {
 		m.m.close()
 	}
-	s.signs.Wait()
-	s.wg.Wait()
 	return nil
 }

@@ -26,6 +26,7 @@ import (
 //
 //	presign   count (2) flags (1)        → presigned: count × (handle 8, hiding 32, binding 32)
 //	sign      handle (8) n (1) n × other signer's commitments (66) message → share: z (32)
+//	release   count (2) count × handle (8)   → released: count released (2)
 //	any                                  → error: code (1) text
 //
 // The commitments are frost's encodings (identifier 2, two elements 32
@@ -50,6 +51,8 @@ const (
 	typeSign      byte = 3
 	typeShare     byte = 4
 	typeError     byte = 5
+	typeRelease   byte = 6 // discard fresh nonce pairs the coordinator dropped
+	typeReleased  byte = 7
 )
 
 // presignOutstanding, in a presign request's flags, asks the party to
@@ -251,4 +254,29 @@ func encodeError(code byte, text string) []byte {
 		text = text[:200]
 	}
 	return append([]byte{code}, text...)
+}
+
+// encodeRelease encodes a release request for hs (at most
+// maxPresignBatch).
+func encodeRelease(hs []frost.NonceHandle) []byte {
+	b := binary.BigEndian.AppendUint16(make([]byte, 0, 2+8*len(hs)), uint16(len(hs)))
+	for _, h := range hs {
+		b = binary.BigEndian.AppendUint64(b, uint64(h))
+	}
+	return b
+}
+
+func parseRelease(b []byte) ([]frost.NonceHandle, error) {
+	if len(b) < 2 {
+		return nil, &ProtocolError{"release request of wrong length"}
+	}
+	n := int(binary.BigEndian.Uint16(b))
+	if n == 0 || n > maxPresignBatch || len(b) != 2+8*n {
+		return nil, &ProtocolError{fmt.Sprintf("release request for %d handles in %d bytes", n, len(b))}
+	}
+	hs := make([]frost.NonceHandle, n)
+	for i := range hs {
+		hs[i] = frost.NonceHandle(binary.BigEndian.Uint64(b[2+8*i:]))
+	}
+	return hs, nil
 }

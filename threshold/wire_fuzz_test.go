@@ -111,3 +111,17 @@ func FuzzReadFrame(f *testing.F) {
 }
 
 type edScalar = edwards25519.Scalar
+
+func FuzzParseRelease(f *testing.F) {
+	f.Add(encodeRelease([]frost.NonceHandle{1, 1 << 40}))
+	f.Add([]byte{0, 0})
+	f.Fuzz(func(t *testing.T, b []byte) {
+		hs, err := parseRelease(b)
+		if err != nil {
+			return
+		}
+		if out := encodeRelease(hs); !bytes.Equal(out, b) {
+			t.Fatalf("accepted %x, re-encoded %x", b, out)
+		}
+	})
+}

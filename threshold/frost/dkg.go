@@ -18,9 +18,13 @@ import (
 //
 // Round 1: participant i draws a random polynomial f_i of degree t-1,
 // publishes its VSS commitment C_i = (G·a_i0, …, G·a_i(t-1)) and a proof
-// (R_i, μ_i) with k random, R_i = G·k, c_i = H(i, C_i0, R_i),
+// (R_i, μ_i) with k random, R_i = G·k, c_i = H(i, Φ, C_i0, R_i),
 // μ_i = k + a_i0·c_i, where H is SHA-512 over contextString ‖ "dkg" ‖ the
-// encodings, reduced modulo L. Everyone checks every proof.
+// encodings, reduced modulo L, and Φ is the session context the paper
+// binds in (its context string): t (uint16 BE), n (uint16 BE), the length
+// of the ceremony identifier (1 byte) and the identifier (NewDKGSession), so that a
+// round-1 package made for one key generation does not verify in another
+// (another ceremony, threshold or size). Everyone checks every proof.
 // Round 2: i sends f_i(j) to each j over a confidential, authenticated
 // channel; j checks G·f_i(j) = Σ_k C_ik·j^k. j's share is Σ_i f_i(j) and
 // the group key Σ_i C_i0.
@@ -45,21 +49,47 @@ type DKGRound2 struct {
 type DKG struct {
 	id    Identifier
 	t, n  int
+	phi   []byte // the session context bound into the proofs
 	poly  []*edwards25519.Scalar
 	own   *DKGRound1
 	peers map[Identifier]*DKGRound1
 }
 
-// NewDKG starts participant id's part of a t-of-n key generation and
-// returns its round-1 broadcast.
+// MaxCeremonyID is the longest ceremony identifier NewDKG takes.
+const MaxCeremonyID = 255
+
+// NewDKG starts participant id's part of a t-of-n key generation with no
+// ceremony identifier: its proofs bind t and n only, so a round-1 package
+// replayed from another t-of-n key generation with the same identifier
+// would verify. Use NewDKGSession.
 func NewDKG(id Identifier, t, n int, rand io.Reader) (*DKG, *DKGRound1, error) {
+	return newDKG(id, t, n, nil, rand)
+}
+
+// NewDKGSession starts participant id's part of a t-of-n key generation
+// and returns its round-1 broadcast. ceremony identifies this key
+// generation (1 to MaxCeremonyID bytes, the same for every participant,
+// never used for another: random bytes agreed beforehand, say); it is
+// bound into the proofs of knowledge with t and n, so a round-1 package
+// from another ceremony is refused.
+func NewDKGSession(id Identifier, t, n int, ceremony []byte, rand io.Reader) (*DKG, *DKGRound1, error) {
+	if len(ceremony) == 0 {
+		return nil, nil, invalidArgument("an empty ceremony identifier")
+	}
+	return newDKG(id, t, n, ceremony, rand)
+}
+
+func newDKG(id Identifier, t, n int, ceremony []byte, rand io.Reader) (*DKG, *DKGRound1, error) {
 	if err := checkThreshold(t, n); err != nil {
 		return nil, nil, err
 	}
 	if id == 0 {
 		return nil, nil, invalidArgument("identifier 0")
 	}
-	d := &DKG{id: id, t: t, n: n}
+	if len(ceremony) > MaxCeremonyID {
+		return nil, nil, invalidArgument("a ceremony identifier of %d bytes, want at most %d", len(ceremony), MaxCeremonyID)
+	}
+	d := &DKG{id: id, t: t, n: n, phi: dkgContext(t, n, ceremony)}
 	for range t {
 		a, err := randomScalar(rand)
 		if err != nil {
@@ -74,15 +104,21 @@ func NewDKG(id Identifier, t, n int, rand io.Reader) (*DKG, *DKGRound1, error) {
 	defer wipeScalar(k)
 	c := vssCommit(d.poly)
 	r := new(edwards25519.Point).ScalarBaseMult(k)
-	ch := hdkg(id.serialize(), c[0].Bytes(), r.Bytes())
+	ch := hdkg(id.serialize(), d.phi, c[0].Bytes(), r.Bytes())
 	mu := new(edwards25519.Scalar).MultiplyAdd(d.poly[0], ch, k)
 	d.own = &DKGRound1{ID: id, Commitment: c, R: r, Mu: mu}
 	return d, d.own, nil
 }
 
-// verifyProof checks a round-1 proof of knowledge.
-func (p *DKGRound1) verifyProof() bool {
-	ch := hdkg(p.ID.serialize(), p.Commitment[0].Bytes(), p.R.Bytes())
+// dkgContext encodes Φ: t, n and the ceremony identifier.
+func dkgContext(t, n int, ceremony []byte) []byte {
+	phi := []byte{byte(t >> 8), byte(t), byte(n >> 8), byte(n), byte(len(ceremony))}
+	return append(phi, ceremony...)
+}
+
+// verifyProof checks a round-1 proof of knowledge made in the session phi.
+func (p *DKGRound1) verifyProof(phi []byte) bool {
+	ch := hdkg(p.ID.serialize(), phi, p.Commitment[0].Bytes(), p.R.Bytes())
 	// R = G·μ − C_0·c
 	neg := new(edwards25519.Scalar).Negate(ch)
 	r := new(edwards25519.Point).VarTimeDoubleScalarBaseMult(neg, p.Commitment[0], p.Mu)
@@ -112,7 +148,7 @@ func (d *DKG) Round2(others []*DKGRound1) ([]*DKGRound2, error) {
 		case len(p.Commitment) != d.t:
 			return nil, &DKGError{Culprit: p.ID, Round: 1, Reason: fmt.Sprintf("a commitment of degree %d, want %d", len(p.Commitment)-1, d.t-1)}
 		}
-		if !p.verifyProof() {
+		if !p.verifyProof(d.phi) {
 			return nil, &DKGError{Culprit: p.ID, Round: 1, Reason: "the proof of knowledge does not verify"}
 		}
 		peers[p.ID] = p
@@ -200,11 +236,15 @@ func RunDKG(t, n int, rand io.Reader) ([]*KeyPackage, *PublicKeyPackage, error) 
 	if err := checkThreshold(t, n); err != nil {
 		return nil, nil, err
 	}
+	ceremony := make([]byte, 32)
+	if _, err := io.ReadFull(rand, ceremony); err != nil {
+		return nil, nil, fmt.Errorf("frost: reading randomness: %w", err)
+	}
 	dkgs := make([]*DKG, n)
 	r1 := make([]*DKGRound1, n)
 	for i := range n {
 		var err error
-		if dkgs[i], r1[i], err = NewDKG(Identifier(i+1), t, n, rand); err != nil {
+		if dkgs[i], r1[i], err = NewDKGSession(Identifier(i+1), t, n, ceremony, rand); err != nil {
 			return nil, nil, err
 		}
 	}

@@ -104,10 +104,10 @@ func TestEncodingsRoundTrip(t *testing.T) {
 	if _, err := ParsePublicKeyPackage(bad); !errors.Is(err, signer.ErrProtocol) {
 		t.Errorf("inconsistent public key package: %v", err)
 	}
-	dkg, r1, _ := NewDKG(1, 2, 3, rand.Reader)
+	dkg, r1, _ := NewDKGSession(1, 2, 3, []byte("encoding"), rand.Reader)
 	b, _ = r1.AppendBinary(nil)
 	r1b, err := ParseDKGRound1(b)
-	if err != nil || !r1b.verifyProof() {
+	if err != nil || !r1b.verifyProof(dkg.phi) {
 		t.Fatalf("DKG round 1 round trip: %v", err)
 	}
 	_ = dkg

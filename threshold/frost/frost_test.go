@@ -205,7 +205,7 @@ func dkgRound1(t *testing.T, tt, n int) ([]*DKG, []*DKGRound1) {
 	var ds []*DKG
 	var r1 []*DKGRound1
 	for i := range n {
-		d, p, err := NewDKG(Identifier(i+1), tt, n, rand.Reader)
+		d, p, err := NewDKGSession(Identifier(i+1), tt, n, testCeremony, rand.Reader)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -262,7 +262,7 @@ func TestDKGIdentifiesCheaters(t *testing.T) {
 	})
 	t.Run("wrong degree", func(t *testing.T) {
 		ds, r1 := dkgRound1(t, 2, 3)
-		_, big, _ := NewDKG(3, 3, 3, rand.Reader)
+		_, big, _ := NewDKGSession(3, 3, 3, testCeremony, rand.Reader)
 		r1[2] = big
 		_, err := ds[0].Round2(others(r1, 0))
 		var de *DKGError
@@ -270,4 +270,53 @@ func TestDKGIdentifiesCheaters(t *testing.T) {
 			t.Fatalf("got %v, want a *DKGError naming 3", err)
 		}
 	})
+}
+
+var testCeremony = []byte("frost test ceremony")
+
+// TestDKGBindsSession: the proof of knowledge once bound only the
+// participant's identifier, so a round-1 package made for one key
+// generation verified in any other. It now binds Φ (t, n and the ceremony
+// identifier): a package from another ceremony, or made for another t or
+// n, fails its proof and its sender is named.
+func TestDKGBindsSession(t *testing.T) {
+	ds, r1 := dkgRound1(t, 2, 3)
+	for name, mk := range map[string]func() (*DKG, *DKGRound1, error){
+		"another ceremony": func() (*DKG, *DKGRound1, error) {
+			return NewDKGSession(3, 2, 3, []byte("another ceremony"), rand.Reader)
+		},
+		"another n": func() (*DKG, *DKGRound1, error) { return NewDKGSession(3, 2, 4, testCeremony, rand.Reader) },
+	} {
+		_, p, err := mk()
+		if err != nil {
+			t.Fatal(err)
+		}
+		o := others(r1, 0)
+		o[1] = p // in place of participant 3's
+		_, err = ds[0].Round2(o)
+		var de *DKGError
+		if !errors.As(err, &de) || de.Culprit != 3 || de.Round != 1 {
+			t.Fatalf("%s: got %v, want a round-1 *DKGError naming 3", name, err)
+		}
+	}
+	// The same ceremony's packages verify.
+	if _, err := ds[0].Round2(others(r1, 0)); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range [][]byte{nil, make([]byte, MaxCeremonyID+1)} {
+		if _, _, err := NewDKGSession(1, 2, 3, c, rand.Reader); !errors.Is(err, signer.ErrInvalidArgument) {
+			t.Errorf("a %d-byte ceremony identifier: %v", len(c), err)
+		}
+	}
+	// NewDKG binds t and n at least.
+	d1, _, err := NewDKG(1, 2, 3, rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, p2, _ := NewDKG(2, 2, 3, rand.Reader)
+	_, p3, _ := NewDKG(3, 2, 4, rand.Reader)
+	var de *DKGError
+	if _, err := d1.Round2([]*DKGRound1{p2, p3}); !errors.As(err, &de) || de.Culprit != 3 {
+		t.Fatalf("a package made for another n: %v, want a *DKGError naming 3", err)
+	}
 }

@@ -51,7 +51,7 @@ func FuzzParseSignatureShare(f *testing.F) {
 }
 
 func FuzzParseDKGRound1(f *testing.F) {
-	_, r1, err := NewDKG(2, 2, 3, rand.Reader)
+	_, r1, err := NewDKGSession(2, 2, 3, []byte("fuzz"), rand.Reader)
 	if err != nil {
 		f.Fatal(err)
 	}
@@ -66,7 +66,7 @@ func FuzzParseDKGRound1(f *testing.F) {
 		if err != nil || !bytes.Equal(out, b) {
 			t.Fatalf("accepted %x, re-encoded %x", b, out)
 		}
-		p.verifyProof() // must not panic on any decoded package
+		p.verifyProof(dkgContext(2, 3, []byte("fuzz"))) // must not panic on any decoded package
 	})
 }
 

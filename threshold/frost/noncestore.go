@@ -10,6 +10,7 @@ import (
 	"io/fs"
 	"slices"
 	"sync"
+	"time"
 
 	"filippo.io/edwards25519"
 	"github.com/signerkit/signerkit/guard"
@@ -122,6 +123,7 @@ type NonceStore struct {
 type storedNonce struct {
 	gen    uint32
 	nonces *SigningNonces
+	made   time.Time // when Generate wrote it, or the store was opened
 }
 
 // OpenNonceStore opens the nonce file for key k, creating it if missing.
@@ -208,6 +210,7 @@ func (s *NonceStore) load(want []byte) error {
 		return &CorruptError{Reason: fmt.Sprintf("truncated: %d of %d slot bytes (%v)", m, len(body), err)}
 	}
 	defer clear(body)
+	now := time.Now()
 	s.gens = make([]uint32, n)
 	for i := range n {
 		slot := body[int(i)*nonceSlotSize:][:nonceSlotSize]
@@ -226,7 +229,7 @@ func (s *NonceStore) load(want []byte) error {
 		}
 		nonces := &SigningNonces{hiding: hid, binding: bin, commitments: SigningCommitments{ID: s.key.id,
 			Hiding: new(edwards25519.Point).ScalarBaseMult(hid), Binding: new(edwards25519.Point).ScalarBaseMult(bin)}}
-		s.fresh[i] = &storedNonce{gen: gen, nonces: nonces}
+		s.fresh[i] = &storedNonce{gen: gen, nonces: nonces, made: now}
 	}
 	return nil
 }
@@ -292,7 +295,9 @@ func (s *NonceStore) Lookup(h NonceHandle) (SigningCommitments, bool) {
 
 // Generate makes up to n new nonce pairs (fewer when the file has fewer
 // free slots), writes them and syncs the file once, and only then returns
-// their commitments.
+// their commitments. When no slot is free (every slot holds a fresh pair
+// handed out and neither used nor released) it returns a
+// *NonceStoreFullError.
 func (s *NonceStore) Generate(n int) ([]Presigned, error) {
 	made := make([]*SigningNonces, 0, n)
 	for range n {
@@ -308,6 +313,17 @@ func (s *NonceStore) Generate(n int) ([]Presigned, error) {
 	s.mu.Lock()
 	if err := s.usable(); err != nil {
 		s.mu.Unlock()
+		for _, m := range made {
+			m.Wipe()
+		}
+		return nil, err
+	}
+	if len(made) > 0 && len(s.free) == 0 {
+		err := &NonceStoreFullError{Capacity: len(s.gens), Fresh: len(s.fresh)}
+		s.mu.Unlock()
+		for _, m := range made {
+			m.Wipe()
+		}
 		return nil, err
 	}
 	k := min(len(made), len(s.free))
@@ -360,8 +376,19 @@ func (s *NonceStore) Generate(n int) ([]Presigned, error) {
 		return nil, err
 	}
 	s.mu.Lock()
+	// The store was unlocked for the sync: a Close meanwhile wiped and
+	// dropped the fresh map. The pairs are written fresh in the file,
+	// never handed out, and found again by the next open.
+	if err := s.usable(); err != nil {
+		s.mu.Unlock()
+		for _, m := range made {
+			m.Wipe()
+		}
+		return nil, err
+	}
+	now := time.Now()
 	for i, m := range made {
-		s.fresh[slots[i]] = &storedNonce{gen: out[i].Handle.gen(), nonces: m}
+		s.fresh[slots[i]] = &storedNonce{gen: out[i].Handle.gen(), nonces: m, made: now}
 	}
 	s.mu.Unlock()
 	return out, nil
@@ -462,4 +489,119 @@ func (s *NonceStore) Close() error {
 	}
 	s.fresh = nil
 	return s.f.Close()
+}
+
+// NonceStoreFullError says Generate found no free slot: all Capacity slots
+// hold fresh pairs, handed out but neither used in a Sign nor released
+// (Release, ReleaseOlderThan). It wraps signer.ErrBusy.
+type NonceStoreFullError struct {
+	Capacity, Fresh int
+}
+
+// Error says how full the store is.
+func (e *NonceStoreFullError) Error() string {
+	return fmt.Sprintf("frost: nonce store full: no free slot of %d (%d fresh pairs handed out and not used or released): %v", e.Capacity, e.Fresh, signer.ErrBusy)
+}
+
+// Unwrap returns signer.ErrBusy.
+func (e *NonceStoreFullError) Unwrap() error { return signer.ErrBusy }
+
+// NonceStats counts a nonce store's slots.
+type NonceStats struct {
+	Capacity int // slots in the file
+	Fresh    int // pairs made and neither used nor released
+	Free     int // slots Generate may fill
+}
+
+// Stats returns the store's slot counts.
+func (s *NonceStore) Stats() NonceStats {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return NonceStats{Capacity: len(s.gens), Fresh: len(s.fresh), Free: len(s.free)}
+}
+
+// Release discards the fresh pairs hs without signing, for a coordinator
+// that dropped their commitments: each is marked consumed in the file,
+// synced once for all, before its slot is free again, so a commitment
+// already handed out can never be signed with after its slot is reused.
+// Handles unknown or already used are skipped. It returns how many pairs
+// it released.
+func (s *NonceStore) Release(hs ...NonceHandle) (int, error) {
+	return s.release(func(slot uint32, sn *storedNonce) bool {
+		return false
+	}, hs)
+}
+
+// ReleaseOlderThan releases (as Release does) every fresh pair made more
+// than age ago, or loaded from the file more than age ago: pairs whose
+// commitments were lost on the way (a presign answer that timed out) or
+// dropped by a coordinator without a release.
+func (s *NonceStore) ReleaseOlderThan(age time.Duration) (int, error) {
+	cutoff := time.Now().Add(-age)
+	return s.release(func(_ uint32, sn *storedNonce) bool { return sn.made.Before(cutoff) }, nil)
+}
+
+// release marks consumed the pairs named by hs, and those old says to.
+func (s *NonceStore) release(old func(uint32, *storedNonce) bool, hs []NonceHandle) (int, error) {
+	s.mu.Lock()
+	if err := s.usable(); err != nil {
+		s.mu.Unlock()
+		return 0, err
+	}
+	var slots []uint32
+	var pairs []*SigningNonces
+	take := func(slot uint32, sn *storedNonce) error {
+		delete(s.fresh, slot)
+		pairs = append(pairs, sn.nonces)
+		if _, err := s.f.WriteAt(encodeSlot(slotConsumed, sn.gen, nil), nonceHeaderSize+int64(slot)*nonceSlotSize); err != nil {
+			s.broken = &StorageError{Op: "write", Err: err}
+			return s.broken
+		}
+		slots = append(slots, slot)
+		return nil
+	}
+	var err error
+	for _, h := range hs {
+		if sn := s.fresh[h.slot()]; sn != nil && sn.gen == h.gen() {
+			if err = take(h.slot(), sn); err != nil {
+				break
+			}
+		}
+	}
+	if err == nil && hs == nil {
+		for slot, sn := range s.fresh {
+			if old(slot, sn) {
+				if err = take(slot, sn); err != nil {
+					break
+				}
+			}
+		}
+	}
+	wipe := func() {
+		for _, n := range pairs {
+			n.Wipe()
+		}
+	}
+	if err != nil {
+		s.mu.Unlock()
+		wipe()
+		return 0, err
+	}
+	if len(slots) == 0 {
+		s.mu.Unlock()
+		return 0, nil
+	}
+	s.written++
+	upTo := s.written
+	s.mu.Unlock()
+	wipe()
+	if err := s.sync(upTo); err != nil {
+		return 0, err
+	}
+	s.mu.Lock()
+	if !s.closed {
+		s.free = append(s.free, slots...)
+	}
+	s.mu.Unlock()
+	return len(slots), nil
 }

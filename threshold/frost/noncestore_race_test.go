@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/signerkit/signerkit/guard"
+	"github.com/signerkit/signerkit/signer"
 )
 
 // slowSyncFS is a guard.MemFS whose syncs take a while, so that Generate,
@@ -103,5 +104,109 @@ func TestGenerateWhileSigning(t *testing.T) {
 	wg.Wait()
 	if bad > 0 || used > 0 {
 		t.Fatalf("%d invalid shares and %d handles fresh from Generate refused as used", bad, used)
+	}
+}
+
+// gatedSyncFS is a guard.MemFS whose syncs, once armed, signal that they
+// started and wait to be released, so a test can act during a sync.
+type gatedSyncFS struct {
+	guard.MemFS
+	mu      sync.Mutex
+	armed   bool
+	started chan struct{}
+	release chan struct{}
+}
+
+type gatedSyncFile struct {
+	guard.File
+	fs *gatedSyncFS
+}
+
+func (f gatedSyncFile) Sync() error {
+	f.fs.mu.Lock()
+	armed := f.fs.armed
+	f.fs.armed = false
+	f.fs.mu.Unlock()
+	if armed {
+		close(f.fs.started)
+		<-f.fs.release
+	}
+	return f.File.Sync()
+}
+
+func (s *gatedSyncFS) Open(name string) (guard.File, error) {
+	f, err := s.MemFS.Open(name)
+	if err != nil {
+		return nil, err
+	}
+	return gatedSyncFile{f, s}, nil
+}
+
+// TestCloseDuringGenerate closes the store while Generate syncs. Generate
+// once stored its pairs into the map Close had dropped after the sync, and
+// panicked on the nil map; it must return ErrClosed.
+func TestCloseDuringGenerate(t *testing.T) {
+	seed := make([]byte, 32)
+	rand.Read(seed)
+	d, err := SplitSeed(seed, 2, 3, rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fsys := &gatedSyncFS{started: make(chan struct{}), release: make(chan struct{})}
+	st, err := OpenNonceStore(d.Shares[0], NonceStoreConfig{FS: fsys, Capacity: 16})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fsys.mu.Lock()
+	fsys.armed = true
+	fsys.mu.Unlock()
+	done := make(chan error, 1)
+	go func() {
+		_, err := st.Generate(4)
+		done <- err
+	}()
+	<-fsys.started
+	if err := st.Close(); err != nil {
+		t.Fatal(err)
+	}
+	close(fsys.release)
+	if err := <-done; !errors.Is(err, signer.ErrClosed) {
+		t.Fatalf("Generate during Close: %v, want ErrClosed", err)
+	}
+	// The pairs written are fresh in the file, never handed out.
+	st2, err := OpenNonceStore(d.Shares[0], NonceStoreConfig{FS: &fsys.MemFS})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st2.Close()
+	if n := st2.Available(); n != 4 {
+		t.Fatalf("%d fresh pairs after reopen, want 4", n)
+	}
+}
+
+// TestCloseDuringGenerateSlowSync races Close against Generate on the
+// slow-sync FS, as the report reproduced it.
+func TestCloseDuringGenerateSlowSync(t *testing.T) {
+	seed := make([]byte, 32)
+	rand.Read(seed)
+	d, err := SplitSeed(seed, 2, 3, rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 20 {
+		st, err := OpenNonceStore(d.Shares[0], NonceStoreConfig{FS: &slowSyncFS{}, Capacity: 16})
+		if err != nil {
+			t.Fatal(err)
+		}
+		done := make(chan error, 1)
+		go func() {
+			_, err := st.Generate(4)
+			done <- err
+		}()
+		time.Sleep(500 * time.Microsecond)
+		st.Close()
+		if err := <-done; err != nil && !errors.Is(err, signer.ErrClosed) {
+			t.Fatal(err)
+		}
 	}
 }

@@ -11,6 +11,7 @@ import (
 	mrand "math/rand/v2"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/signerkit/signerkit/guard"
 	"github.com/signerkit/signerkit/signer"
@@ -457,5 +458,76 @@ func TestNonceStoreGenerateRuns(t *testing.T) {
 		if err := f.sign(t, s2, p, []byte("after reopen")); err != nil {
 			t.Fatal(err)
 		}
+	}
+}
+
+// TestNonceStoreFullAndRelease: a full store once made Generate return
+// nothing and no error; it now says so with a *NonceStoreFullError.
+// Release and ReleaseOlderThan free slots durably: a released pair is
+// never signed with, before or after a reopen.
+func TestNonceStoreFullAndRelease(t *testing.T) {
+	seed := make([]byte, 32)
+	rand.Read(seed)
+	d, err := SplitSeed(seed, 2, 3, rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	k1, k2 := d.Shares[0], d.Shares[1]
+	fsys := &guard.MemFS{}
+	st, err := OpenNonceStore(k1, NonceStoreConfig{FS: fsys, Capacity: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ps, err := st.Generate(4)
+	if err != nil || len(ps) != 4 {
+		t.Fatalf("Generate(4): %d, %v", len(ps), err)
+	}
+	_, err = st.Generate(1)
+	var full *NonceStoreFullError
+	if !errors.As(err, &full) || !errors.Is(err, signer.ErrBusy) || full.Capacity != 4 || full.Fresh != 4 {
+		t.Fatalf("Generate on a full store: %v, want a *NonceStoreFullError", err)
+	}
+	if got := st.Stats(); got != (NonceStats{Capacity: 4, Fresh: 4, Free: 0}) {
+		t.Fatalf("stats %+v", got)
+	}
+	n, err := st.Release(ps[0].Handle, ps[1].Handle, ps[1].Handle, NonceHandle(1<<40))
+	if err != nil || n != 2 {
+		t.Fatalf("Release: %d, %v", n, err)
+	}
+	if got := st.Stats(); got.Fresh != 2 || got.Free != 2 {
+		t.Fatalf("stats after release %+v", got)
+	}
+	other, _ := Commit(k2, rand.Reader)
+	list := []SigningCommitments{ps[0].Commitments, other.Commitments()}
+	SortCommitments(list)
+	if _, err := st.Sign(ps[0].Handle, []byte("m"), list); !errors.Is(err, ErrNonceUsed) {
+		t.Fatalf("signing with a released pair: %v, want ErrNonceUsed", err)
+	}
+	more, err := st.Generate(4)
+	if err != nil || len(more) != 2 {
+		t.Fatalf("Generate after release: %d, %v", len(more), err)
+	}
+	st.Close()
+	// After a reopen the released pairs are not fresh; the others are,
+	// and ReleaseOlderThan(0) releases them all.
+	st, err = OpenNonceStore(k1, NonceStoreConfig{FS: fsys})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	if _, ok := st.Lookup(ps[0].Handle); ok {
+		t.Fatal("a released pair is fresh after a reopen")
+	}
+	if got := st.Stats(); got.Fresh != 4 || got.Free != 0 {
+		t.Fatalf("stats after reopen %+v", got)
+	}
+	if n, err := st.ReleaseOlderThan(time.Hour); err != nil || n != 0 {
+		t.Fatalf("ReleaseOlderThan(1h): %d, %v", n, err)
+	}
+	if n, err := st.ReleaseOlderThan(0); err != nil || n != 4 {
+		t.Fatalf("ReleaseOlderThan(0): %d, %v", n, err)
+	}
+	if got := st.Stats(); got.Fresh != 0 || got.Free != 4 {
+		t.Fatalf("stats after reclaim %+v", got)
 	}
 }

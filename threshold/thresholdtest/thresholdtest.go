@@ -50,7 +50,19 @@ type Options struct {
 	// NonceCapacity is each nonce store's capacity; 0 means frost's
 	// default.
 	NonceCapacity int
+	// Coordinators are more coordinator identities the parties admit
+	// (threshold.PartyConfig.Coordinators), besides CoordinatorName.
+	Coordinators []string
+	// ReclaimAfter is each party's threshold.PartyConfig.ReclaimAfter.
+	ReclaimAfter time.Duration
+	// CA, when set, is the CA that issues the cluster's certificates;
+	// nil means a new one.
+	CA *CA
 }
+
+// CoordinatorName is the name of the coordinator's certificate in
+// Cluster.Config, which every party admits.
+const CoordinatorName = "coordinator"
 
 // Cluster is a running set of parties.
 type Cluster struct {
@@ -106,10 +118,12 @@ func Start(opts Options) (*Cluster, error) {
 		c.Keys, pub = d.Shares, d.Public
 	}
 	var err error
-	if c.ca, err = NewCA(); err != nil {
-		return nil, err
+	if c.ca = opts.CA; c.ca == nil {
+		if c.ca, err = NewCA(); err != nil {
+			return nil, err
+		}
 	}
-	client, err := c.ca.Cert("coordinator", true)
+	client, err := c.ca.Cert(CoordinatorName, true)
 	if err != nil {
 		return nil, err
 	}
@@ -165,7 +179,8 @@ func (c *Cluster) start(k *frost.KeyPackage, l net.Listener) error {
 	if err != nil {
 		return err
 	}
-	cfg := threshold.PartyConfig{Key: k, Nonces: st, TLS: &tls.Config{Certificates: []tls.Certificate{cert}, ClientCAs: c.ca.Pool()}}
+	cfg := threshold.PartyConfig{Key: k, Nonces: st, TLS: &tls.Config{Certificates: []tls.Certificate{cert}, ClientCAs: c.ca.Pool()},
+		Coordinators: append([]string{CoordinatorName}, c.opts.Coordinators...), ReclaimAfter: c.opts.ReclaimAfter}
 	if c.opts.Guard != nil {
 		cfg.Guard = c.opts.Guard(k.ID())
 	}
@@ -318,6 +333,12 @@ func (ca *CA) issue(name string, usage ...x509.ExtKeyUsage) (tls.Certificate, er
 // (coordinator) or a server (party), e.g. to test a second coordinator.
 func (c *Cluster) Cert(name string, client bool) (tls.Certificate, error) {
 	return c.ca.Cert(name, client)
+}
+
+// PeerCert returns a new certificate under the cluster's CA good for both
+// client and server authentication, as a network key generation issues.
+func (c *Cluster) PeerCert(name string) (tls.Certificate, error) {
+	return c.ca.PeerCert(name)
 }
 
 // CAPool returns the pool holding the cluster's CA.
