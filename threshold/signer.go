@@ -1,6 +1,7 @@
 package threshold
 
 import (
+	"cmp"
 	"context"
 	"crypto"
 	"crypto/ed25519"
@@ -403,7 +404,18 @@ func (s *Signer) choose(ctx context.Context, excluded map[*memberState]bool, wai
 					}
 					return 1
 				}
-				return int(a.rttNanos.Load() - b.rttNanos.Load())
+				// A member never measured sorts after every measured
+				// one: taken as fastest, a far party would be asked
+				// first on every sign, hedged away at the 20 ms floor
+				// before it answered, and so never measured.
+				ar, br := a.rttNanos.Load(), b.rttNanos.Load()
+				if (ar == 0) != (br == 0) {
+					if ar == 0 {
+						return 1
+					}
+					return -1
+				}
+				return cmp.Compare(ar, br)
 			})
 			a := &attempt{set: slices.Clone(cands[:s.t]), answered: make([]atomic.Bool, s.t)}
 			for _, m := range a.set {
