@@ -99,27 +99,3 @@ func TestPendingHandshakesCapped(t *testing.T) {
 		t.Fatalf("an idle connection within the cap was closed: %v", err)
 	}
 }
-
-// TestChooseUnmeasuredLast: a member whose round trip was never measured
-// once sorted as the fastest (0 ns), so in a spread-out trio the far party
-// was asked on every sign, hedged away at the 20 ms floor before it
-// answered, and so never measured: every sign cost three shares and the
-// hedge delay. It now sorts after every measured member.
-func TestChooseUnmeasuredLast(t *testing.T) {
-	near := &memberState{id: 1, remote: &remote{}}
-	far := &memberState{id: 3, remote: &remote{}}    // never measured
-	middle := &memberState{id: 2, remote: &remote{}} // 30 ms away
-	near.rttNanos.Store(int64(time.Millisecond))
-	middle.rttNanos.Store(int64(30 * time.Millisecond))
-	s := &Signer{t: 2, members: []*memberState{near, far, middle}, changed: make(chan struct{})}
-	for _, m := range s.members {
-		m.pool = []frost.Presigned{{}}
-	}
-	a, err := s.choose(t.Context(), nil, false)
-	if err != nil || a == nil {
-		t.Fatalf("choose: %v, %v", a, err)
-	}
-	if a.set[0] != near || a.set[1] != middle {
-		t.Fatalf("chose participants %d and %d, want 1 and 2 (the measured ones)", a.set[0].id, a.set[1].id)
-	}
-}

@@ -404,18 +404,9 @@ func (s *Signer) choose(ctx context.Context, excluded map[*memberState]bool, wai
 					}
 					return 1
 				}
-				// A member never measured sorts after every measured
-				// one: taken as fastest, a far party would be asked
-				// first on every sign, hedged away at the 20 ms floor
-				// before it answered, and so never measured.
-				ar, br := a.rttNanos.Load(), b.rttNanos.Load()
-				if (ar == 0) != (br == 0) {
-					if ar == 0 {
-						return 1
-					}
-					return -1
-				}
-				return cmp.Compare(ar, br)
+				// A member never measured (0) sorts first, so each is
+				// tried and measured early.
+				return cmp.Compare(a.rttNanos.Load(), b.rttNanos.Load())
 			})
 			a := &attempt{set: slices.Clone(cands[:s.t]), answered: make([]atomic.Bool, s.t)}
 			for _, m := range a.set {
@@ -468,7 +459,11 @@ func (s *Signer) attempt(ctx context.Context, a *attempt, msg []byte, tl *tally)
 		err   error
 	}
 	answers := make(chan answer, len(a.set))
-	pctx, cancel := context.WithTimeout(ctx, s.timeout)
+	// The requests outlive the sign that made them, up to the party
+	// timeout (or Close): a late answer still measures its party. A far
+	// party that a hedge overtook would otherwise stay unmeasured, sort as
+	// the fastest, and be asked, and hedged away, on every sign.
+	pctx, cancel := context.WithTimeout(s.ctx, s.timeout)
 	defer cancel()
 	for i, m := range a.set {
 		go func() {
@@ -520,6 +515,11 @@ func (s *Signer) attempt(ctx context.Context, a *attempt, msg []byte, tl *tally)
 		}
 		m.shares.Add(1)
 		shares = append(shares, an.share)
+	}
+	if ctx.Err() != nil {
+		// Another attempt won, or the sign ended: the shares were
+		// awaited only to measure the parties.
+		return attemptResult{err: ctx.Err()}
 	}
 	slices.SortFunc(shares, func(x, y frost.SignatureShare) int { return int(x.ID) - int(y.ID) })
 	if prepErr != nil {

@@ -1,0 +1,61 @@
+package threshold_test
+
+import (
+	"fmt"
+	"net"
+	"testing"
+	"time"
+
+	"github.com/signerkit/signerkit/netshape"
+	"github.com/signerkit/signerkit/threshold/frost"
+	"github.com/signerkit/signerkit/threshold/thresholdtest"
+)
+
+// TestHedgedPartyMeasured: a party that a hedge overtakes still answers,
+// and its late answer measures it. Once, the request was cancelled with
+// the sign, so a far party stayed unmeasured, sorted as the fastest (a
+// round trip of 0), and was asked, and hedged away, on every sign: three
+// shares and a hedge delay per signature.
+func TestHedgedPartyMeasured(t *testing.T) {
+	far := netshape.Link{Out: netshape.Path{Delay: 30 * time.Millisecond}}
+	c := startCluster(t, thresholdtest.Options{WrapListener: func(id frost.Identifier, l net.Listener) net.Listener {
+		if id != 3 {
+			return l
+		}
+		sl, err := netshape.NewListener(l, far)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return sl
+	}})
+	cfg := c.Config
+	cfg.HedgeAfter = 5 * time.Millisecond // well before party 3 can answer
+	s := newSigner(t, cfg)
+	for i := range 3 {
+		mustSign(t, s, []byte(fmt.Sprintf("warm-up %d", i)))
+	}
+	// Whichever sign asked party 3 first, its answer arrives about 30 ms
+	// after the sign has returned with the other two parties' shares.
+	deadline := time.Now().Add(10 * time.Second)
+	for stats(s, 3).RTT == 0 {
+		if time.Now().After(deadline) {
+			t.Fatalf("party 3 was never measured: %+v", stats(s, 3))
+		}
+		mustSign(t, s, []byte("until party 3 is measured"))
+		time.Sleep(10 * time.Millisecond)
+	}
+	if rtt := stats(s, 3).RTT; rtt < 30*time.Millisecond {
+		t.Errorf("party 3's round trip is %v, below the 30 ms its link adds", rtt)
+	}
+	// Now known to be slow, party 3 is no longer asked first. (Its
+	// measuring answer is counted just after its round trip is stored.)
+	time.Sleep(100 * time.Millisecond)
+	before := stats(s, 3).Shares
+	for i := range 10 {
+		mustSign(t, s, []byte(fmt.Sprintf("after %d", i)))
+	}
+	time.Sleep(100 * time.Millisecond) // let any late answer land in the stats
+	if got := stats(s, 3).Shares - before; got != 0 {
+		t.Errorf("party 3 answered %d of the 10 signs after it was measured as slow, want 0", got)
+	}
+}
