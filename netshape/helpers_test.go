@@ -1,14 +1,34 @@
 package netshape
 
 import (
+	"flag"
+	"fmt"
 	"io"
 	"net"
+	"os"
 	"testing"
 
 	"go.uber.org/goleak"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+// defaultBenchtime is how long each benchmark runs unless -benchtime is
+// given: a round trip under the transatlantic profile takes 90 ms, and at
+// go's default of 1 s a row this package alone would spend about a minute
+// of `go test -bench=. ./...`. Pass -benchtime for figures to quote.
+const defaultBenchtime = "100ms"
+
+func TestMain(m *testing.M) {
+	flag.Parse()
+	set := false
+	flag.Visit(func(f *flag.Flag) { set = set || f.Name == "test.benchtime" })
+	if !set {
+		if err := flag.Set("test.benchtime", defaultBenchtime); err != nil {
+			fmt.Fprintln(os.Stderr, "netshape: setting the default benchtime:", err)
+			os.Exit(2)
+		}
+	}
+	goleak.VerifyTestMain(m)
+}
 
 // tcpPair returns the two ends of a loopback TCP connection.
 func tcpPair(t testing.TB) (client, server net.Conn) {
