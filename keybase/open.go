@@ -186,26 +186,36 @@ func ParseURI(uri string) (Config, error) {
 		return Config{}, u.Errorf(attrLabel, "not a key name: want 1 to %d bytes", MaxName)
 	}
 	cfg.Key.Label = label
-	if m, ok := u.Attr(attrMode); ok {
-		switch m {
-		case UnlockOnce.String():
-			cfg.Mode = UnlockOnce
-		case PerSign.String():
-			cfg.Mode = PerSign
-		default:
-			if pinBefore(u, attrMode) {
-				// This "mode" may be the tail of an unescaped PIN: say
-				// nothing of it, as signer.URI.Allow says nothing of
-				// unknown attributes after a pin-value.
-				return Config{}, u.Errorf(signer.AttrPINValue, "followed by an attribute that is not valid (escape '&' and ';' in a PIN as %%26 and %%3B)")
-			}
-			return Config{}, u.Errorf(attrMode, "want unlock-once or per-sign")
-		}
+	if cfg.Mode, err = ParseModeAttr(u); err != nil {
+		return Config{}, err
 	}
 	if cfg.Secret, err = u.Secret(); err != nil {
 		return Config{}, err
 	}
 	return cfg, nil
+}
+
+// ParseModeAttr reads the optional query attribute mode (unlock-once or
+// per-sign) of a URI whose scheme signs with keybase keys, as keybase: and
+// gnokeyhome: do. Absent, it is UnlockOnce.
+func ParseModeAttr(u *signer.URI) (Mode, error) {
+	m, ok := u.Attr(attrMode)
+	if !ok {
+		return UnlockOnce, nil
+	}
+	switch m {
+	case UnlockOnce.String():
+		return UnlockOnce, nil
+	case PerSign.String():
+		return PerSign, nil
+	}
+	if pinBefore(u, attrMode) {
+		// This "mode" may be the tail of an unescaped PIN: say nothing of
+		// it, as signer.URI.Allow says nothing of unknown attributes after
+		// a pin-value.
+		return 0, u.Errorf(signer.AttrPINValue, "followed by an attribute that is not valid (escape '&' and ';' in a PIN as %%26 and %%3B)")
+	}
+	return 0, u.Errorf(attrMode, "want unlock-once or per-sign")
 }
 
 // pinBefore reports whether a pin-value comes before the query attribute

@@ -51,38 +51,13 @@ func ParseURI(uri string) (Config, error) {
 		return Config{}, u.Errorf(attrLabel, "is required: the key's gnokey name or address")
 	}
 	cfg.Key.Label = label
-	if m, ok := u.Attr(attrMode); ok {
-		switch m {
-		case keybase.UnlockOnce.String():
-			cfg.Mode = keybase.UnlockOnce
-		case keybase.PerSign.String():
-			cfg.Mode = keybase.PerSign
-		default:
-			if pinBefore(u, attrMode) {
-				// This "mode" may be the tail of an unescaped PIN.
-				return Config{}, u.Errorf(signer.AttrPINValue, "followed by an attribute that is not valid (escape '&' and ';' in a PIN as %%26 and %%3B)")
-			}
-			return Config{}, u.Errorf(attrMode, "want unlock-once or per-sign")
-		}
+	if cfg.Mode, err = keybase.ParseModeAttr(u); err != nil {
+		return Config{}, err
 	}
 	if cfg.Secret, err = u.Secret(); err != nil {
 		return Config{}, err
 	}
 	return cfg, nil
-}
-
-// pinBefore reports whether a pin-value comes before the query attribute
-// name in u.
-func pinBefore(u *signer.URI, name string) bool {
-	for _, a := range u.Query {
-		switch a.Name {
-		case signer.AttrPINValue:
-			return true
-		case name:
-			return false
-		}
-	}
-	return false
 }
 
 func init() {
