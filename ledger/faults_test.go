@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/signerkit/signerkit/internal/benchtime"
 	"go.uber.org/goleak"
 
 	"github.com/signerkit/signerkit/internal/tm2"
@@ -15,7 +16,10 @@ import (
 	"github.com/signerkit/signerkit/signer"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+func TestMain(m *testing.M) {
+	benchtime.Default(benchtime.Short)
+	goleak.VerifyTestMain(m)
+}
 
 // faultDeadline is the deadline of a sign that meets a fault.
 const faultDeadline = 200 * time.Millisecond

@@ -3,7 +3,11 @@ package privval
 import (
 	"testing"
 
+	"github.com/signerkit/signerkit/internal/benchtime"
 	"go.uber.org/goleak"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+func TestMain(m *testing.M) {
+	benchtime.Default(benchtime.Short)
+	goleak.VerifyTestMain(m)
+}

@@ -15,12 +15,16 @@ import (
 	"testing"
 	"time"
 
+	"github.com/signerkit/signerkit/internal/benchtime"
 	"go.uber.org/goleak"
 
 	"github.com/signerkit/signerkit/signer"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+func TestMain(m *testing.M) {
+	benchtime.Default(benchtime.Short)
+	goleak.VerifyTestMain(m)
+}
 
 var variants = []Variant{Merlin, PreMerlin}
 

@@ -1,0 +1,33 @@
+// Package benchtime shortens the default -benchtime of a package's
+// benchmarks, so that `go test -bench=. ./...`, which runs every benchmark
+// of the repository, stays within its budget of a few minutes on a 2-core
+// machine: at go's default of 1 s a row, the rows of a few packages alone
+// would take minutes. A -benchtime given on the command line wins; pass
+// one (and -count) for figures to quote.
+package benchtime
+
+import (
+	"flag"
+	"fmt"
+	"os"
+)
+
+// Short is the default a package's TestMain sets through Default.
+const Short = "100ms"
+
+// Default sets -benchtime to d unless the command line set it, and
+// reports whether it did. Call it from TestMain, before m.Run. It parses
+// the command line (flag.Parse), as m.Run would.
+func Default(d string) bool {
+	flag.Parse()
+	set := false
+	flag.Visit(func(f *flag.Flag) { set = set || f.Name == "test.benchtime" })
+	if set {
+		return false
+	}
+	if err := flag.Set("test.benchtime", d); err != nil {
+		fmt.Fprintln(os.Stderr, "benchtime: setting the default benchtime:", err)
+		os.Exit(2)
+	}
+	return true
+}

@@ -1,0 +1,13 @@
+package frost
+
+import (
+	"os"
+	"testing"
+
+	"github.com/signerkit/signerkit/internal/benchtime"
+)
+
+func TestMain(m *testing.M) {
+	benchtime.Default(benchtime.Short)
+	os.Exit(m.Run())
+}
