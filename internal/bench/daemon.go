@@ -202,7 +202,8 @@ func (r *privvalRow) acceptCometBFT(ctx context.Context, ln *privvaltest.Listene
 	return nil
 }
 
-// dialNative dials the daemon's tm2-remote listener as gno's client does.
+// dialNative dials a gno native remote-signer listener (privval.Server's or
+// the daemon's tm2-remote) as gno's client does, timing each sign.
 func (r *privvalRow) dialNative(ctx context.Context, addr net.Addr, nodeHS privval.Handshake) error {
 	c, err := privvaltest.DialNative(ctx, addr.Network(), addr.String(), nodeHS)
 	if err != nil {
@@ -218,6 +219,7 @@ func (r *privvalRow) dialNative(ctx context.Context, addr net.Addr, nodeHS privv
 	return nil
 }
 
+// metricsWith reports the row's added and backend time and st's syncs.
 func (r *privvalRow) metricsWith(st guard.Stats) map[string]float64 {
 	ms := func(ns int64) float64 { return float64(ns) / float64(time.Millisecond) }
 	view, backend := r.view.Load(), r.key.nanos.Load()

@@ -219,33 +219,12 @@ func (r *privvalRow) openNative(ctx, runCtx context.Context, network string, sig
 	}
 	r.started = true
 	go func() { r.done <- s.Serve(runCtx, ln) }()
-	c, err := privvaltest.DialNative(ctx, network, ln.Addr().String(), nodeHS)
-	if err != nil {
-		return err
-	}
-	r.closers = append(r.closers, c.Close)
-	r.call = func(ctx context.Context, msg []byte) ([]byte, error) {
-		start := time.Now()
-		sig, err := c.Sign(ctx, msg)
-		r.view.Add(int64(time.Since(start)))
-		return sig, err
-	}
-	return nil
+	return r.dialNative(ctx, ln.Addr(), nodeHS)
 }
 
 func (r *privvalRow) sign(ctx context.Context, msg []byte) ([]byte, error) { return r.call(ctx, msg) }
 
-func (r *privvalRow) metrics() map[string]float64 {
-	st := r.g.Stats()
-	ms := func(ns int64) float64 { return float64(ns) / float64(time.Millisecond) }
-	view, backend := r.view.Load(), r.key.nanos.Load()
-	return map[string]float64{
-		"added-ms":   ms(view - backend),
-		"backend-ms": ms(backend),
-		"fsync":      float64(st.Syncs),
-		"fsync-ms":   ms(int64(st.SyncTime)),
-	}
-}
+func (r *privvalRow) metrics() map[string]float64 { return r.metricsWith(r.g.Stats()) }
 
 // close stops the signer, waits for it and releases everything, in the
 // reverse order of opening.
