@@ -1,13 +1,12 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"crypto/ed25519"
 	"encoding/hex"
 	"errors"
+	"github.com/signerkit/signerkit/internal/proctest"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
@@ -22,59 +21,11 @@ import (
 // address it printed.
 func start(t *testing.T, args ...string) (*exec.Cmd, string) {
 	t.Helper()
-	bin := filepath.Join(t.TempDir(), "ledgersim")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
-	cmd := exec.Command(bin, args...)
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		cmd.Process.Kill()
-		cmd.Wait()
-	})
-	line := make(chan string, 1)
-	go func() {
-		s := bufio.NewScanner(stdout)
-		s.Scan()
-		line <- s.Text()
-	}()
-	select {
-	case l := <-line:
-		if !strings.HasPrefix(l, "127.0.0.1:") {
-			t.Fatalf("stdout %q, want host:port; stderr:\n%s", l, stderr.String())
-		}
-		return cmd, l
-	case <-time.After(30 * time.Second):
-		t.Fatalf("no address on stdout; stderr:\n%s", stderr.String())
-	}
-	return nil, ""
+	return proctest.Start(t, "ledgersim", "127.0.0.1:", args...)
 }
 
 // stop sends SIGTERM and checks that the command exits 0.
-func stop(t *testing.T, cmd *exec.Cmd) {
-	t.Helper()
-	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Fatalf("exit after SIGTERM: %v", err)
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("still running 10 s after SIGTERM")
-	}
-}
+func stop(t *testing.T, cmd *exec.Cmd) { t.Helper(); proctest.Stop(t, cmd) }
 
 var seed = func() []byte {
 	b := make([]byte, ed25519.SeedSize)
