@@ -223,15 +223,6 @@ var feOne, feAMinusD, feA, feAPrime, feHalf, feSqrtBPrimeI = func() (one, aMinus
 	return
 }()
 
-// serializeElement is SerializeElement: it refuses the identity, which
-// never arises from honest inputs.
-func serializeElement(p *edwards25519.Point) ([]byte, error) {
-	if p.Equal(edwards25519.NewIdentityPoint()) == 1 {
-		return nil, errIdentity
-	}
-	return p.Bytes(), nil
-}
-
 // deserializeScalar is DeserializeScalar: a canonical little-endian scalar
 // below L.
 func deserializeScalar(b []byte) (*edwards25519.Scalar, error) {
@@ -277,9 +268,7 @@ func h1(m []byte) *edwards25519.Scalar {
 // h2 has no domain separation, for compatibility with RFC 8032.
 func h2(m ...[]byte) *edwards25519.Scalar { return hashToScalar(m...) }
 
-func h3(m ...[]byte) *edwards25519.Scalar {
-	return hashToScalar(append([][]byte{[]byte(contextString), []byte("nonce")}, m...)...)
-}
+// H3 is computed only in nonce generation: see nonceGenerateEnc.
 
 func h4(m []byte) []byte { return hash([]byte(contextString), []byte("msg"), m) }
 

@@ -45,15 +45,10 @@ func (n *SigningNonces) Wipe() {
 
 func (n *SigningNonces) wiped() bool { return n.hiding == nil || isZero(n.hiding) && isZero(n.binding) }
 
-// nonceGenerate is nonce_generate of RFC 9591 section 4.1, with the 32
-// random bytes given.
-func nonceGenerate(random []byte, secret *edwards25519.Scalar) *edwards25519.Scalar {
-	return nonceGenerateEnc(random, secret.Bytes())
-}
-
-// nonceGenerateEnc is nonceGenerate with the secret's encoding given: it is
-// H3(random || secret), hashed from one buffer on the stack (cleared after),
-// for Commit, which computes two nonces with one secret.
+// nonceGenerateEnc is nonce_generate of RFC 9591 section 4.1 with the 32
+// random bytes and the secret's encoding given: H3(random || secret),
+// hashed from one buffer on the stack (cleared after), for Commit, which
+// computes two nonces with one secret.
 func nonceGenerateEnc(random, secret []byte) *edwards25519.Scalar {
 	const prefix = contextString + "nonce"
 	if len(random) != 32 || len(secret) != ScalarSize {
