@@ -79,9 +79,9 @@ func secp256k1Address(k *secp256k1.PublicKey) []byte {
 	return h.Sum(nil)
 }
 
-// parseAddress returns the 20 bytes of s when s is a gno.land address
+// ParseAddress returns the 20 bytes of s when s is a gno.land address
 // ("g1…", either case), as tm2's crypto.AddressFromBech32 parses them.
-func parseAddress(s string) ([]byte, bool) {
+func ParseAddress(s string) ([]byte, bool) {
 	hrp, raw, err := bech32.DecodeBytes(s)
 	if err != nil || hrp != AddressPrefix || len(raw) != addressSize {
 		return nil, false
@@ -94,7 +94,7 @@ func parseAddress(s string) ([]byte, bool) {
 // when no key has that address, label itself, as a name. Key files that
 // cannot be read are skipped, as ListKeys leaves them out.
 func (s *Store) resolve(ctx context.Context, label string) (string, error) {
-	want, ok := parseAddress(label)
+	want, ok := ParseAddress(label)
 	if !ok {
 		return label, nil
 	}

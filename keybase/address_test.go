@@ -55,8 +55,8 @@ func TestAddress(t *testing.T) {
 		if err != nil || got != c.def || got != c.gold {
 			t.Errorf("Address(%T) = %q, %v; by definition %q, gno %q", c.pub, got, err, c.def, c.gold)
 		}
-		if raw, ok := parseAddress(strings.ToUpper(got)); !ok || len(raw) != 20 {
-			t.Errorf("parseAddress(upper %q) failed", got)
+		if raw, ok := ParseAddress(strings.ToUpper(got)); !ok || len(raw) != 20 {
+			t.Errorf("ParseAddress(upper %q) failed", got)
 		}
 	}
 
@@ -75,8 +75,8 @@ func TestAddress(t *testing.T) {
 		t.Errorf("point off the curve: got %v", err)
 	}
 	for _, s := range []string{"validator", "cosmos1k39xrl9y3mcxrqasyuwckpjal3v7l4gwu6lw5q", goldenEd25519[:len(goldenEd25519)-1] + "q", "g1qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqq"} {
-		if _, ok := parseAddress(s); ok {
-			t.Errorf("parseAddress(%q) accepted it", s)
+		if _, ok := ParseAddress(s); ok {
+			t.Errorf("ParseAddress(%q) accepted it", s)
 		}
 	}
 }

@@ -49,8 +49,10 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"os/signal"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -115,9 +117,8 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	return o, nil
 }
 
-func faultNames() []string {
-	return []string{"unplugged", "hang", "corrupt-mac", "garble", "wrong-length", "small-order-key"}
-}
+// faultNames lists the -fault names, sorted.
+func faultNames() []string { return slices.Sorted(maps.Keys(faults)) }
 
 type faultSpec struct {
 	f yubihsmsim.Fault

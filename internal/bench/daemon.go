@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"bytes"
 	"context"
 	"crypto/ed25519"
 	"errors"
@@ -84,8 +85,8 @@ func openDaemon(proto, network string, durable bool) func(context.Context, Param
 		ch := &cfg.Chains[0]
 		// The same identities as the privval rows: the signer's seed 1,
 		// the node's seed 2, each allowing only the other.
-		signerID := ed25519.NewKeyFromSeed(repeat(1, ed25519.SeedSize))
-		nodeID := ed25519.NewKeyFromSeed(repeat(2, ed25519.SeedSize))
+		signerID := ed25519.NewKeyFromSeed(bytes.Repeat([]byte{1}, ed25519.SeedSize))
+		nodeID := ed25519.NewKeyFromSeed(bytes.Repeat([]byte{2}, ed25519.SeedSize))
 		if network == "tcp" {
 			cfg.IdentityKey = filepath.Join(dir, "identity.pem")
 			if err := inprocess.WriteKeyFile(cfg.IdentityKey, signerID); err != nil {
@@ -153,14 +154,6 @@ func benchChainID(size int) (string, error) {
 		return "", fmt.Errorf("bench: the vote messages do not parse: %w", err)
 	}
 	return m.ChainID, nil
-}
-
-func repeat(b byte, n int) []byte {
-	out := make([]byte, n)
-	for i := range out {
-		out[i] = b
-	}
-	return out
 }
 
 // acceptCometBFT waits for the daemon's dial and signs through the

@@ -17,7 +17,6 @@ import (
 
 	"github.com/syndtr/goleveldb/leveldb"
 
-	"github.com/signerkit/signerkit/internal/bech32"
 	"github.com/signerkit/signerkit/keybase"
 	"github.com/signerkit/signerkit/signer"
 )
@@ -348,8 +347,7 @@ func find(db *leveldb.DB, label string) (*record, error) {
 // lower case) when it is a gno.land address, as tm2's
 // crypto.AddressFromBech32 parses them.
 func parseAddress(label string) (string, bool) {
-	hrp, raw, err := bech32.DecodeBytes(label)
-	if err != nil || hrp != keybase.AddressPrefix || len(raw) != 20 {
+	if _, ok := keybase.ParseAddress(label); !ok {
 		return "", false
 	}
 	return strings.ToLower(label), true
