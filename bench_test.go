@@ -1,8 +1,8 @@
 package signerkit_test
 
 import (
-	"flag"
 	"fmt"
+	"github.com/signerkit/signerkit/internal/benchtime"
 	"os"
 	"testing"
 
@@ -22,15 +22,7 @@ import (
 const DefaultBenchtime = "100ms"
 
 func TestMain(m *testing.M) {
-	flag.Parse()
-	set := false
-	flag.Visit(func(f *flag.Flag) { set = set || f.Name == "test.benchtime" })
-	if !set {
-		if err := flag.Set("test.benchtime", DefaultBenchtime); err != nil {
-			fmt.Fprintln(os.Stderr, "signerkit: setting the default benchtime:", err)
-			os.Exit(2)
-		}
-	}
+	benchtime.Default(DefaultBenchtime)
 	os.Exit(m.Run())
 }
 

@@ -96,12 +96,12 @@ func openBackend(ctx context.Context, uri string, open OpenFunc, log *slog.Logge
 	defer cancel()
 	s, err := open(octx, uri)
 	if err != nil {
-		return nil, fmt.Errorf("open the key %s: %w", redactURI(uri), err)
+		return nil, fmt.Errorf("open the key %s: %w", RedactURI(uri), err)
 	}
 	pub, ok := s.Public().(ed25519.PublicKey)
 	if !ok || len(pub) != ed25519.PublicKeySize {
 		_ = s.Close()
-		return nil, fmt.Errorf("the key %s is %T: gno and CometBFT validators take Ed25519 keys: %w", redactURI(uri), s.Public(), signer.ErrUnsupported)
+		return nil, fmt.Errorf("the key %s is %T: gno and CometBFT validators take Ed25519 keys: %w", RedactURI(uri), s.Public(), signer.ErrUnsupported)
 	}
 	b := &backend{uri: uri, scheme: Scheme(uri), pub: pub, open: open, log: log.With("backend", Scheme(uri)), m: m,
 		cur: s, stop: make(chan struct{}), phases: map[phaseKey]*phaseMetrics{}, upG: m.backendUp.WithLabelValues(Scheme(uri))}
@@ -113,9 +113,10 @@ func openBackend(ctx context.Context, uri string, open OpenFunc, log *slog.Logge
 	return b, nil
 }
 
-// redactURI drops a URI's query, where secrets' sources (and, when the
-// user wrote one, a pin-value) are.
-func redactURI(uri string) string {
+// RedactURI drops a URI's query, where secrets' sources (and, when the
+// user wrote one, a pin-value) are: what may be logged or shown of a key's
+// URI.
+func RedactURI(uri string) string {
 	u, _, _ := strings.Cut(uri, "?")
 	return u
 }

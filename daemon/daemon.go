@@ -191,7 +191,7 @@ func (d *Daemon) checkState(ctx context.Context, ch ChainConfig) error {
 	if st.Signature != nil && !ed25519.Verify(pub, st.SignBytes, st.Signature) {
 		return fmt.Errorf("signerkit: chain %q: the key %s (public key %X) did not make the last signature in the state: "+
 			"the state belongs to another key. Point key at the validator's key, or, if the validator's key really changed, move %s away and run `signerkit state init`",
-			ch.ID, redactURI(ch.Key), []byte(pub), d.cfg.StateDir)
+			ch.ID, RedactURI(ch.Key), []byte(pub), d.cfg.StateDir)
 	}
 	if d.stateFS == nil {
 		if err := bindKey(d.cfg.StateDir, ch.ID, pub); err != nil {

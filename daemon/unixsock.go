@@ -3,6 +3,7 @@ package daemon
 import (
 	"errors"
 	"fmt"
+	"github.com/signerkit/signerkit/internal/fileopen"
 	"io/fs"
 	"net"
 	"os"
@@ -31,7 +32,7 @@ func listenUnix(path string) (net.Listener, error) {
 		}
 	case err == nil:
 		return nil, fmt.Errorf("%s exists and is not a socket (%s): signerkit removes only a socket an earlier run left there; "+
-			"move it away or choose another addr", path, fileKind(fi.Mode()))
+			"move it away or choose another addr", path, fileopen.TypeName(fi.Mode()))
 	case !errors.Is(err, fs.ErrNotExist):
 		return nil, err
 	}
@@ -44,20 +45,4 @@ func listenUnix(path string) (net.Listener, error) {
 		return nil, fmt.Errorf("chmod 600 %s: %w", path, err)
 	}
 	return ln, nil
-}
-
-func fileKind(m fs.FileMode) string {
-	switch m.Type() {
-	case 0:
-		return "a regular file"
-	case fs.ModeDir:
-		return "a directory"
-	case fs.ModeSymlink:
-		return "a symlink"
-	case fs.ModeNamedPipe:
-		return "a named pipe"
-	case fs.ModeDevice, fs.ModeDevice | fs.ModeCharDevice:
-		return "a device"
-	}
-	return m.Type().String()
 }

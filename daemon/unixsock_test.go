@@ -62,7 +62,7 @@ func TestUnixListener(t *testing.T) {
 	if err := os.Symlink(target, sock); err != nil {
 		t.Fatal(err)
 	}
-	refused("is not a socket (a symlink)")
+	refused("is not a socket (a symbolic link)")
 	if fi, err := os.Lstat(sock); err != nil || fi.Mode().Type() != fs.ModeSymlink {
 		t.Fatalf("the symlink: %v, %v", fi, err)
 	}

@@ -1,11 +1,9 @@
 package netshape
 
 import (
-	"flag"
-	"fmt"
+	"github.com/signerkit/signerkit/internal/benchtime"
 	"io"
 	"net"
-	"os"
 	"testing"
 
 	"go.uber.org/goleak"
@@ -18,15 +16,7 @@ import (
 const defaultBenchtime = "100ms"
 
 func TestMain(m *testing.M) {
-	flag.Parse()
-	set := false
-	flag.Visit(func(f *flag.Flag) { set = set || f.Name == "test.benchtime" })
-	if !set {
-		if err := flag.Set("test.benchtime", defaultBenchtime); err != nil {
-			fmt.Fprintln(os.Stderr, "netshape: setting the default benchtime:", err)
-			os.Exit(2)
-		}
-	}
+	benchtime.Default(defaultBenchtime)
 	goleak.VerifyTestMain(m)
 }
 

@@ -8,7 +8,6 @@ import (
 	"encoding/base64"
 	"fmt"
 	"io"
-	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -89,11 +88,11 @@ func keysShow(ctx context.Context, path string, uris []string, stdout, stderr io
 			return err
 		}
 		for _, ch := range cfg.Chains {
-			keys = append(keys, named{"chain " + ch.ID + ": " + redact(ch.Key), ch.Key})
+			keys = append(keys, named{"chain " + ch.ID + ": " + daemon.RedactURI(ch.Key), ch.Key})
 		}
 	}
 	for _, u := range uris {
-		keys = append(keys, named{redact(u), u})
+		keys = append(keys, named{daemon.RedactURI(u), u})
 	}
 	if len(keys) == 0 {
 		fmt.Fprintln(stderr, "signerkit keys show: -config F or a key URI")
@@ -108,11 +107,6 @@ func keysShow(ctx context.Context, path string, uris []string, stdout, stderr io
 		_ = s.Close()
 	}
 	return nil
-}
-
-func redact(uri string) string {
-	u, _, _ := strings.Cut(uri, "?")
-	return u
 }
 
 // store is what keys list and import need of a backend's Store.
@@ -152,7 +146,7 @@ func openStore(ctx context.Context, uri string) (store, error) {
 		}
 		return pkcs11.OpenStore(ctx, cfg)
 	}
-	return nil, fmt.Errorf("signerkit keys: %s: a store URI is keybase:, yubihsm: or pkcs11:", redact(uri))
+	return nil, fmt.Errorf("signerkit keys: %s: a store URI is keybase:, yubihsm: or pkcs11:", daemon.RedactURI(uri))
 }
 
 func keysList(ctx context.Context, uri string, stdout io.Writer) error {
@@ -212,7 +206,7 @@ func keysImport(ctx context.Context, from, to string, stdout io.Writer) error {
 	}
 	label := uriLabel(to)
 	if label == "" {
-		return fmt.Errorf("signerkit keys import: %s names no label (label=… or object=…)", redact(to))
+		return fmt.Errorf("signerkit keys import: %s names no label (label=… or object=…)", daemon.RedactURI(to))
 	}
 	info, err := imp.ImportKey(ctx, edPriv, signer.Ed25519, label)
 	if err != nil {

@@ -82,10 +82,12 @@ func Open(path string, flag int, perm fs.FileMode, links Links) (*os.File, fs.Fi
 	return f, fi, nil
 }
 
-// TypeName names the type of a file that is not regular: "a named pipe
+// TypeName names the type of a file: "a regular file", "a named pipe
 // (FIFO)", "a socket", "a directory", …
 func TypeName(m fs.FileMode) string {
 	switch {
+	case m.IsRegular():
+		return "a regular file"
 	case m&fs.ModeNamedPipe != 0:
 		return "a named pipe (FIFO)"
 	case m&fs.ModeSocket != 0:

@@ -4,6 +4,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"github.com/signerkit/signerkit/internal/benchtime"
 	"os"
 	"sync/atomic"
 	"testing"
@@ -33,16 +34,7 @@ const defaultPool = 512
 var benchtimeDefaulted bool
 
 func TestMain(m *testing.M) {
-	flag.Parse()
-	set := false
-	flag.Visit(func(f *flag.Flag) { set = set || f.Name == "test.benchtime" })
-	if !set {
-		if err := flag.Set("test.benchtime", defaultBenchtime); err != nil {
-			fmt.Fprintln(os.Stderr, "thresholdbench: setting the default benchtime:", err)
-			os.Exit(2)
-		}
-		benchtimeDefaulted = true
-	}
+	benchtimeDefaulted = benchtime.Default(defaultBenchtime)
 	os.Exit(m.Run())
 }
 
