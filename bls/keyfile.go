@@ -7,10 +7,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/signerkit/signerkit/internal/fileopen"
 	"io"
 	"io/fs"
 	"os"
-	"syscall"
 
 	"github.com/signerkit/signerkit/signer"
 )
@@ -173,11 +173,15 @@ func LoadKeyFile(path string, alg signer.Algorithm) (*Signer, error) {
 }
 
 func readKeyFile(path string) ([]byte, error) {
-	// O_NONBLOCK: a FIFO put where the key file should be is refused by
-	// the regular-file check below instead of blocking the open.
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	// A FIFO or device put where the key file should be is refused as not
+	// a regular file instead of blocking the open.
+	f, _, err := fileopen.Open(path, os.O_RDONLY, 0, fileopen.Follow)
 	if err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
+		var nr *fileopen.NotRegularError
+		switch {
+		case errors.As(err, &nr):
+			return nil, fmt.Errorf("not a regular file: %w", signer.ErrInvalidArgument)
+		case errors.Is(err, fs.ErrNotExist):
 			return nil, fmt.Errorf("no such file: %w", signer.ErrKeyNotFound)
 		}
 		var pe *fs.PathError
@@ -187,9 +191,6 @@ func readKeyFile(path string) ([]byte, error) {
 		return nil, err
 	}
 	defer f.Close()
-	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
-		return nil, fmt.Errorf("not a regular file: %w", signer.ErrInvalidArgument)
-	}
 	data, err := io.ReadAll(io.LimitReader(f, maxKeyFile+1))
 	if err != nil {
 		clear(data)
