@@ -157,6 +157,7 @@ type session struct {
 	binding   []*edwards25519.Scalar // by position in list
 	groupComm *edwards25519.Point
 	commEnc   []byte // groupComm's encoding, R of the signature
+	groupEnc  []byte // the group public key's encoding
 	challenge *edwards25519.Scalar
 }
 
@@ -190,6 +191,7 @@ func newSession(group *edwards25519.Point, list []SigningCommitments, msg []byte
 		s.groupComm.Add(s.groupComm, c.Hiding)
 	}
 	s.commEnc = s.groupComm.Bytes()
+	s.groupEnc = groupEnc
 	s.challenge = h2(s.commEnc, groupEnc, msg)
 	return s
 }
@@ -335,7 +337,9 @@ func (a *Aggregation) Aggregate(shares []SignatureShare) ([]byte, error) {
 		z.Add(z, sh.Z)
 	}
 	sig := append(slices.Clip(s.commEnc), z.Bytes()...)
-	if ed25519.Verify(a.pub.GroupPublicKey(), a.msg, sig) {
+	// The group key's encoding from the session: GroupPublicKey would
+	// encode it again, a field inversion on every signature.
+	if ed25519.Verify(s.groupEnc, a.msg, sig) {
 		return sig, nil
 	}
 	for _, sh := range shares {
