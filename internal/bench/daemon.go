@@ -30,20 +30,7 @@ import (
 // connection state). Read each row's added-ms/op beside its privval row's,
 // in one run: the difference is what the daemon adds to the library path,
 // with a goal of at most 0.01 ms.
-func init() {
-	for _, proto := range []string{"cometbft", "native"} {
-		for _, network := range []string{"unix", "tcp"} {
-			for _, durable := range []bool{false, true} {
-				name := "daemon-" + proto + "-" + network
-				if durable {
-					name += "-durable"
-				}
-				Register(Backend{Name: name, Algorithm: signer.Ed25519, Validator: true, Payloads: privvalPayloads,
-					Messages: voteMessages, Open: openDaemon(proto, network, durable)})
-			}
-		}
-	}
-}
+func init() { registerRemoteRows("daemon", openDaemon) }
 
 func openDaemon(proto, network string, durable bool) func(context.Context, Params) (*Instance, error) {
 	return func(ctx context.Context, p Params) (inst *Instance, err error) {

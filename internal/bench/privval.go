@@ -59,16 +59,20 @@ import (
 // a prevote of 108 B and a proposal of 128.
 var privvalPayloads = []int{108, 128}
 
-func init() {
+func init() { registerRemoteRows("privval", openPrivval) }
+
+// registerRemoteRows registers the rows <prefix>-<protocol>-<unix|tcp>[-durable],
+// each opened by open.
+func registerRemoteRows(prefix string, open func(proto, network string, durable bool) func(context.Context, Params) (*Instance, error)) {
 	for _, proto := range []string{"cometbft", "native"} {
 		for _, network := range []string{"unix", "tcp"} {
 			for _, durable := range []bool{false, true} {
-				name := "privval-" + proto + "-" + network
+				name := prefix + "-" + proto + "-" + network
 				if durable {
 					name += "-durable"
 				}
 				Register(Backend{Name: name, Algorithm: signer.Ed25519, Validator: true, Payloads: privvalPayloads,
-					Messages: voteMessages, Open: openPrivval(proto, network, durable)})
+					Messages: voteMessages, Open: open(proto, network, durable)})
 			}
 		}
 	}
