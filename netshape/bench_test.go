@@ -96,6 +96,13 @@ func BenchmarkInFlight(b *testing.B) {
 	}
 }
 
+// benchInFlight keeps n requests in flight over c, from n goroutines, and
+// counts each completed request as one operation. It runs them under
+// b.Loop, in one call, rather than in calls of growing b.N: each such call
+// would wait a round trip or more whatever its b.N, and at 90 ms a round
+// trip the ramp to a benchtime of 100 ms took a second or two a row. What
+// is timed is the same: requests completed with n in flight, and the
+// latency of each, from before its Write to its reply.
 func benchInFlight(b *testing.B, c net.Conn, n int, rtt time.Duration) {
 	const size = 128
 	replies := make([]chan struct{}, n)
@@ -112,42 +119,62 @@ func benchInFlight(b *testing.B, c net.Conn, n int, rtt time.Duration) {
 		}
 	}()
 	var (
-		mu    sync.Mutex // whole requests, one Write each
-		left  atomic.Int64
-		latMu sync.Mutex
-		lat   = make([]time.Duration, 0, b.N)
-		wg    sync.WaitGroup
+		mu       sync.Mutex // whole requests, one Write each
+		stop     atomic.Bool
+		wg       sync.WaitGroup
+		begin    = make(chan struct{})
+		done     = make(chan time.Duration, n) // each completed request's latency
+		failed   = make(chan struct{})
+		failOnce sync.Once
 	)
-	left.Store(int64(b.N))
-	b.ReportAllocs()
-	b.ResetTimer()
 	for i := range n {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			req := make([]byte, size)
 			binary.BigEndian.PutUint32(req, uint32(i))
-			for left.Add(-1) >= 0 {
+			<-begin
+			for !stop.Load() {
 				start := time.Now()
 				mu.Lock()
 				_, err := c.Write(req)
 				mu.Unlock()
 				if err != nil {
 					b.Error(err)
+					failOnce.Do(func() { close(failed) })
 					return
 				}
 				<-replies[i]
-				d := time.Since(start)
-				latMu.Lock()
-				lat = append(lat, d)
-				latMu.Unlock()
+				done <- time.Since(start)
 			}
 		}()
 	}
-	wg.Wait()
-	b.StopTimer()
+	var lat []time.Duration
+	b.ReportAllocs()
+	started := false
+loop:
+	for b.Loop() {
+		if !started {
+			close(begin) // the timer runs from here: b.Loop reset it
+			started = true
+		}
+		select {
+		case d := <-done:
+			lat = append(lat, d)
+		case <-failed:
+			break loop
+		}
+	}
+	// Let the requests still in flight finish, untimed and uncounted.
+	stop.Store(true)
+	if !started {
+		close(begin)
+	}
+	go func() { wg.Wait(); close(done) }()
+	for range done {
+	}
 	reportLatency(b, lat, rtt)
-	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "req/s")
+	b.ReportMetric(float64(len(lat))/b.Elapsed().Seconds(), "req/s")
 }
 
 // BenchmarkThroughput copies 1 MiB one way per operation over a plain

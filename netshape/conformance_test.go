@@ -11,8 +11,11 @@ import (
 // TestConformance runs x/net's net.Conn conformance suite on shaped
 // connections: shaped at one end (the other a plain socket, both ways
 // round) and at both ends, with links that exercise each part of the
-// model. With -short it runs only two of the links.
+// model. With -short it runs only two of the links. Its cases run in
+// parallel: each has its own loopback connection, and most of their time
+// is spent waiting on deadlines, delays and Close's Linger.
 func TestConformance(t *testing.T) {
+	t.Parallel()
 	links := map[string]Link{
 		"zero":      {},
 		"delay":     {Out: Path{Delay: 200 * time.Microsecond}, In: Path{Delay: 300 * time.Microsecond}},
@@ -25,8 +28,10 @@ func TestConformance(t *testing.T) {
 			continue
 		}
 		t.Run(name, func(t *testing.T) {
+			t.Parallel()
 			for _, ends := range []string{"client", "server", "both"} {
 				t.Run(ends, func(t *testing.T) {
+					t.Parallel()
 					nettest.TestConn(t, func() (c1, c2 net.Conn, stop func(), err error) {
 						c1, c2 = tcpPair(t)
 						if ends == "client" || ends == "both" {

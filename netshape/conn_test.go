@@ -16,6 +16,7 @@ import (
 // Read; the Read times out with os.ErrDeadlineExceeded, and the byte comes
 // later.
 func TestReadDeadline(t *testing.T) {
+	t.Parallel()
 	const delay = 100 * time.Millisecond
 	c, s := shapedPair(t, Link{In: Path{Delay: delay}})
 	sent := time.Now()

@@ -1,10 +1,14 @@
 package netshape
 
 import (
-	"github.com/signerkit/signerkit/internal/benchtime"
+	"flag"
+	"fmt"
 	"io"
 	"net"
+	"os"
 	"testing"
+
+	"github.com/signerkit/signerkit/internal/benchtime"
 
 	"go.uber.org/goleak"
 )
@@ -15,9 +19,32 @@ import (
 // of `go test -bench=. ./...`. Pass -benchtime for figures to quote.
 const defaultBenchtime = "100ms"
 
+// defaultParallel is how many parallel tests run at once unless -parallel
+// is given. Go's default, GOMAXPROCS, would run the conformance cases two
+// at a time on a 2-core machine, though they spend nearly all their time
+// waiting on deadlines, shaped delays and Close's Linger, not on a CPU.
+// Not many more, though: BasicIO closes right after writing 1 MiB, and
+// with 16 cases at once under -race on a loaded machine, delivering it
+// once took longer than Linger allows.
+const defaultParallel = "4"
+
 func TestMain(m *testing.M) {
-	benchtime.Default(defaultBenchtime)
+	benchtime.Default(defaultBenchtime) // parses the command line
+	parallelDefault(defaultParallel)
 	goleak.VerifyTestMain(m)
+}
+
+// parallelDefault sets -parallel to n unless the command line set it.
+func parallelDefault(n string) {
+	set := false
+	flag.Visit(func(f *flag.Flag) { set = set || f.Name == "test.parallel" })
+	if set {
+		return
+	}
+	if err := flag.Set("test.parallel", n); err != nil {
+		fmt.Fprintln(os.Stderr, "setting the default -parallel:", err)
+		os.Exit(2)
+	}
 }
 
 // tcpPair returns the two ends of a loopback TCP connection.

@@ -34,6 +34,7 @@ func roundTrip(t *testing.T, c net.Conn, msg []byte) time.Duration {
 // TestEchoLowerBound: with 20 ms each way an echo's round trip takes at
 // least 40 ms, whichever end is shaped, and split across both ends.
 func TestEchoLowerBound(t *testing.T) {
+	t.Parallel()
 	const oneWay = 20 * time.Millisecond
 	full := Link{Out: Path{Delay: oneWay}, In: Path{Delay: oneWay}}
 	half := Link{Out: Path{Delay: oneWay / 2}, In: Path{Delay: oneWay / 2}}
@@ -46,6 +47,7 @@ func TestEchoLowerBound(t *testing.T) {
 		{"both", &half, &half},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			c, s := tcpPair(t)
 			var err error
 			if tc.client != nil {
@@ -73,6 +75,7 @@ func TestEchoLowerBound(t *testing.T) {
 // (the serialization of everything but the first segment, since each
 // segment is delivered once serialized), and arrives whole and in order.
 func TestBandwidthLowerBound(t *testing.T) {
+	t.Parallel()
 	const size, bw = 256 << 10, 1 << 20
 	c, s := shapedPair(t, Link{Out: Path{Bandwidth: bw}})
 	data := make([]byte, size)
@@ -102,6 +105,7 @@ func TestBandwidthLowerBound(t *testing.T) {
 // both directions, every byte written is echoed back, in order, and the
 // retransmissions are counted.
 func TestLossKeepsEveryByte(t *testing.T) {
+	t.Parallel()
 	p := Path{Delay: 500 * time.Microsecond, Jitter: time.Millisecond, Bandwidth: 64 << 20, Loss: 0.2, Retransmit: 2 * time.Millisecond}
 	c, s := shapedPair(t, Link{Out: p, In: p, Seed: 7, Buffer: 256 << 10})
 	go echo(s)
@@ -196,6 +200,7 @@ func TestInvalidLink(t *testing.T) {
 // the client end; a Listener shapes the server end; either way an echo
 // takes at least the RTT.
 func TestDialerAndListener(t *testing.T) {
+	t.Parallel()
 	l := Link{Out: Path{Delay: 15 * time.Millisecond}, In: Path{Delay: 10 * time.Millisecond}}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -307,6 +312,7 @@ func TestCounter(t *testing.T) {
 // shaped as the transatlantic profile, each answered correctly and no
 // sooner than the RTT.
 func TestManyInFlight(t *testing.T) {
+	t.Parallel()
 	const inFlight, rounds, size = 200, 3, 100
 	p := Transatlantic()
 	l := p.Link("eu", "us")
@@ -369,6 +375,7 @@ func TestManyInFlight(t *testing.T) {
 // TestLossDelaysDelivery: a lost segment arrives a retransmission timeout
 // late for each time it was lost, doubling each time.
 func TestLossDelaysDelivery(t *testing.T) {
+	t.Parallel()
 	const rto = 5 * time.Millisecond
 	c, s := shapedPair(t, Link{Out: Path{Loss: 0.7, Retransmit: rto}, Seed: 3})
 	for i := range 5 {
