@@ -56,27 +56,15 @@ func BenchmarkSignParallel(b *testing.B) {
 	}
 	b.Run("backend=raw-pkcs11-softhsm-p256", func(b *testing.B) {
 		for _, locking := range []pkcs11.Locking{pkcs11.LockingSpin, pkcs11.LockingOS} {
-			b.Run(fmt.Sprintf("locking=%v", locking), func(b *testing.B) {
-				// The Signer only loads the module with these mutexes;
-				// the signs go through bare sessions, one per
-				// goroutine.
-				st, tok := openToken(b, poolSize(1), lockingMode(locking))
-				k := generateKey(b, tok, signer.ECDSAP256, "parallel")
-				raws := make(chan *pkcs11test.Raw, runtime.GOMAXPROCS(0))
-				for range cap(raws) {
-					r, err := st.OpenRaw("parallel")
-					if err != nil {
-						b.Fatal(err)
-					}
-					defer r.Close()
-					raws <- r
-				}
+			// The Signer only loads the module with these mutexes; the
+			// signs go through bare sessions, one per goroutine.
+			p256Row(b, fmt.Sprintf("locking=%v", locking), true, []func(*pkcs11.Config){poolSize(1), lockingMode(locking)}, func(b *testing.B, row *p256Key) {
 				msg := []byte("a 32-byte message for P-256 ...")
 				digest := sha256.Sum256(msg)
 				b.ResetTimer()
 				b.RunParallel(func(pb *testing.PB) {
-					r := <-raws
-					defer func() { raws <- r }()
+					r := <-row.raws
+					defer func() { row.raws <- r }()
 					var sig []byte
 					var err error
 					for pb.Next() {
@@ -85,7 +73,7 @@ func BenchmarkSignParallel(b *testing.B) {
 							return
 						}
 					}
-					if err := signertest.VerifyStd(signer.ECDSAP256, k.Public(), msg, sig); sig != nil && err != nil {
+					if err := signertest.VerifyStd(signer.ECDSAP256, row.k.Public(), msg, sig); sig != nil && err != nil {
 						b.Error(err)
 					}
 				})
@@ -93,27 +81,105 @@ func BenchmarkSignParallel(b *testing.B) {
 		}
 	})
 	b.Run("backend=pkcs11-softhsm-p256", func(b *testing.B) {
-		eachLockingAndPool(b, func(b *testing.B, locking pkcs11.Locking, size int) {
-			_, tok := openToken(b, poolSize(size), lockingMode(locking))
-			k := generateKey(b, tok, signer.ECDSAP256, "parallel")
-			msg := []byte("a 32-byte message for P-256 ...")
-			b.ReportAllocs()
-			b.ResetTimer()
-			b.RunParallel(func(pb *testing.PB) {
-				var sig []byte
-				var err error
-				for pb.Next() {
-					if sig, err = k.SignContext(context.Background(), msg); err != nil {
-						b.Error(err)
-						return
-					}
-				}
-				if err := signertest.VerifyStd(signer.ECDSAP256, k.Public(), msg, sig); sig != nil && err != nil {
-					b.Error(err)
-				}
-			})
-		})
+		for _, locking := range []pkcs11.Locking{pkcs11.LockingSpin, pkcs11.LockingOS} {
+			for _, size := range []int{1, 4} {
+				p256Row(b, fmt.Sprintf("locking=%v/pool=%d", locking, size), false, []func(*pkcs11.Config){poolSize(size), lockingMode(locking)}, func(b *testing.B, row *p256Key) {
+					k := row.k
+					msg := []byte("a 32-byte message for P-256 ...")
+					b.ReportAllocs()
+					b.ResetTimer()
+					b.RunParallel(func(pb *testing.PB) {
+						var sig []byte
+						var err error
+						for pb.Next() {
+							if sig, err = k.SignContext(context.Background(), msg); err != nil {
+								b.Error(err)
+								return
+							}
+						}
+						if err := signertest.VerifyStd(signer.ECDSAP256, k.Public(), msg, sig); sig != nil && err != nil {
+							b.Error(err)
+						}
+					})
+				})
+			}
+		}
 	})
+}
+
+// p256Key is what a row of BenchmarkSignParallel signs with: a Store on a
+// throwaway token, a P-256 key labelled "parallel" on it, and for the raw
+// rows a bare session on the key per P.
+type p256Key struct {
+	tok  *pkcs11.Store
+	k    *pkcs11.Signer
+	raws chan *pkcs11test.Raw
+}
+
+// p256Row runs f as the sub-benchmark name of b. The function of a row
+// runs once per b.N the benchmark tries, and each run would make a token,
+// initialize the module and generate a key, which takes longer than the
+// row's timed loop; p256Row makes them on the row's first run, with the
+// Config mutate gives, keeps them for its later runs, and closes them
+// once the row is done, so that the module is finalized and the next row
+// initializes it with its own mutexes.
+func p256Row(b *testing.B, name string, raw bool, mutate []func(*pkcs11.Config), f func(b *testing.B, row *p256Key)) {
+	st := pkcs11test.New(b) // skips b as the rows' own token would
+	row := new(p256Key)
+	defer row.close()
+	opened := false
+	b.Run(name, func(b *testing.B) {
+		if !opened {
+			opened = true
+			cfg := st.Config()
+			for _, m := range mutate {
+				m(&cfg)
+			}
+			tok, err := pkcs11.OpenStore(context.Background(), cfg)
+			if err != nil {
+				b.Fatalf("OpenStore: %v", err)
+			}
+			row.tok = tok
+			ki, err := tok.GenerateKey(context.Background(), signer.ECDSAP256, "parallel")
+			if err != nil {
+				b.Fatalf("GenerateKey: %v", err)
+			}
+			if row.k, err = openKey(context.Background(), tok, ki.Ref()); err != nil {
+				b.Fatalf("OpenKey: %v", err)
+			}
+			if raw {
+				row.raws = make(chan *pkcs11test.Raw, runtime.GOMAXPROCS(0))
+				for range cap(row.raws) {
+					r, err := st.OpenRaw("parallel") // shares the module k loaded
+					if err != nil {
+						b.Fatal(err)
+					}
+					row.raws <- r
+				}
+			}
+		}
+		if row.k == nil {
+			b.Fatal("the row's first run failed to open its key")
+		}
+		f(b, row)
+	})
+}
+
+// close closes what p256Row opened: the bare sessions, then the key, then
+// the Store.
+func (r *p256Key) close() {
+	if r.raws != nil {
+		close(r.raws)
+		for raw := range r.raws {
+			raw.Close()
+		}
+	}
+	if r.k != nil {
+		r.k.Close()
+	}
+	if r.tok != nil {
+		r.tok.Close()
+	}
 }
 
 // BenchmarkSignScaling measures how P-256 throughput grows from one

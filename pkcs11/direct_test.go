@@ -148,7 +148,7 @@ func TestDirectSign(t *testing.T) {
 	})
 
 	t.Run("SignFails", func(t *testing.T) {
-		rsaKey := generateKey(t, tok, signer.RSAPKCS1v15, "direct-rsa")
+		rsaKey := makeKey(t, tok, signer.RSAPKCS1v15, "direct-rsa")
 		if _, err := rsaKey.SignContext(ctx, []byte("fills the pool")); err != nil {
 			t.Fatal(err)
 		}
@@ -210,10 +210,7 @@ func TestConformanceViaMiekg(t *testing.T) {
 	for _, alg := range []signer.Algorithm{signer.Ed25519, signer.ECDSAP256, signer.RSAPSS} {
 		t.Run(alg.String(), func(t *testing.T) {
 			_, tok := openToken(t)
-			ki, err := tok.GenerateKey(context.Background(), alg, "via-miekg")
-			if err != nil {
-				t.Fatal(err)
-			}
+			ki := newKey(t, tok, alg, "via-miekg")
 			signertest.Run(t, func() (signer.Signer, error) {
 				k, err := openKey(context.Background(), tok, ki.Ref())
 				if err != nil {

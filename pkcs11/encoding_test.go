@@ -88,7 +88,7 @@ func TestECPoint(t *testing.T) {
 
 func TestDigestInfo(t *testing.T) {
 	// CKM_RSA_PKCS over our DigestInfo must be what crypto/rsa signs.
-	key, _ := rsa.GenerateKey(rand.Reader, 2048)
+	key := rsa2048(t)
 	d := sha256.Sum256([]byte("m"))
 	di, err := pkcs11.DigestInfoFor(crypto.SHA256, d[:])
 	if err != nil {
@@ -224,7 +224,7 @@ func TestECPointEd25519SmallOrder(t *testing.T) {
 }
 
 func TestRSAPublic(t *testing.T) {
-	key, _ := rsa.GenerateKey(rand.Reader, 2048)
+	key := rsa2048(t)
 	e := big.NewInt(int64(key.E)).Bytes()
 	pub, err := pkcs11.RSAPublic(append([]byte{0, 0}, key.N.Bytes()...), e)
 	if err != nil || !pub.Equal(&key.PublicKey) {
@@ -258,7 +258,7 @@ func TestRSAPublic(t *testing.T) {
 // against it neither panics nor accepts garbage) or an error wrapping
 // ErrInvalidKey or ErrUnsupported.
 func FuzzDecodeRSAPublic(f *testing.F) {
-	key, _ := rsa.GenerateKey(rand.Reader, 2048)
+	key := rsa2048(f)
 	f.Add(key.N.Bytes(), []byte{1, 0, 1})
 	f.Add(append([]byte{0}, key.N.Bytes()...), []byte{0, 3})
 	f.Add(new(big.Int).SetBit(key.N, 0, 0).Bytes(), []byte{1, 0, 1})

@@ -95,7 +95,7 @@ func TestSmallOrderEd25519KeyRefused(t *testing.T) {
 func TestPublicReturnsCopies(t *testing.T) {
 	_, tok := openToken(t)
 	for _, alg := range []signer.Algorithm{signer.Ed25519, signer.ECDSAP256, signer.RSAPKCS1v15} {
-		k := generateKey(t, tok, alg, "copies-"+alg.String())
+		k := makeKey(t, tok, alg, "copies-"+alg.String())
 		orig := k.Public()
 		want := pkcs11.CopyPublic(orig) // a copy of our own to compare with
 		for _, pub := range []crypto.PublicKey{orig, k.Info().Public} {
@@ -189,7 +189,7 @@ func TestSignatureLength(t *testing.T) {
 	_, tok := openToken(t)
 	msg := []byte("length")
 	for _, alg := range []signer.Algorithm{signer.Ed25519, signer.RSAPKCS1v15, signer.RSAPSS, signer.ECDSAP256} {
-		k := generateKey(t, tok, alg, "length-"+alg.String())
+		k := makeKey(t, tok, alg, "length-"+alg.String())
 		digest := msg
 		if alg.Hash() != 0 {
 			digest = alg.Digest(msg)

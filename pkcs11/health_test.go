@@ -36,9 +36,9 @@ func TestHealth(t *testing.T) {
 	t.Run("Hung", func(t *testing.T) {
 		release := tok.Hang()
 		const deadline = 300 * time.Millisecond
+		start := time.Now() // before the deadline is set, which counts from its own clock reading
 		hctx, cancel := context.WithTimeout(ctx, deadline)
 		defer cancel()
-		start := time.Now()
 		err := h.Health(hctx)
 		if !errors.Is(err, context.DeadlineExceeded) {
 			t.Fatalf("Health on a hung token = %v, want DeadlineExceeded", err)

@@ -80,7 +80,7 @@ func TestRecoverClosedSessions(t *testing.T) {
 		t.Run(alg.String(), func(t *testing.T) {
 			var pins atomic.Int32
 			st, tok := openToken(t, countPIN(&pins))
-			k := generateKey(t, tok, alg, "recover")
+			k := makeKey(t, tok, alg, "recover")
 			fillPool(t, tok, k)
 			other := otherHandle(t, st)
 

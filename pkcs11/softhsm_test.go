@@ -79,16 +79,67 @@ func generateKey(t testing.TB, tok *pkcs11.Store, alg signer.Algorithm, label st
 	return k
 }
 
+// newKey makes an alg key labelled label on tok: generated on the token
+// for Ed25519 and ECDSA; for RSA, the fixed key of testdata/rsa2048.pem
+// imported for alg. The tests whose subject is not key generation take
+// it rather than have SoftHSM2 generate an RSA key, which costs about half
+// a second of CPU.
+func newKey(t testing.TB, tok *pkcs11.Store, alg signer.Algorithm, label string) signer.KeyInfo {
+	t.Helper()
+	if !alg.IsRSA() {
+		ki, err := tok.GenerateKey(context.Background(), alg, label)
+		if err != nil {
+			t.Fatalf("GenerateKey: %v", err)
+		}
+		return ki
+	}
+	ki, err := tok.ImportKey(context.Background(), rsa2048(t), alg, label)
+	if err != nil {
+		t.Fatalf("ImportKey: %v", err)
+	}
+	return ki
+}
+
+// makeKey makes a key as newKey does and opens it; the Signer closes when
+// the test ends.
+func makeKey(t testing.TB, tok *pkcs11.Store, alg signer.Algorithm, label string) *pkcs11.Signer {
+	t.Helper()
+	ki := newKey(t, tok, alg, label)
+	k, err := openKey(context.Background(), tok, ki.Ref())
+	if err != nil {
+		t.Fatalf("OpenKey: %v", err)
+	}
+	t.Cleanup(func() { k.Close() })
+	return k
+}
+
+// TestConformance runs the conformance suite on a key of each algorithm
+// generated on the token. The keys share one token, and are all generated
+// at the start, each from a goroutine of its own, so that the RSA keys,
+// which take SoftHSM2 long, are made while the suite runs on the others.
 func TestConformance(t *testing.T) {
-	for _, alg := range []signer.Algorithm{signer.Ed25519, signer.ECDSAP256, signer.RSAPKCS1v15, signer.ECDSAP384, signer.RSAPSS} {
+	_, tok := openToken(t)
+	type generated struct {
+		ki  signer.KeyInfo
+		err error
+	}
+	algs := []signer.Algorithm{signer.Ed25519, signer.ECDSAP256, signer.RSAPKCS1v15, signer.ECDSAP384, signer.RSAPSS}
+	keys := make([]chan generated, len(algs))
+	for i, alg := range algs {
+		keys[i] = make(chan generated, 1)
+		go func() {
+			ki, err := tok.GenerateKey(context.Background(), alg, "conformance-"+alg.String())
+			keys[i] <- generated{ki, err}
+		}()
+	}
+	for i, alg := range algs {
+		g := <-keys[i] // before the subtest, which may stop the test
 		t.Run(alg.String(), func(t *testing.T) {
-			_, tok := openToken(t)
-			ki, err := tok.GenerateKey(context.Background(), alg, "conformance")
-			if err != nil {
-				t.Fatalf("GenerateKey: %v", err)
+			if g.err != nil {
+				t.Fatalf("GenerateKey: %v", g.err)
 			}
 			signertest.Run(t, func() (signer.Signer, error) {
-				return tok.OpenKey(context.Background(), ki.Ref())
+				return tok.OpenKey(context.Background(), g.ki.Ref())
 			}, signertest.Options{})
 		})
 	}
@@ -167,7 +218,7 @@ func TestForeignKeys(t *testing.T) {
 	_, edPriv, _ := ed25519.GenerateKey(rand.Reader)
 	p256, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	p384, _ := ecdsa.GenerateKey(elliptic.P384(), rand.Reader)
-	rsaKey, _ := rsa.GenerateKey(rand.Reader, 2048)
+	rsaKey := rsa2048(t)
 	imports := []struct {
 		label string
 		id    []byte
