@@ -76,6 +76,9 @@ type backend struct {
 	health         healthState
 	healthInterval time.Duration
 	probeTimeout   time.Duration
+	// minBackoff is the first wait before a reopen: minReopenBackoff
+	// unless a test sets Options.reopenBackoff.
+	minBackoff time.Duration
 
 	phasesMu sync.RWMutex
 	phases   map[phaseKey]*phaseMetrics
@@ -107,6 +110,7 @@ func openBackend(ctx context.Context, uri string, open OpenFunc, log *slog.Logge
 		cur: s, stop: make(chan struct{}), phases: map[phaseKey]*phaseMetrics{}, upG: m.backendUp.WithLabelValues(Scheme(uri))}
 	b.life, b.kill = context.WithCancel(context.Background())
 	b.healthInterval, b.probeTimeout = healthInterval, probeTimeout
+	b.minBackoff = minReopenBackoff
 	b.health.record(nil) // it answered the open
 	b.up.Store(true)
 	b.upG.Set(1)
@@ -232,7 +236,7 @@ func (b *backend) down(s signer.Signer, cause error) {
 
 func (b *backend) reopen() {
 	defer b.reopenDone.Done()
-	backoff := minReopenBackoff
+	backoff := b.minBackoff
 	for attempt := 1; ; attempt++ {
 		wait := backoff/2 + rand.N(backoff/2+1)
 		t := time.NewTimer(wait)

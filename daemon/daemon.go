@@ -40,6 +40,11 @@ type Options struct {
 	// probe, stands for its health in /readyz before the device is
 	// probed again; zero means DefaultHealthInterval.
 	HealthInterval time.Duration
+
+	// reopenBackoff, which only the package's tests set, is the first
+	// wait before reopening a backend that went away; zero means
+	// minReopenBackoff.
+	reopenBackoff time.Duration
 }
 
 // Daemon is a running signer: the keys of its config, each behind a
@@ -140,6 +145,9 @@ func New(ctx context.Context, cfg *Config, opts Options) (_ *Daemon, err error) 
 		b, err := openBackend(ctx, ch.Key, open, log, d.m, healthInterval, probeTimeout[ch.Key])
 		if err != nil {
 			return nil, fmt.Errorf("signerkit: chain %q: %w", ch.ID, err)
+		}
+		if opts.reopenBackoff > 0 {
+			b.minBackoff = opts.reopenBackoff
 		}
 		d.keys[ch.Key] = b
 		g, err := guard.New(b, guard.Config{Dir: cfg.StateDir, FS: opts.StateFS, ChainIDs: chainsOf[ch.Key]})

@@ -468,6 +468,7 @@ func (k *flakyKey) SignContext(ctx context.Context, msg []byte) ([]byte, error) 
 // /readyz, a typed cause), reopened with backoff while signs are refused,
 // and signs again without a restart.
 func TestBackendReopen(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	ln, err := privvaltest.NewListener("unix", privval.GnoTMKMS)
 	if err != nil {
@@ -490,7 +491,7 @@ func TestBackendReopen(t *testing.T) {
 	if err := InitState(context.Background(), f.cfg.StateDir, chainID, 1); err != nil {
 		t.Fatal(err)
 	}
-	if err := f.start(Options{Open: open}); err != nil {
+	if err := f.start(Options{Open: open, reopenBackoff: testReopenBackoff}); err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -580,6 +581,7 @@ func (k *stuckKey) SignContext(_ context.Context, msg []byte) ([]byte, error) {
 // ends is abandoned, Run says so with an error (signerkit exits 1), and
 // the signature it makes afterwards is never released.
 func TestShutdownGraceExpires(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	ln, err := privvaltest.NewListener("unix", privval.GnoTMKMS)
 	if err != nil {

@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/signerkit/signerkit/internal/proctest"
 	_ "github.com/signerkit/signerkit/ledger"
 	"github.com/signerkit/signerkit/privval"
 	"github.com/signerkit/signerkit/privval/privvaltest"
@@ -22,15 +23,11 @@ import (
 	_ "github.com/signerkit/signerkit/yubihsm"
 )
 
-// buildSims builds cmd/yubihsmsim and cmd/ledgersim into dir.
-func buildSims(t *testing.T, dir string) {
+// simBin returns the simulator c (a key of simulators), built once per
+// test binary (TestMain starts the builds).
+func simBin(t *testing.T, c string) string {
 	t.Helper()
-	for _, c := range []string{"yubihsmsim", "ledgersim"} {
-		out, err := exec.Command("go", "build", "-o", filepath.Join(dir, c), "github.com/signerkit/signerkit/cmd/"+c).CombinedOutput()
-		if err != nil {
-			t.Fatalf("go build cmd/%s: %v\n%s", c, err, out)
-		}
-	}
+	return proctest.BuildPackage(t, simulators[c], c)
 }
 
 // simProcess is a simulator running as a process of its own.
@@ -223,27 +220,27 @@ func TestDeviceLossRealSimulators(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs the simulators as processes")
 	}
+	t.Parallel()
 	seed := make([]byte, ed25519.SeedSize)
 	for i := range seed {
 		seed[i] = byte(0x40 + i)
 	}
 	pub := ed25519.NewKeyFromSeed(seed).Public().(ed25519.PublicKey)
-	bins := t.TempDir()
-	buildSims(t, bins)
 	for _, c := range []struct {
 		name, backend string
 		sim           func(t *testing.T) (*simProcess, string)
 	}{
 		{"yubihsmsim", "yubihsm", func(t *testing.T) (*simProcess, string) {
-			p := startSimProcess(t, filepath.Join(bins, "yubihsmsim"), "-seed", hex.EncodeToString(seed), "-key-id", "64", "-label", "validator")
+			p := startSimProcess(t, simBin(t, "yubihsmsim"), "-seed", hex.EncodeToString(seed), "-key-id", "64", "-label", "validator")
 			return p, "yubihsm:connector=http://" + p.addr + ";auth-key=1;label=validator?pin-value=password&request-timeout=2s"
 		}},
 		{"ledgersim", "ledger", func(t *testing.T) (*simProcess, string) {
-			p := startSimProcess(t, filepath.Join(bins, "ledgersim"), "-seed", hex.EncodeToString(seed), "-time", "accounted")
+			p := startSimProcess(t, simBin(t, "ledgersim"), "-seed", hex.EncodeToString(seed), "-time", "accounted")
 			return p, "ledger:speculos=" + p.addr + "?simulator=true"
 		}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
 			sim, uri := c.sim(t)
 			testDeviceLoss(t, sim, uri, c.backend, pub)
 		})

@@ -92,7 +92,7 @@ func newProbeFixture(t *testing.T, interval, signTimeout time.Duration, signing 
 	if err := InitState(context.Background(), p.cfg.StateDir, chainID, 1); err != nil {
 		t.Fatal(err)
 	}
-	if err := p.start(Options{Open: open, HealthInterval: interval}); err != nil {
+	if err := p.start(Options{Open: open, HealthInterval: interval, reopenBackoff: testReopenBackoff}); err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -119,6 +119,7 @@ func (p *probeFixture) set(err error) {
 // that finds the device gone takes the backend down, and the reopen loop
 // declares it back only once its health check passes.
 func TestReadyzProbes(t *testing.T) {
+	t.Parallel()
 	const interval = 200 * time.Millisecond
 	// atMost is the most probes scrapes since start may have made: one
 	// per interval (however slow the machine, never one per scrape).
@@ -220,6 +221,7 @@ func TestReadyzProbes(t *testing.T) {
 // TestNoProbeDuringSign: while a sign is on the device, /readyz does not
 // probe it (the sign will say), however stale the last answer.
 func TestNoProbeDuringSign(t *testing.T) {
+	t.Parallel()
 	const interval = 50 * time.Millisecond
 	signing := make(chan struct{})
 	p := newProbeFixture(t, interval, 10*time.Second, signing)

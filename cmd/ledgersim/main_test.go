@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"github.com/signerkit/signerkit/internal/proctest"
+	"os"
 	"os/exec"
 	"strings"
 	"syscall"
@@ -16,6 +17,9 @@ import (
 	_ "github.com/signerkit/signerkit/ledger"
 	"github.com/signerkit/signerkit/signer"
 )
+
+// TestMain removes the command proctest builds, once for all the tests.
+func TestMain(m *testing.M) { os.Exit(proctest.Main(m)) }
 
 // start builds the command, starts it with args and returns it with the
 // address it printed.
@@ -36,6 +40,7 @@ var seed = func() []byte {
 }()
 
 func TestSignThroughProcess(t *testing.T) {
+	t.Parallel()
 	cmd, addr := start(t, "-addr", "127.0.0.1:0", "-time", "accounted", "-seed", hex.EncodeToString(seed))
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
@@ -65,6 +70,7 @@ func TestSignThroughProcess(t *testing.T) {
 // ms fails with context.DeadlineExceeded, having accounted up to the
 // deadline in the caller's trace, and under a minute it signs.
 func TestDeadlineThroughProcess(t *testing.T) {
+	t.Parallel()
 	cmd, addr := start(t, "-addr", "127.0.0.1:0", "-time", "accounted", "-seed", hex.EncodeToString(seed))
 	s, err := signer.Open(context.Background(), "ledger:speculos="+addr+"?simulator=true")
 	if err != nil {
@@ -101,6 +107,7 @@ func TestDeadlineThroughProcess(t *testing.T) {
 }
 
 func TestRejectAndUnplug(t *testing.T) {
+	t.Parallel()
 	cmd, addr := start(t, "-addr", "127.0.0.1:0", "-confirm", "reject")
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()

@@ -22,6 +22,7 @@ import (
 
 	"github.com/signerkit/signerkit/daemon"
 	"github.com/signerkit/signerkit/inprocess"
+	"github.com/signerkit/signerkit/internal/proctest"
 	"github.com/signerkit/signerkit/keybase"
 	"github.com/signerkit/signerkit/privval"
 	"github.com/signerkit/signerkit/privval/privvaltest"
@@ -29,21 +30,28 @@ import (
 	"github.com/signerkit/signerkit/signer"
 )
 
-var bin string
-
+// TestMain starts building the command while the in-process tests run;
+// the tests that run it wait for the build (signerkit), made once.
 func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "signerkit-bin-")
-	if err != nil {
-		panic(err)
+	proctest.Prebuild(".", "signerkit")
+	os.Exit(proctest.Main(m))
+}
+
+// signerkit returns the built command.
+func signerkit(t *testing.T) string {
+	t.Helper()
+	return proctest.Build(t, "signerkit")
+}
+
+// command is the command signerkit with args, its environment the test's
+// with env added.
+func command(t *testing.T, env []string, args ...string) *exec.Cmd {
+	t.Helper()
+	cmd := exec.Command(signerkit(t), args...)
+	if env != nil {
+		cmd.Env = append(os.Environ(), env...)
 	}
-	bin = filepath.Join(dir, "signerkit")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		fmt.Fprintf(os.Stderr, "go build: %v\n%s", err, out)
-		os.Exit(1)
-	}
-	code := m.Run()
-	os.RemoveAll(dir)
-	os.Exit(code)
+	return cmd
 }
 
 // logBuffer collects a process's stderr and lets a test wait for a line.
@@ -73,7 +81,13 @@ type proc struct {
 
 func startProc(t *testing.T, args ...string) *proc {
 	t.Helper()
-	p := &proc{cmd: exec.Command(bin, args...), log: &logBuffer{}, done: make(chan error, 1)}
+	return startProcEnv(t, nil, args...)
+}
+
+// startProcEnv is startProc with env added to the process's environment.
+func startProcEnv(t *testing.T, env []string, args ...string) *proc {
+	t.Helper()
+	p := &proc{cmd: command(t, env, args...), log: &logBuffer{}, done: make(chan error, 1)}
 	p.cmd.Stderr = p.log
 	p.cmd.Stdout = p.log
 	if err := p.cmd.Start(); err != nil {
@@ -105,7 +119,13 @@ func (p *proc) wait(t *testing.T) error {
 
 func runCmd(t *testing.T, args ...string) string {
 	t.Helper()
-	out, err := exec.Command(bin, args...).CombinedOutput()
+	return runCmdEnv(t, nil, args...)
+}
+
+// runCmdEnv is runCmd with env added to the command's environment.
+func runCmdEnv(t *testing.T, env []string, args ...string) string {
+	t.Helper()
+	out, err := command(t, env, args...).CombinedOutput()
 	if err != nil {
 		t.Fatalf("signerkit %s: %v\n%s", strings.Join(args, " "), err, out)
 	}
@@ -116,13 +136,20 @@ func runCmd(t *testing.T, args ...string) string {
 // and an initialised state, and returns the config's path.
 func setup(t *testing.T, protocol, key, addr, extra string) (dir, cfgPath string) {
 	t.Helper()
+	return setupEnv(t, nil, protocol, key, addr, extra)
+}
+
+// setupEnv is setup with env added to the environment of the command
+// that initialises the state.
+func setupEnv(t *testing.T, env []string, protocol, key, addr, extra string) (dir, cfgPath string) {
+	t.Helper()
 	dir = t.TempDir()
 	cfgPath = filepath.Join(dir, "signerkit.toml")
 	writeConfig(t, cfgPath, dir, protocol, key, addr, extra)
 	if err := os.Mkdir(filepath.Join(dir, "state"), 0o700); err != nil {
 		t.Fatal(err)
 	}
-	runCmd(t, "state", "init", "-config", cfgPath, "-height", "1")
+	runCmdEnv(t, env, "state", "init", "-config", cfgPath, "-height", "1")
 	return dir, cfgPath
 }
 
@@ -200,6 +227,7 @@ func voteBytes(t *testing.T, v *privvaltest.Vote) []byte {
 // TestCommands: init, keys show, state show and version, run as an
 // operator runs them.
 func TestCommands(t *testing.T) {
+	t.Parallel()
 	home := filepath.Join(t.TempDir(), "home")
 	out := runCmd(t, "init", "-home", home, "-chain", "c1", "-key", "inprocess:file="+filepath.Join(home, "v.pem"))
 	if !strings.Contains(out, "identity ed25519:") || !strings.Contains(out, "no double-sign state for chain c1") ||
@@ -210,7 +238,7 @@ func TestCommands(t *testing.T) {
 	if _, err := daemon.LoadConfig(cfgPath); err != nil {
 		t.Fatalf("the config init writes does not load: %v", err)
 	}
-	if out, err := exec.Command(bin, "init", "-home", home).CombinedOutput(); err == nil || !strings.Contains(string(out), "never overwrites") {
+	if out, err := command(t, nil, "init", "-home", home).CombinedOutput(); err == nil || !strings.Contains(string(out), "never overwrites") {
 		t.Fatalf("second init: %v %s", err, out)
 	}
 	pub := writeKey(t, filepath.Join(home, "v.pem"), 5)
@@ -247,7 +275,7 @@ func TestCommands(t *testing.T) {
 	if out := runCmd(t, "state", "show", "-config", cfgPath); !strings.Contains(out, "c1     100") && !strings.Contains(out, " 100 ") {
 		t.Errorf("state show after init 100:\n%s", out)
 	}
-	if out, err := exec.Command(bin, "state", "init", "-config", cfgPath, "-height", "50").CombinedOutput(); err == nil {
+	if out, err := command(t, nil, "state", "init", "-config", cfgPath, "-height", "50").CombinedOutput(); err == nil {
 		t.Errorf("state init lowered the state:\n%s", out)
 	}
 	if out := runCmd(t, "version"); !strings.HasPrefix(out, "signerkit ") {
@@ -255,12 +283,12 @@ func TestCommands(t *testing.T) {
 	}
 	// keys import into a keybase and list it.
 	kb := filepath.Join(t.TempDir(), "kb")
-	t.Setenv("SK_TEST_PASS", "correct horse")
-	out = runCmd(t, "keys", "import", "-from", filepath.Join(home, "v.pem"), "-to", "keybase:dir="+kb+";label=val?pin-source=env:SK_TEST_PASS")
+	env := []string{"SK_TEST_PASS=correct horse"}
+	out = runCmdEnv(t, env, "keys", "import", "-from", filepath.Join(home, "v.pem"), "-to", "keybase:dir="+kb+";label=val?pin-source=env:SK_TEST_PASS")
 	if !strings.Contains(out, addr) {
 		t.Errorf("keys import:\n%s", out)
 	}
-	out = runCmd(t, "keys", "list", "keybase:dir="+kb)
+	out = runCmdEnv(t, env, "keys", "list", "keybase:dir="+kb)
 	if !strings.Contains(out, "val") || !strings.Contains(out, addr) {
 		t.Errorf("keys list:\n%s", out)
 	}
@@ -268,6 +296,7 @@ func TestCommands(t *testing.T) {
 
 // TestStartFailsClosed: the binary refuses to start, exit 1, with the fix.
 func TestStartFailsClosed(t *testing.T) {
+	t.Parallel()
 	ln := listener(t, "tcp")
 	dir, cfgPath := setup(t, "cometbft-v0.34", "inprocess:file=k.pem", "unix:///nonexistent/s", "")
 	writeConfig(t, cfgPath, dir, "cometbft-v0.34", "inprocess:file=k.pem", "tcp://"+ln.Address(), "")
@@ -289,9 +318,12 @@ func TestStartFailsClosed(t *testing.T) {
 // syncs the state and exits 0; a sign answered is in the state, one not
 // answered is not.
 func TestSIGTERMFinishesInFlightSign(t *testing.T) {
+	t.Parallel()
 	kb := filepath.Join(t.TempDir(), "kb")
-	t.Setenv("SK_TEST_PASS", "pass")
-	st, err := keybase.OpenStore(context.Background(), keybase.Config{Dir: kb, Secret: signer.SecretEnv("SK_TEST_PASS")})
+	// The processes read the passphrase from SK_TEST_PASS; the
+	// environment is theirs alone, so that the tests can run in parallel.
+	env := []string{"SK_TEST_PASS=pass"}
+	st, err := keybase.OpenStore(context.Background(), keybase.Config{Dir: kb, Secret: signer.SecretBytes([]byte("pass"))})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -302,10 +334,10 @@ func TestSIGTERMFinishesInFlightSign(t *testing.T) {
 	st.Close()
 	pub := info.Public.(ed25519.PublicKey)
 	ln := listener(t, "unix")
-	_, cfgPath := setup(t, "cometbft-v0.34", "keybase:dir="+kb+";label=val?pin-source=env:SK_TEST_PASS&mode=per-sign", "unix://"+ln.Address(), "")
+	_, cfgPath := setupEnv(t, env, "cometbft-v0.34", "keybase:dir="+kb+";label=val?pin-source=env:SK_TEST_PASS&mode=per-sign", "unix://"+ln.Address(), "")
 	inFlight := 0
 	for h := int64(1); h <= 5 && inFlight < 2; h++ {
-		p := startProc(t, "start", "-config", cfgPath)
+		p := startProcEnv(t, env, "start", "-config", cfgPath)
 		c := accept(t, ln)
 		v := prevote(h, []byte{byte(h)})
 		answer := make(chan error, 1)
@@ -326,7 +358,7 @@ func TestSIGTERMFinishesInFlightSign(t *testing.T) {
 			t.Fatalf("exit after SIGTERM: %v", err)
 		}
 		c.Close()
-		out := runCmd(t, "state", "show", "-config", cfgPath)
+		out := runCmdEnv(t, env, "state", "show", "-config", cfgPath)
 		recorded := strings.Contains(out, fmt.Sprintf("test-chain  %d ", h))
 		switch {
 		case aerr == nil:
@@ -352,6 +384,7 @@ func TestSIGTERMFinishesInFlightSign(t *testing.T) {
 // TestSIGHUPReloadsAllowlist: a node whose identity is not allowed is
 // refused; once the config lists it and SIGHUP is sent, it is served.
 func TestSIGHUPReloadsAllowlist(t *testing.T) {
+	t.Parallel()
 	ln := listener(t, "tcp")
 	nodeKey := ed25519.NewKeyFromSeed(bytes.Repeat([]byte{0x33}, 32))
 	nodePub := nodeKey.Public().(ed25519.PublicKey)
@@ -420,6 +453,8 @@ func TestSIGHUPReloadsAllowlist(t *testing.T) {
 // sign), then restarted on the same state. No height gets two signatures,
 // and every signature answered is in the state.
 func TestSIGKILLNeverDoubleSigns(t *testing.T) {
+	// Not in parallel: its kills land 5 to 45 ms into a run, and a signer
+	// starved of CPU by the other tests may sign too little to check.
 	ln := listener(t, "unix")
 	dir, cfgPath := setup(t, "cometbft-v0.34", "inprocess:file=k.pem", "unix://"+ln.Address(), "")
 	pub := writeKey(t, filepath.Join(dir, "k.pem"), 9)

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"github.com/signerkit/signerkit/internal/proctest"
+	"os"
 	"os/exec"
 	"strings"
 	"testing"
@@ -14,6 +15,9 @@ import (
 	"github.com/signerkit/signerkit/signer"
 	"github.com/signerkit/signerkit/yubihsm"
 )
+
+// TestMain removes the command proctest builds, once for all the tests.
+func TestMain(m *testing.M) { os.Exit(proctest.Main(m)) }
 
 // start builds the command, starts it with args and returns it with the
 // address it printed.
@@ -26,6 +30,7 @@ func start(t *testing.T, args ...string) (*exec.Cmd, string) {
 func stop(t *testing.T, cmd *exec.Cmd) { t.Helper(); proctest.Stop(t, cmd) }
 
 func TestSignThroughProcess(t *testing.T) {
+	t.Parallel()
 	seed := make([]byte, ed25519.SeedSize)
 	for i := range seed {
 		seed[i] = byte(i)
@@ -65,6 +70,7 @@ func TestSignThroughProcess(t *testing.T) {
 // modeled time on the yubihsm2 profile, fails under a 300 ms deadline with
 // context.DeadlineExceeded and succeeds under a longer one.
 func TestDeadlineThroughProcess(t *testing.T) {
+	t.Parallel()
 	cmd, url := start(t, "-addr", "127.0.0.1:0", "-profile", "yubihsm2", "-time", "accounted", "-seed", strings.Repeat("22", 32))
 	k, err := yubihsm.Open(context.Background(), yubihsm.Config{Connector: url, Secret: signer.SecretBytes([]byte("password")),
 		Key: signer.KeyRef{Label: "validator"}, KeepAlive: -1, Simulator: true})
@@ -106,6 +112,7 @@ func bytesOf(b byte) []byte {
 }
 
 func TestFaultAtStart(t *testing.T) {
+	t.Parallel()
 	cmd, url := start(t, "-addr", "127.0.0.1:0", "-profile", "none", "-seed", strings.Repeat("11", 32), "-fault", "small-order-key")
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
