@@ -370,7 +370,15 @@ func TestSIGTERMFinishesInFlightSign(t *testing.T) {
 				t.Fatalf("height %d was answered but the state does not hold it:\n%s", h, out)
 			}
 		case recorded:
-			t.Fatalf("height %d is in the state but was not answered (%v)", h, aerr)
+			// The guard records a height before the backend signs, so a
+			// sign that then fails (a bcrypt starved past the sign
+			// timeout on a loaded machine) leaves it recorded and is
+			// answered with the failure. What SIGTERM must not do is cut
+			// a recorded sign off unanswered.
+			var re *privvaltest.RemoteSignerError
+			if !errors.As(aerr, &re) {
+				t.Fatalf("height %d is in the state but its sign was cut off unanswered (%v)", h, aerr)
+			}
 		}
 		if !strings.Contains(p.log.String(), "stopped") {
 			t.Fatalf("no clean stop logged")
