@@ -100,6 +100,7 @@ func TestCrash(t *testing.T) {
 	if os.Getenv("GUARD_CRASH_DIR") != "" {
 		t.Skip("in the child")
 	}
+	t.Parallel() // its children get a directory of their own, and the env var only in cmd.Env
 	runs := 50
 	if testing.Short() {
 		runs = 10

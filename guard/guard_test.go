@@ -428,6 +428,7 @@ func TestStorageFailures(t *testing.T) {
 // Three sentries send the same height/round/step at once: each gets the
 // same signature and the backend signs once.
 func TestSentries(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	key := newKey(8)
 	key.delay = 50 * time.Microsecond // widen the race

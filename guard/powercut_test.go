@@ -512,6 +512,7 @@ var powerChains = map[string]signbytes.Format{"power-a": signbytes.CometBFT, "po
 // TestPowerCut signs through a Guard and cuts the power at random
 // operations of its file system, then opens a Guard on each image.
 func TestPowerCut(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name     string
 		sentries int
@@ -522,6 +523,7 @@ func TestPowerCut(t *testing.T) {
 		{"four sentries per chain", 4, 60, 0.15},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel() // each case has a rig, Guard and file system of its own
 			ctx := context.Background()
 			rig := newPowerRig(t, 7, tc.prob, 3, true)
 			// power-a is made by AutoInit on its first sign; power-b by
@@ -572,8 +574,10 @@ func TestPowerCut(t *testing.T) {
 // while nothing has been signed on it; once a signature is released the
 // file must be there in every image.
 func TestPowerCutCreate(t *testing.T) {
+	t.Parallel()
 	for _, auto := range []bool{false, true} {
 		t.Run(fmt.Sprintf("AutoInit=%v", auto), func(t *testing.T) {
+			t.Parallel()
 			ctx := context.Background()
 			rig := newPowerRig(t, 11, 1, 16, auto)
 			const chain = "power-create"

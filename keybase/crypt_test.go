@@ -71,6 +71,7 @@ func TestKnownAnswerAmino(t *testing.T) {
 // The C.5 armor decrypts to the C.5 key, and the key sealed with the C.5
 // salt and nonce is the C.5 armor byte for byte.
 func TestKnownAnswerArmor(t *testing.T) {
+	t.Parallel() // two bcrypts at cost 12, on constants of its own
 	ctx := context.Background()
 	// The bcrypt string itself is internal/bcryptsalt's known answer.
 	if k := sha256.Sum256([]byte(katBcrypt)); !bytes.Equal(k[:], katKey) {

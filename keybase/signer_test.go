@@ -17,6 +17,7 @@ import (
 )
 
 func TestConformance(t *testing.T) {
+	t.Parallel() // a store in a directory of its own
 	ctx := context.Background()
 	s := testStore(t)
 	for _, alg := range []signer.Algorithm{signer.Ed25519, signer.ECDSASecp256k1} {

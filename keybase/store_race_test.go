@@ -130,6 +130,7 @@ func TestImportExportsWhatGnokeyReads(t *testing.T) {
 // replacing a key's file, others read it, and every read finds a whole
 // file.
 func TestStoreReadersSeeWholeFiles(t *testing.T) {
+	t.Parallel() // a store in a directory of its own
 	ctx := context.Background()
 	s := testStore(t)
 	pass := []signer.Secret{secretOf("p0"), secretOf("p1")}

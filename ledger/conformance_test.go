@@ -35,6 +35,7 @@ var faces = []face{
 }
 
 func TestConformanceValidatorApp(t *testing.T) {
+	t.Parallel()
 	for _, f := range faces {
 		t.Run(f.name, func(t *testing.T) {
 			t.Parallel()
@@ -57,6 +58,7 @@ func TestConformanceValidatorApp(t *testing.T) {
 }
 
 func TestConformanceRaw(t *testing.T) {
+	t.Parallel()
 	for _, f := range faces {
 		t.Run(f.name, func(t *testing.T) {
 			t.Parallel()
@@ -114,6 +116,7 @@ func TestRealDevice(t *testing.T) {
 // Signers opened by URI (signer.Open, over the simulator's Speculos face)
 // and by a Store's OpenKey pass the suite too.
 func TestConformanceURIAndStore(t *testing.T) {
+	t.Parallel()
 	t.Run("uri", func(t *testing.T) {
 		t.Parallel()
 		dev := ledgersim.MustNew(ledgersim.Config{Time: ledgersim.Accounted})

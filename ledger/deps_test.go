@@ -10,6 +10,7 @@ import (
 // gRPC, protobuf and zap packages it brings: those belong to package
 // ledgergo alone. Measured by go list, as a build would see it.
 func TestNoLedgerGoDependency(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("runs go list")
 	}

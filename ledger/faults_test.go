@@ -4,6 +4,8 @@ import (
 	"context"
 	"crypto/ed25519"
 	"errors"
+	"flag"
+	"strconv"
 	"testing"
 	"time"
 
@@ -18,7 +20,21 @@ import (
 
 func TestMain(m *testing.M) {
 	benchtime.Default(benchtime.Short)
+	defaultParallel(8)
 	goleak.VerifyTestMain(m)
+}
+
+// defaultParallel sets -parallel to n unless the command line set it. The
+// parallel tests here mostly wait (on deadlines, a hung or slow simulated
+// device), not compute, so more of them than GOMAXPROCS, go's default, may
+// run at once: on a 2-core machine that default serialised their waits.
+func defaultParallel(n int) {
+	flag.Parse()
+	set := false
+	flag.Visit(func(f *flag.Flag) { set = set || f.Name == "test.parallel" })
+	if !set {
+		flag.Set("test.parallel", strconv.Itoa(n))
+	}
 }
 
 // faultDeadline is the deadline of a sign that meets a fault.
@@ -68,6 +84,9 @@ func TestFaults(t *testing.T) {
 	for _, tc := range cases {
 		for _, fname := range tc.faces {
 			t.Run(tc.fault.String()+"/"+fname, func(t *testing.T) {
+				// Each case has a device and signer of its own and
+				// mostly waits for its deadline.
+				t.Parallel()
 				dev := ledgersim.MustNew(ledgersim.Config{Time: ledgersim.Accounted})
 				var f face
 				for _, x := range faces {
@@ -199,6 +218,7 @@ func (r *replayer) Exchange(ctx context.Context, apdu []byte) ([]byte, error) {
 // slow user returns when ctx ends; a rejection unwraps to ErrRejected and
 // the app asks again next time.
 func TestConfirmHonoursContext(t *testing.T) {
+	t.Parallel()
 	dev := ledgersim.MustNew(ledgersim.Config{Time: ledgersim.Realtime, ConfirmDelay: time.Hour})
 	s := openSigner(t, dev.HIDDialer(), ledger.Config{})
 	heights := tm2.NewHeights("", 1)

@@ -74,8 +74,10 @@ func TestPublicIsACopy(t *testing.T) {
 // Config.SignTimeout on a hung device, and frees the device's one sign
 // slot: once the device answers again, signs work.
 func TestSignTimeout(t *testing.T) {
+	t.Parallel()
 	for _, f := range faces[:3] {
 		t.Run(f.name, func(t *testing.T) {
+			t.Parallel()
 			// A device that signs well within the timeout: accounted
 			// modeled time counts against the deadline.
 			fast := ledgersim.NanoSPlus

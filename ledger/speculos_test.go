@@ -63,6 +63,7 @@ func (c *raceConn) SetDeadline(t time.Time) error {
 // and must not leave the connection's deadline in the past for the next
 // exchange, which has a live context.
 func TestSpeculosCancelledExchangeLeavesNoDeadline(t *testing.T) {
+	t.Parallel()
 	client, server := net.Pipe()
 	defer client.Close()
 	go func() { // a Speculos that answers every APDU with 90 00

@@ -131,6 +131,7 @@ func TestNetworkDKG(t *testing.T) {
 // TestNetworkDKGRefusesImpostor: a participant whose certificate is not
 // its own name is not admitted, and the key generation fails.
 func TestNetworkDKGRefusesImpostor(t *testing.T) {
+	t.Parallel() // the others wait out the timeout for the refused participant
 	res := runNetworkDKG(t, 2, 3, map[frost.Identifier]string{3: "party-2"}, 2*time.Second)
 	for i, r := range res {
 		if r.err == nil {

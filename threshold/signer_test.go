@@ -24,6 +24,7 @@ func TestConformance(t *testing.T)      { conformance(t, false) }
 func TestConformanceLocal(t *testing.T) { conformance(t, true) }
 
 func conformance(t *testing.T, local bool) {
+	t.Parallel() // a cluster of its own; the suite's time bounds are generous
 	h := newHangSwitch()
 	c := startCluster(t, thresholdtest.Options{Local: local, WrapListener: h.wrap})
 	cfg := c.Config
@@ -134,6 +135,7 @@ func TestHungPartyRoutedAround(t *testing.T) {
 }
 
 func TestDeadlineWhenTooFewParties(t *testing.T) {
+	t.Parallel() // waits out a deadline
 	c := startCluster(t, thresholdtest.Options{})
 	s := newSigner(t, c.Config)
 	mustSign(t, s, []byte("up"))
@@ -272,6 +274,7 @@ func TestBytesPerSign(t *testing.T) {
 }
 
 func TestTLSRefusesStrangers(t *testing.T) {
+	t.Parallel() // waits out two deadlines
 	c := startCluster(t, thresholdtest.Options{})
 	other := startCluster(t, thresholdtest.Options{})
 	// A coordinator with a certificate from another CA.

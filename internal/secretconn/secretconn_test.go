@@ -6,10 +6,12 @@ import (
 	"crypto"
 	"crypto/ed25519"
 	"errors"
+	"flag"
 	"io"
 	"math/rand/v2"
 	"net"
 	"os"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -23,7 +25,20 @@ import (
 
 func TestMain(m *testing.M) {
 	benchtime.Default(benchtime.Short)
+	defaultParallel(32)
 	goleak.VerifyTestMain(m)
+}
+
+// defaultParallel sets -parallel to n unless the command line set it: the
+// parallel subtests here (TestHangingPeer's) wait out a deadline rather
+// than compute, and go's default of GOMAXPROCS would run two at a time.
+func defaultParallel(n int) {
+	flag.Parse()
+	set := false
+	flag.Visit(func(f *flag.Flag) { set = set || f.Name == "test.parallel" })
+	if !set {
+		flag.Set("test.parallel", strconv.Itoa(n))
+	}
 }
 
 var variants = []Variant{Merlin, PreMerlin}
@@ -384,11 +399,16 @@ func TestHangingPeer(t *testing.T) {
 			c.Write(make([]byte, 100))
 		},
 	}
+	// The cases run in parallel, each mostly waiting out its deadline, so
+	// goroutines left behind are looked for once all of them have ended
+	// (a cleanup of the parent runs after its parallel subtests), not
+	// after each, which would see the others' as leaks.
+	t.Cleanup(func() { goleak.VerifyNone(t) })
 	for name, script := range scripts {
 		for _, tr := range transports {
 			for _, v := range variants {
 				t.Run(name+"/"+tr.name+"/"+v.String(), func(t *testing.T) {
-					defer goleak.VerifyNone(t)
+					t.Parallel()
 					const d = 150 * time.Millisecond
 					ctx, cancel := context.WithTimeout(context.Background(), d)
 					defer cancel()

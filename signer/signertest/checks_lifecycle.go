@@ -5,6 +5,7 @@ import (
 	"crypto"
 	"crypto/rand"
 	"errors"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -118,25 +119,37 @@ func checkClose(c *checker) {
 func checkCloseWhileSigning(c *checker) {
 	s := c.openSigner()
 	n := min(4, c.opts.concurrency())
-	var ready, done sync.WaitGroup
-	var closing atomic.Bool       // set just before Close is called
-	closed := make(chan struct{}) // closed once Close has returned
+	var ready, started, done sync.WaitGroup
+	var closing atomic.Bool        // set just before Close is called
+	release := make(chan struct{}) // closed once every goroutine has signed once
+	closed := make(chan struct{})  // closed once Close has returned
 	for range n {
 		ready.Add(1)
+		started.Add(1)
 		done.Add(1)
 		go func() {
 			defer done.Done()
 			defer c.recoverPanic()
-			signalled := false
+			signalled, begun := false, false
 			defer func() {
 				if !signalled {
 					ready.Done()
 				}
+				if !begun {
+					started.Done()
+				}
 			}()
 			// Sign until Close is called: it comes once every goroutine has
-			// signed once, so signs are in flight when it does. Any of them
-			// may succeed or fail with ErrClosed.
+			// signed once and then begun signing again, so signs are in
+			// flight when it does. Any of them may succeed or fail with
+			// ErrClosed. A goroutine that has signed once waits for the
+			// others to have too, rather than spin signing while they wait
+			// for a CPU.
 			for !closing.Load() {
+				if signalled && !begun {
+					begun = true
+					started.Done()
+				}
 				msg := c.message(c.size(32))
 				ctx, cancel := c.ctx()
 				sig, err := s.SignContext(ctx, msg)
@@ -154,7 +167,13 @@ func checkCloseWhileSigning(c *checker) {
 				if !signalled {
 					signalled = true
 					ready.Done()
+					<-release
+					continue
 				}
+				// Let a goroutine that has yet to begin its second sign
+				// have the CPU now, not at the next preemption (10 ms on):
+				// until it does, Close waits and this loop spins.
+				runtime.Gosched()
 			}
 			// A sign that starts after Close returned must fail.
 			<-closed
@@ -166,6 +185,8 @@ func checkCloseWhileSigning(c *checker) {
 		}()
 	}
 	ready.Wait()
+	close(release)
+	started.Wait()
 	closing.Store(true)
 	if err := s.Close(); err != nil {
 		c.errorf("Close while signing: %v", err)
