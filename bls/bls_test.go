@@ -18,6 +18,7 @@ import (
 )
 
 func TestConformance(t *testing.T) {
+	t.Parallel()
 	for _, alg := range algs {
 		t.Run(alg.String(), func(t *testing.T) {
 			t.Parallel()
@@ -36,6 +37,7 @@ func TestConformance(t *testing.T) {
 // bytes (BLS signatures are deterministic), with each scheme's DST and the
 // proof-of-possession scheme's.
 func TestCircl(t *testing.T) {
+	t.Parallel()
 	for _, alg := range algs {
 		t.Run(alg.String(), func(t *testing.T) {
 			t.Parallel()

@@ -49,6 +49,7 @@ func TestSmallOrderKeysRefused(t *testing.T) {
 // TestPublicIsACopy: changing what Public returned does not change the
 // Signer's key (issue 19, point 5).
 func TestPublicIsACopy(t *testing.T) {
+	t.Parallel()
 	for _, alg := range []signer.Algorithm{signer.Ed25519, signer.ECDSAP256, signer.ECDSASecp256k1, signer.RSAPSS} {
 		t.Run(alg.String(), func(t *testing.T) {
 			k, err := inprocess.Generate(alg)

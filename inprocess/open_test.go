@@ -28,6 +28,7 @@ func writeKey(t *testing.T, name string) (string, ed25519.PublicKey) {
 }
 
 func TestOpenConformance(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	for _, file := range []string{"ed25519-pkcs8.pem", "secp256k1-sec1.pem", "p384-sec1.pem", "cometbft-ed25519.json"} {
 		t.Run(file, func(t *testing.T) {

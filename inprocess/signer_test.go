@@ -9,6 +9,7 @@ import (
 )
 
 func TestConformance(t *testing.T) {
+	t.Parallel()
 	for _, alg := range signer.Algorithms() {
 		t.Run(alg.String(), func(t *testing.T) {
 			t.Parallel()

@@ -15,6 +15,7 @@ import (
 )
 
 func TestStoreConformance(t *testing.T) {
+	t.Parallel()
 	var store inprocess.Store // the zero value is ready
 	defer store.Close()
 	signertest.RunKeyStore(t, &store, signertest.KeyStoreOptions{})
@@ -194,6 +195,7 @@ func TestStoreRefs(t *testing.T) {
 }
 
 func TestStorePublicKeysAreCopies(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	var store inprocess.Store
 	ki, err := store.GenerateKey(ctx, signer.RSAPSS, "rsa")

@@ -66,6 +66,7 @@ func TestRFC8032(t *testing.T) {
 // implementation, against a textbook one that shares no code with it
 // (internal/refsecp256k1), and against crypto/ecdsa.
 func TestSecp256k1Independent(t *testing.T) {
+	t.Parallel()
 	for i := range 50 {
 		key, err := inprocess.Generate(signer.ECDSASecp256k1)
 		if err != nil {

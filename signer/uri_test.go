@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/signerkit/signerkit/signer"
@@ -308,15 +309,28 @@ func FuzzParseURI(f *testing.F) {
 	})
 }
 
+// registryTest registers the "signerkit-test" scheme once per process,
+// so that TestRegistry can run again (-count); its OpenFunc calls open, the
+// running test's.
+var registryTest struct {
+	once sync.Once
+	open signer.OpenFunc
+}
+
 func TestRegistry(t *testing.T) {
 	var gotURI string
 	var gotSecret []byte
-	signer.Register("signerkit-test", func(ctx context.Context, uri string, secret signer.Secret) (signer.Signer, error) {
+	registryTest.open = func(ctx context.Context, uri string, secret signer.Secret) (signer.Signer, error) {
 		gotURI = uri
 		if secret != nil {
 			gotSecret, _ = secret()
 		}
 		return nil, errors.New("opened")
+	}
+	registryTest.once.Do(func() {
+		signer.Register("signerkit-test", func(ctx context.Context, uri string, secret signer.Secret) (signer.Signer, error) {
+			return registryTest.open(ctx, uri, secret)
+		})
 	})
 	if !contains(signer.Schemes(), "signerkit-test") {
 		t.Errorf("Schemes() = %v", signer.Schemes())

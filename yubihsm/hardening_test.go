@@ -236,6 +236,7 @@ func returnsWithin(t *testing.T, limit time.Duration, f func() error) error {
 // TestRequestTimeoutCustomClient: RequestTimeout bounds a request carried
 // by a caller's HTTPClient that has no timeout of its own.
 func TestRequestTimeoutCustomClient(t *testing.T) {
+	t.Parallel()
 	hc := &http.Client{Transport: &http.Transport{}}
 	t.Cleanup(hc.CloseIdleConnections)
 	k := hung(t, func(c *yubihsm.Config) {

@@ -125,6 +125,7 @@ func TestRetryOnRefusedSession(t *testing.T) {
 func TestUnansweredCommand(t *testing.T) {
 	for _, ran := range []bool{false, true} {
 		t.Run(fmt.Sprintf("ran=%v", ran), func(t *testing.T) {
+			t.Parallel()
 			dev, rt, k := simKey(t)
 			msg := []byte("a vote")
 			sign := func(ctx context.Context) error { return signVerified(t, ctx, k, msg) }

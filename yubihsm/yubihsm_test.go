@@ -96,7 +96,7 @@ func waitOpenSessions(t testing.TB, dev *yubihsmsim.Device, want int, which stri
 }
 
 // TestConformance runs the suite on each algorithm, and on keys that keep
-// four sessions each.
+// four sessions each: in parallel subtests, each on its own simulator.
 func TestConformance(t *testing.T) {
 	for _, tc := range []struct {
 		name     string
@@ -108,6 +108,7 @@ func TestConformance(t *testing.T) {
 		{"ed25519-sessions=4", signer.Ed25519, 4},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			dev, url := sim(t, yubihsmsim.Config{})
 			cfg := config(url)
 			cfg.Sessions = tc.sessions
@@ -125,6 +126,7 @@ func TestConformance(t *testing.T) {
 }
 
 func TestKeyStore(t *testing.T) {
+	t.Parallel()
 	_, url := sim(t, yubihsmsim.Config{})
 	st := openStore(t, config(url))
 	signertest.RunKeyStore(t, st, signertest.KeyStoreOptions{

@@ -134,7 +134,14 @@ func openDB(ctx context.Context, home string, wait time.Duration) (db *leveldb.D
 		case <-t.C:
 		case <-ctx.Done():
 			t.Stop()
-			return nil, false, &LockedError{Path: path, Waited: time.Since(start), Err: ctx.Err()}
+		}
+		// A context done during the pause ends the wait, whichever of the
+		// two the select saw first: when both were ready (a deadline that
+		// fell with the pause's end, or a late wakeup), it may have taken
+		// the timer, and the wait must still end with a *LockedError, not
+		// with the bare context error of the check before the first try.
+		if err := ctx.Err(); err != nil {
+			return nil, false, &LockedError{Path: path, Waited: time.Since(start), Err: err}
 		}
 		pause = min(2*pause, maxLockMS*time.Millisecond)
 	}
