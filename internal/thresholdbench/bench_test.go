@@ -6,6 +6,10 @@ import (
 	"fmt"
 	"github.com/signerkit/signerkit/internal/benchtime"
 	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 
@@ -65,18 +69,43 @@ func poolSize() int {
 func BenchmarkThreshold(b *testing.B) {
 	b.Run(Row, func(b *testing.B) {
 		b.Run("sign", func(b *testing.B) {
+			// The fixtures of the rows that will run start together, at
+			// most three at once, and are all ready, pools full, before
+			// the first row: a fixture's start is round trips and filling
+			// its pools, and one after another they took a second or so
+			// each. Each sits idle until its rows.
+			groups := signGroups()
+			pending := make([]*pendingFixture, len(groups))
+			slots := make(chan struct{}, 3) // so that no party's first presign request waits long for the CPU
+			dir := b.TempDir()
+			for i, g := range groups {
+				if benchWillRun(b.Name(), "store="+g.store, "net="+g.net.Name) {
+					pending[i] = startFixture(g.config(dir), slots)
+				}
+			}
+			defer func() { // those no row took
+				for _, p := range pending {
+					if f, _ := p.wait(); f != nil {
+						f.Close()
+					}
+				}
+			}()
+			for _, p := range pending {
+				p.wait()
+			}
 			for _, store := range []string{"mem", "dir"} {
 				b.Run("store="+store, func(b *testing.B) {
-					for _, n := range Networks() {
-						if store == "dir" && n.Name != "same-zone" && n.Name != "transatlantic" {
-							continue // the file's cost is the same on every network
+					for i, g := range groups {
+						if g.store != store {
+							continue
 						}
-						b.Run("net="+n.Name, func(b *testing.B) {
-							cfg := Config{Net: n, PoolSize: poolSize()}
-							if store == "dir" {
-								cfg.NonceDir = b.TempDir()
+						b.Run("net="+g.net.Name, func(b *testing.B) {
+							p := pending[i]
+							if p == nil { // benchWillRun did not expect this row
+								p = startFixture(g.config(dir), make(chan struct{}, 1))
 							}
-							f, err := Start(context.Background(), cfg)
+							pending[i] = nil
+							f, err := p.wait()
 							if err != nil {
 								b.Fatal(err)
 							}
@@ -111,8 +140,118 @@ func BenchmarkThreshold(b *testing.B) {
 		b.Run("compute/coordinator-commitment", CoordinatorCommitment)
 		b.Run("compute/coordinator-aggregate", CoordinatorAggregate)
 		b.Run("dkg/inprocess", DKGInProcess)
-		for _, n := range Networks() {
-			b.Run("dkg/net="+n.Name, func(b *testing.B) { DKGNet(b, n) })
+		// Each row's mesh is connected before the first of these rows (the
+		// meshes together: connecting one is mostly waiting for round
+		// trips, sequentially) and kept for the row's runs.
+		nets := Networks()
+		meshes := make([]dkgRowMesh, len(nets))
+		var connecting sync.WaitGroup
+		for i, n := range nets {
+			if benchWillRun(b.Name(), "dkg", "net="+n.Name) {
+				connecting.Add(1)
+				go func() {
+					defer connecting.Done()
+					meshes[i].connectMesh(n)
+				}()
+			}
+		}
+		connecting.Wait()
+		for i, n := range nets {
+			b.Run("dkg/net="+n.Name, func(b *testing.B) { dkgNet(b, n, &meshes[i]) })
+			meshes[i].close()
 		}
 	})
+}
+
+// signGroup is the fixture of a run of sign rows: its nonce store and
+// network.
+type signGroup struct {
+	store string
+	net   Network
+}
+
+// signGroups lists the sign rows' fixtures in the order of the rows.
+func signGroups() []signGroup {
+	var out []signGroup
+	for _, store := range []string{"mem", "dir"} {
+		for _, n := range Networks() {
+			if store == "dir" && n.Name != "same-zone" && n.Name != "transatlantic" {
+				continue // the file's cost is the same on every network
+			}
+			out = append(out, signGroup{store, n})
+		}
+	}
+	return out
+}
+
+// config returns the Config of g's fixture, which keeps its nonces in a
+// directory below dir if g.store is "dir".
+func (g signGroup) config(dir string) Config {
+	cfg := Config{Net: g.net, PoolSize: poolSize()}
+	if g.store == "dir" {
+		cfg.NonceDir = filepath.Join(dir, g.net.Name)
+	}
+	return cfg
+}
+
+// pendingFixture is a Fixture starting in the background.
+type pendingFixture struct {
+	done chan struct{}
+	f    *Fixture
+	err  error
+}
+
+// startFixture starts a Fixture of cfg in the background, once it has a
+// place in slots.
+func startFixture(cfg Config, slots chan struct{}) *pendingFixture {
+	p := &pendingFixture{done: make(chan struct{})}
+	go func() {
+		defer close(p.done)
+		slots <- struct{}{}
+		defer func() { <-slots }()
+		p.f, p.err = Start(context.Background(), cfg)
+	}()
+	return p
+}
+
+// wait waits for p to start and returns its Fixture; a nil p has none.
+func (p *pendingFixture) wait() (*Fixture, error) {
+	if p == nil {
+		return nil, nil
+	}
+	<-p.done
+	return p.f, p.err
+}
+
+// benchWillRun reports whether -test.bench selects a sub-benchmark named
+// elems below the benchmark named parent, as package testing matches the
+// pattern, one element per level. It errs on the side of true: a pattern
+// it does not take apart (alternations, groups, classes) selects
+// everything, which costs a fixture started in vain at worst.
+func benchWillRun(parent string, elems ...string) bool {
+	f := flag.Lookup("test.bench")
+	if f == nil {
+		return true
+	}
+	pat := f.Value.String()
+	if pat == "" {
+		return false
+	}
+	if strings.ContainsAny(pat, "|([\\") {
+		return true
+	}
+	name := append(strings.Split(parent, "/"), elems...)
+	for i, e := range strings.Split(pat, "/") {
+		if i >= len(name) {
+			break
+		}
+		re, err := regexp.Compile(e)
+		if err != nil {
+			return true
+		}
+		if !re.MatchString(name[i]) {
+			return false
+		}
+	}
+	return true
 }
