@@ -68,6 +68,11 @@ type Config struct {
 	// the zero value is LockingSpin. It applies when this open loads the
 	// module: a module already loaded for the path is shared as it is.
 	Locking Locking
+
+	// faults gives the Store's pool the fault injection of tests
+	// (Store.Hang and Store.Gate in export_cgo_test.go); set by tests
+	// only, through WithFaults.
+	faults bool
 }
 
 // Locking says which mutexes a module uses for its own thread safety: the

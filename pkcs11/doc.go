@@ -95,9 +95,11 @@
 // application's sessions and forgets it when the last one closes, so a new
 // session is logged in if the token is not, and a sign that meets
 // CKR_USER_NOT_LOGGED_IN (or a key lookup that finds nothing while the
-// login went) logs in and is retried. These retries go on, the first at
-// once and then with a backoff of up to 50ms, as long as the sign's
-// context has time left (32 of them for a context that cannot end). A
+// login went) logs in and is retried, as is a sign whose key handle the
+// module refused, after looking the key up again. These retries, all
+// counted together, go on, the first at once and then with a backoff of up
+// to 50ms, until the sign's context reaches its deadline (32 of them in
+// all for a context without one). A
 // module loaded through two paths to one file (a symlink and its target)
 // is one module, initialized and finalized once. A PIN the token
 // refuses is a *PINError (wrapping signer.ErrWrongPassphrase) and is never

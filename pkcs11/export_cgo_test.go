@@ -21,26 +21,37 @@ func LoadedModules() map[string]int {
 	return out
 }
 
+// WithFaults makes the Store opened with c take the faults Hang and Gate
+// inject; Stores opened otherwise have none on their path.
+func WithFaults(c *Config) { c.faults = true }
+
+// faults returns t's faults, and fails the test binary when t was opened
+// without WithFaults.
+func (t *Store) faults() *faults {
+	if t.pool.faults == nil {
+		panic("pkcs11: Hang and Gate need a Store opened with WithFaults")
+	}
+	return t.pool.faults
+}
+
 // Hang makes every operation on t block before it reaches the token, as on
-// a token that stopped answering, until release is called.
+// a token that stopped answering, until release is called. t must have
+// been opened WithFaults.
 func (t *Store) Hang() (release func()) {
+	f := t.faults()
 	ch := make(chan struct{})
-	t.pool.hang.Store(&ch)
+	f.hang.Store(&ch)
 	return func() {
-		t.pool.hang.Store(nil)
+		f.hang.Store(nil)
 		close(ch)
 	}
 }
 
-// Gate makes every operation on t hold the returned lock for reading while
-// it is in the module; a test holding it for writing may then close t's
+// Gate returns the lock every operation on t holds for reading while it is
+// in the module; a test holding it for writing may then close t's
 // sessions behind its back without SoftHSM2 freeing a session another
-// thread is signing on. Call it before any operation starts.
-func (t *Store) Gate() *sync.RWMutex {
-	g := new(sync.RWMutex)
-	t.pool.gate.Store(g)
-	return g
-}
+// thread is signing on. t must have been opened WithFaults.
+func (t *Store) Gate() *sync.RWMutex { return &t.faults().gate }
 
 // IdleSessions returns the handles of the pool's idle sessions.
 func (t *Store) IdleSessions() []uint {
@@ -61,12 +72,35 @@ func (t *Store) BusySessions() int {
 }
 
 // SignViaMiekg makes k sign through miekg/pkcs11's SignInit and Sign
-// rather than its own direct calls, for tests of that path.
-func (k *Signer) SignViaMiekg() { k.viaMiekg = true }
+// rather than its own direct calls, for tests of that path. Call it
+// before k signs.
+func (k *Signer) SignViaMiekg() { k.path = miekgPath{} }
+
+// mangled passes the signatures of path through f.
+type mangled struct {
+	path signPath
+	f    func([]byte) []byte
+}
+
+func (m mangled) sign(k *Signer, sh p11.SessionHandle, h p11.ObjectHandle, req request, st *opStats) ([]byte, error) {
+	sig, err := m.path.sign(k, sh, h, req, st)
+	if err == nil {
+		sig = m.f(sig)
+	}
+	return sig, err
+}
 
 // MangleSignatures makes every signature the token returns to k pass
-// through f first, as from a faulty or hostile token.
-func (k *Signer) MangleSignatures(f func([]byte) []byte) { k.mangle = f }
+// through f first, as from a faulty or hostile token; nil undoes it. Call
+// it between signs.
+func (k *Signer) MangleSignatures(f func([]byte) []byte) {
+	if m, ok := k.path.(mangled); ok {
+		k.path = m.path
+	}
+	if f != nil {
+		k.path = mangled{k.path, f}
+	}
+}
 
 // CreateObject runs C_CreateObject with attrs on a session of t's pool.
 func (t *Store) CreateObject(ctx context.Context, attrs []*p11.Attribute) error {
@@ -96,7 +130,14 @@ func (t *Store) DestroyObjects(ctx context.Context, tmpl []*p11.Attribute) (int,
 }
 
 // DirectSign reports whether k's module signs through direct calls.
-func (k *Signer) DirectSign() bool { return k.tok.pool.mod.funcs != nil && !k.viaMiekg }
+func (k *Signer) DirectSign() bool {
+	path := k.path
+	if m, ok := path.(mangled); ok {
+		path = m.path
+	}
+	_, ok := path.(directPath)
+	return ok
+}
 
 // SignRaw runs C_SignInit(mech) and C_Sign(data) through the pool as a
 // sign does, giving the direct path a buffer of sigLen bytes.

@@ -128,7 +128,7 @@ func TestPublicReturnsCopies(t *testing.T) {
 // signs again once it does.
 func TestSignTimeout(t *testing.T) {
 	const timeout = 300 * time.Millisecond
-	_, tok := openToken(t, func(c *pkcs11.Config) { c.SignTimeout = timeout })
+	_, tok := openToken(t, pkcs11.WithFaults, func(c *pkcs11.Config) { c.SignTimeout = timeout })
 	k := generateKey(t, tok, signer.Ed25519, "timeout")
 	msg := []byte("to a token that hangs")
 	release := tok.Hang()

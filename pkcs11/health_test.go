@@ -9,11 +9,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/signerkit/signerkit/pkcs11"
 	"github.com/signerkit/signerkit/signer"
 )
 
 func TestHealth(t *testing.T) {
-	st, tok := openToken(t)
+	st, tok := openToken(t, pkcs11.WithFaults)
 	k := generateKey(t, tok, signer.Ed25519, "health")
 	var h signer.HealthChecker = k
 	ctx := context.Background()

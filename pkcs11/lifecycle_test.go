@@ -75,7 +75,7 @@ func TestModuleShared(t *testing.T) {
 // stops answering, and checks that a sign waiting for a session (all of a
 // pool of one in use) gives up at its deadline too.
 func TestHungToken(t *testing.T) {
-	_, tok := openToken(t, func(c *pkcs11.Config) { c.PoolSize = 1 })
+	_, tok := openToken(t, pkcs11.WithFaults, func(c *pkcs11.Config) { c.PoolSize = 1 })
 	ctx := context.Background()
 	ki, err := tok.GenerateKey(ctx, signer.ECDSAP256, "hang")
 	if err != nil {
@@ -121,7 +121,7 @@ func TestHungToken(t *testing.T) {
 // TestOpenKeyDeadline: opening a key on a hung token returns at its
 // deadline, and the Signer opened once the token answers is closed.
 func TestOpenKeyDeadline(t *testing.T) {
-	_, tok := openToken(t)
+	_, tok := openToken(t, pkcs11.WithFaults)
 	ctx := context.Background()
 	ki, err := tok.GenerateKey(ctx, signer.Ed25519, "deadline")
 	if err != nil {

@@ -19,7 +19,7 @@ import (
 // idle ones kept for the next caller. A session that dies (the token closed
 // it, was unplugged, or someone called C_CloseAllSessions) is dropped with
 // every idle one that died with it (see drop), and the operation is
-// retried on a new session, until the operation's context ends.
+// retried on a new session, within the bound do sets.
 //
 // The login state is the token's, not a session's: PKCS#11 logs every
 // session of the application in at once, and logs them all out when the
@@ -42,15 +42,9 @@ type pool struct {
 	// up again when it moved.
 	logins atomic.Uint64
 
-	// hang, when set (by tests, through export_cgo_test.go), blocks every
-	// operation on the token until the channel is closed, as a token that
-	// stopped answering would.
-	hang atomic.Pointer[chan struct{}]
-	// gate, when set (by tests), is held for reading by every operation
-	// while it is in the module, so that a test can close the token's
-	// sessions behind the pool's back between calls: SoftHSM2 frees a
-	// session closed while another thread signs on it.
-	gate atomic.Pointer[sync.RWMutex]
+	// faults is set, by tests only, when the Store is opened (see
+	// Config.faults) and never changed after; nil in every other pool.
+	faults *faults
 
 	openMu sync.Mutex // held to open a session, and by drop
 
@@ -304,51 +298,66 @@ func failedIn(err error, op string) bool {
 }
 
 // maxRetriesNoDeadline bounds the retries of an operation whose context
-// cannot end; one whose context can end is retried until it does.
+// has no deadline: it is tried at most 1+maxRetriesNoDeadline times in all,
+// whatever failed. One whose context has a deadline is retried until it
+// ends.
 const maxRetriesNoDeadline = 32
+
+// maxGeneralErrors is how many tries of an operation may fail with
+// CKR_GENERAL_ERROR in a way a logout does not explain (see try); the
+// operation fails with the last of them.
+const maxGeneralErrors = 4
 
 // maxBackoff is the longest pause between two retries.
 const maxBackoff = 50 * time.Millisecond
 
 // do runs op on a checked-out session, with the pool's recovery, until op
-// succeeds, fails for a reason that retrying cannot mend, or ctx ends: a
-// dead session is dropped and op retried on a new one (which logs in if
-// the token forgot the login); CKR_USER_NOT_LOGGED_IN logs in and retries.
-// The first retry is immediate, later ones back off (up to maxBackoff). A
-// refused PIN is never retried. The checkout and those logins count as
-// session time; op times what it does itself.
+// succeeds, fails for a reason that retrying cannot mend, or runs out of
+// retries. It is the only retry loop of an operation: a dead session is
+// dropped and op retried on a new one (which logs in if the token forgot
+// the login); CKR_USER_NOT_LOGGED_IN logs in and retries; an error op
+// wraps in retryError (a key handle the module forgot) is retried; a
+// refused PIN never is. The first retry is immediate, later ones back off
+// (up to maxBackoff), while ctx has time left: until its deadline, or
+// maxRetriesNoDeadline retries when it has none. The checkout and those
+// logins count as session time; op times what it does itself.
 func (p *pool) do(ctx context.Context, st *opStats, op func(p11.SessionHandle) error) error {
 	general := 0
-	for attempt := 0; ; attempt++ {
-		retry, err := p.try(ctx, st, op)
+	for retries := 0; ; retries++ {
+		var retry bool
+		var err error
+		if p.faults == nil {
+			retry, err = p.try(ctx, st, op)
+		} else {
+			retry, err = p.faults.try(p, ctx, st, op)
+		}
+		if err == nil {
+			return nil
+		}
 		if code, _ := ckr(err); retry && code == p11.CKR_GENERAL_ERROR {
 			general++
 			retry = general < maxGeneralErrors
 		}
-		if err == nil || !retry || !pause(ctx, attempt) {
+		if !retry || !pause(ctx, retries) {
 			return err
 		}
 		st.retries++
 	}
 }
 
-// maxGeneralErrors is how many times an operation is tried when it fails
-// with CKR_GENERAL_ERROR in a way a logout explains (see try).
-const maxGeneralErrors = 4
-
-// pause waits before retry number attempt+1 and reports whether to make
-// it: not when ctx ended, or ran out of retries when it cannot end.
-func pause(ctx context.Context, attempt int) bool {
+// pause waits before retry number n+1 and reports whether to make it: not
+// when ctx ended, nor after maxRetriesNoDeadline when ctx has no deadline.
+func pause(ctx context.Context, n int) bool {
 	if ctx.Err() != nil {
 		return false
 	}
-	if ctx.Done() == nil && attempt >= maxRetriesNoDeadline {
+	if _, ok := ctx.Deadline(); !ok && n >= maxRetriesNoDeadline {
 		return false
 	}
-	if attempt == 0 {
+	if n == 0 {
 		return true
 	}
-	d := time.Millisecond << min(attempt-1, 6)
+	d := time.Millisecond << min(n-1, 6)
 	d = min(d, maxBackoff)
 	t := time.NewTimer(d)
 	defer t.Stop()
@@ -358,6 +367,35 @@ func pause(ctx context.Context, attempt int) bool {
 	case <-ctx.Done():
 		return false
 	}
+}
+
+// retryError is an error an operation returns to have the pool retry it:
+// the operation mended what went wrong (a Signer marked its key handle
+// stale) and another try may succeed. The pool returns err, unwrapped,
+// when it gives up.
+type retryError struct{ err error }
+
+func (e *retryError) Error() string { return e.err.Error() }
+func (e *retryError) Unwrap() error { return e.err }
+
+// faults is what a test injects into a pool's operations
+// (export_cgo_test.go): a gate they hold for reading while in the module,
+// and a hang they wait on before running.
+type faults struct {
+	gate sync.RWMutex
+	hang atomic.Pointer[chan struct{}]
+}
+
+// try is pool.try with the faults in place.
+func (f *faults) try(p *pool, ctx context.Context, st *opStats, op func(p11.SessionHandle) error) (bool, error) {
+	f.gate.RLock()
+	defer f.gate.RUnlock()
+	return p.try(ctx, st, func(sh p11.SessionHandle) error {
+		if h := f.hang.Load(); h != nil {
+			<-*h
+		}
+		return op(sh)
+	})
 }
 
 // retryable reports whether an error of opening or logging in a session
@@ -383,18 +421,11 @@ func retryable(err error) bool {
 // try runs op once on a checked-out session and says whether its error
 // may be retried.
 func (p *pool) try(ctx context.Context, st *opStats, op func(p11.SessionHandle) error) (retry bool, err error) {
-	if g := p.gate.Load(); g != nil {
-		g.RLock()
-		defer g.RUnlock()
-	}
 	t := st.start()
 	sh, err := p.get(ctx, st)
 	st.session += st.since(t)
 	if err != nil {
 		return retryable(err), err
-	}
-	if h := p.hang.Load(); h != nil {
-		<-*h
 	}
 	logins := p.logins.Load()
 	err = op(sh)
@@ -402,8 +433,14 @@ func (p *pool) try(ctx context.Context, st *opStats, op func(p11.SessionHandle) 
 		p.put(sh)
 		return false, nil
 	}
+	// An error op asks to retry is handled as any other error would be,
+	// then retried.
+	var asked bool
+	if r, ok := err.(*retryError); ok {
+		err, asked = r.err, true
+	}
 	code, _ := ckr(err)
-	if code == p11.CKR_GENERAL_ERROR && p.pin != nil && (failedIn(err, "C_SignInit") || failedIn(err, "C_FindObjectsInit")) {
+	if code == p11.CKR_GENERAL_ERROR && p.pin != nil && (failedIn(err, "C_SignInit") || failedIn(err, "C_FindObjectsInit") || failedIn(err, "C_FindObjects")) {
 		// A call that met a logout can fail so in SoftHSM2 (the key
 		// cannot be decrypted any more). When the login is gone or
 		// changed, log in and retry as for CKR_USER_NOT_LOGGED_IN;
@@ -454,5 +491,5 @@ func (p *pool) try(ctx context.Context, st *opStats, op func(p11.SessionHandle) 
 	default:
 		p.put(sh)
 	}
-	return false, err
+	return asked, err
 }

@@ -79,7 +79,7 @@ func TestRecoverClosedSessions(t *testing.T) {
 	for _, alg := range []signer.Algorithm{signer.Ed25519, signer.ECDSAP256, signer.RSAPSS} {
 		t.Run(alg.String(), func(t *testing.T) {
 			var pins atomic.Int32
-			st, tok := openToken(t, countPIN(&pins))
+			st, tok := openToken(t, pkcs11.WithFaults, countPIN(&pins))
 			k := makeKey(t, tok, alg, "recover")
 			fillPool(t, tok, k)
 			other := otherHandle(t, st)
@@ -124,7 +124,7 @@ func TestRecoverClosedSessions(t *testing.T) {
 
 func TestReloginAfterLogout(t *testing.T) {
 	var pins atomic.Int32
-	st, tok := openToken(t, countPIN(&pins))
+	st, tok := openToken(t, pkcs11.WithFaults, countPIN(&pins))
 	k := generateKey(t, tok, signer.Ed25519, "relogin")
 	fillPool(t, tok, k)
 	other := otherHandle(t, st)
@@ -221,7 +221,7 @@ func TestWrongPIN(t *testing.T) {
 // TestRecoverOneClosedSession closes only the session the next sign will
 // take: the sign is retried once, and the pool keeps no dead session.
 func TestRecoverOneClosedSession(t *testing.T) {
-	st, tok := openToken(t)
+	st, tok := openToken(t, pkcs11.WithFaults)
 	k := generateKey(t, tok, signer.ECDSAP256, "one")
 	fillPool(t, tok, k)
 	other := otherHandle(t, st)
@@ -258,7 +258,7 @@ func TestRecoverOneClosedSession(t *testing.T) {
 func TestSignThroughChurn(t *testing.T) {
 	for _, alg := range []signer.Algorithm{signer.Ed25519, signer.ECDSAP256} {
 		t.Run(alg.String(), func(t *testing.T) {
-			st, tok := openToken(t)
+			st, tok := openToken(t, pkcs11.WithFaults)
 			k := generateKey(t, tok, alg, "churn")
 			other := otherHandle(t, st)
 			sh, err := other.OpenSession(tok.SlotID(), p11.CKF_SERIAL_SESSION)
@@ -329,5 +329,83 @@ func TestSignThroughChurn(t *testing.T) {
 			}
 			signAndVerify(t, k)
 		})
+	}
+}
+
+// TestRetryBound: an operation that keeps failing in a way a retry may
+// mend is tried at most 1+32 times in all when its context has no
+// deadline, whether or not it can be cancelled, and until the deadline
+// when it has one. The three run at once, on sessions of their own.
+func TestRetryBound(t *testing.T) {
+	_, tok := openToken(t)
+	const deadline = 2200 * time.Millisecond // 33 tries take about 1.4 s of backoff
+	cancelable, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	timed, cancelTimed := context.WithTimeout(context.Background(), deadline)
+	defer cancelTimed()
+	cases := []struct {
+		name string
+		ctx  context.Context
+	}{{"background", context.Background()}, {"cancelable", cancelable}, {"deadline", timed}}
+	tries := make([]int, len(cases))
+	took := make([]time.Duration, len(cases))
+	var wg sync.WaitGroup
+	for i, c := range cases {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			start := time.Now()
+			err := tok.Do(c.ctx, func(uint) error {
+				tries[i]++
+				return p11.Error(p11.CKR_USER_NOT_LOGGED_IN) // logged in: the pool finds nothing to mend
+			})
+			took[i] = time.Since(start)
+			if !errors.Is(err, p11.Error(p11.CKR_USER_NOT_LOGGED_IN)) {
+				t.Errorf("%s: Do = %v, want CKR_USER_NOT_LOGGED_IN", c.name, err)
+			}
+		}()
+	}
+	wg.Wait()
+	for i, c := range cases[:2] {
+		if tries[i] != 33 {
+			t.Errorf("%s: tried %d times, want 33 (32 retries)", c.name, tries[i])
+		}
+	}
+	if tries[2] <= 33 || took[2] < deadline-100*time.Millisecond {
+		t.Errorf("with a %v deadline: tried %d times in %v, want more than 33, until the deadline", deadline, tries[2], took[2])
+	}
+	// An error the pool cannot mend is not retried.
+	n := 0
+	err := tok.Do(context.Background(), func(uint) error { n++; return p11.Error(p11.CKR_GENERAL_ERROR) })
+	if !errors.Is(err, p11.Error(p11.CKR_GENERAL_ERROR)) || n != 1 {
+		t.Errorf("CKR_GENERAL_ERROR outside a lookup or a sign: %v after %d tries, want it after 1", err, n)
+	}
+}
+
+// TestDeletedKey: a Signer whose key is deleted under it fails with
+// ErrKeyNotFound after its handle was refused once and three lookups,
+// all in the one retry loop of a sign, found none; the token's login
+// state is asked before each lookup and once more after the last only.
+func TestDeletedKey(t *testing.T) {
+	ctx := context.Background()
+	_, tok := openToken(t)
+	k := generateKey(t, tok, signer.Ed25519, "deleted")
+	signAndVerify(t, k)
+	if err := tok.DeleteKey(ctx, signer.KeyRef{Label: "deleted"}); err != nil {
+		t.Fatal(err)
+	}
+	col := signer.NewCollector()
+	sig, err := k.SignContext(col.WithContext(ctx), []byte("gone"))
+	if !errors.Is(err, signer.ErrKeyNotFound) {
+		t.Fatalf("sign with a deleted key: %x, %v; want ErrKeyNotFound", sig, err)
+	}
+	sum := col.Summary()
+	if got := sum.Count(signer.CountRetries); got != 3 {
+		t.Errorf("%d retries, want 3 (the refused handle, two lookups that found nothing)", got)
+	}
+	// C_SignInit; then per lookup C_GetSessionInfo and
+	// C_FindObjects{Init,,Final}; C_GetSessionInfo after the last.
+	if got := sum.Count(signer.CountRoundTrips); got != 1+3*4+1 {
+		t.Errorf("%d round trips, want %d", got, 1+3*4+1)
 	}
 }

@@ -35,16 +35,20 @@ type Signer struct {
 	closed    atomic.Bool
 	closeOnce sync.Once
 
-	viaMiekg bool // sign through miekg/pkcs11 even when funcs is read (tests)
-	// mangle, when set (by tests), replaces every signature the token
-	// returns, as a faulty or hostile token would.
-	mangle func([]byte) []byte
+	// path makes the module calls of a sign: directPath, or miekgPath
+	// when the module's function list could not be read. Chosen by
+	// newSigner; tests may replace it before they sign.
+	path signPath
 }
 
 var _ signer.AlgorithmSigner = (*Signer)(nil)
 
 func newSigner(t *Store, ko *keyObject, alg signer.Algorithm) *Signer {
-	return &Signer{tok: t, alg: alg, pub: ko.pub, label: ko.label, id: ko.id, ko: ko, logins: t.pool.logins.Load()}
+	k := &Signer{tok: t, alg: alg, pub: ko.pub, label: ko.label, id: ko.id, ko: ko, logins: t.pool.logins.Load(), path: miekgPath{}}
+	if t.pool.mod.funcs != nil {
+		k.path = directPath{}
+	}
+	return k
 }
 
 // Public returns a copy of the public key read when the Signer was opened
@@ -241,64 +245,74 @@ func (k *Signer) run(ctx context.Context, req request) ([]byte, error) {
 // sign makes the signature through the pool, which replaces dead sessions
 // and logs in again as needed. The key's object handle is looked up again
 // after a login (modules may forget private handles on logout) or when
-// the module says it is invalid, and the sign retried while ctx has time.
+// the module says it is invalid; the pool retries the sign then, within
+// its one bound on retries (see pool.do).
 func (k *Signer) sign(ctx context.Context, req request, st *opStats) ([]byte, error) {
 	p := k.tok.pool
-	for attempt := 0; ; attempt++ {
-		var sig []byte
-		err := p.do(ctx, st, func(sh p11.SessionHandle) error {
-			h, err := k.handle(sh, st)
-			if err != nil {
-				return err
-			}
-			if f := p.mod.funcs; f != nil && !k.viaMiekg {
-				t := st.start()
-				n := req.sigLen
-				if n == 0 {
-					n = k.sigLen()
-				}
-				var calls int64
-				sig, calls, err = f.sign(sh, req.mech, req.param, h, req.data, n)
-				st.device += st.since(t)
-				st.trips += calls // C_SignInit, C_Sign, a second C_Sign
-				return err
-			}
-			mech := []*p11.Mechanism{p11.NewMechanism(req.mech, nilIfEmpty(req.param))}
-			t := st.start()
-			st.trips++
-			if err := p.mod.ctx.SignInit(sh, mech, h); err != nil {
-				st.device += st.since(t)
-				return wrap("C_SignInit", err)
-			}
-			sig, err = p.mod.ctx.Sign(sh, req.data)
-			st.device += st.since(t)
-			st.trips += 2 // miekg/pkcs11 asks for the length, then signs
-			return wrap("C_Sign", err)
-		})
-		if err == nil {
-			if k.mangle != nil {
-				sig = k.mangle(sig)
-			}
-			return sig, nil
+	var sig []byte
+	misses := 0 // lookups that found no key with nothing to explain it
+	err := p.do(ctx, st, func(sh p11.SessionHandle) error {
+		h, err := k.handle(sh, st, &misses)
+		if err != nil {
+			return err
 		}
-		if k.closed.Load() {
-			return nil, fmt.Errorf("pkcs11: key %q: %w (%s)", k.label, signer.ErrClosed, unprefixed(err))
+		sig, err = k.path.sign(k, sh, h, req, st)
+		if code, _ := ckr(err); code == p11.CKR_KEY_HANDLE_INVALID || code == p11.CKR_OBJECT_HANDLE_INVALID {
+			// The handle went between its lookup and the sign (a
+			// logout and login between them): look it up again.
+			k.handleMu.Lock()
+			k.stale = true
+			k.handleMu.Unlock()
+			return &retryError{err}
 		}
-		code, _ := ckr(err)
-		if code != p11.CKR_KEY_HANDLE_INVALID && code != p11.CKR_OBJECT_HANDLE_INVALID {
-			return nil, err
-		}
-		// The handle went between its lookup and the sign (a logout
-		// and login between them): look it up again, as long as ctx
-		// allows.
-		k.handleMu.Lock()
-		k.stale = true
-		k.handleMu.Unlock()
-		if !pause(ctx, attempt) {
-			return nil, err
-		}
-		st.retries++
+		return err
+	})
+	if err == nil {
+		return sig, nil
 	}
+	if k.closed.Load() {
+		return nil, fmt.Errorf("pkcs11: key %q: %w (%s)", k.label, signer.ErrClosed, unprefixed(err))
+	}
+	return nil, err
+}
+
+// signPath makes the C_SignInit and C_Sign of a sign with key h on sh.
+type signPath interface {
+	sign(k *Signer, sh p11.SessionHandle, h p11.ObjectHandle, req request, st *opStats) ([]byte, error)
+}
+
+// directPath calls the module's C_SignInit and C_Sign from its function
+// list, in one call from Go.
+type directPath struct{}
+
+func (directPath) sign(k *Signer, sh p11.SessionHandle, h p11.ObjectHandle, req request, st *opStats) ([]byte, error) {
+	t := st.start()
+	n := req.sigLen
+	if n == 0 {
+		n = k.sigLen()
+	}
+	sig, calls, err := k.tok.pool.mod.funcs.sign(sh, req.mech, req.param, h, req.data, n)
+	st.device += st.since(t)
+	st.trips += calls // C_SignInit, C_Sign, a second C_Sign
+	return sig, err
+}
+
+// miekgPath signs through miekg/pkcs11.
+type miekgPath struct{}
+
+func (miekgPath) sign(k *Signer, sh p11.SessionHandle, h p11.ObjectHandle, req request, st *opStats) ([]byte, error) {
+	ctx := k.tok.pool.mod.ctx
+	mech := []*p11.Mechanism{p11.NewMechanism(req.mech, nilIfEmpty(req.param))}
+	t := st.start()
+	st.trips++
+	if err := ctx.SignInit(sh, mech, h); err != nil {
+		st.device += st.since(t)
+		return nil, wrap("C_SignInit", err)
+	}
+	sig, err := ctx.Sign(sh, req.data)
+	st.device += st.since(t)
+	st.trips += 2 // miekg/pkcs11 asks for the length, then signs
+	return sig, wrap("C_Sign", err)
 }
 
 // sigLen is the length of k's signatures: 64 bytes for Ed25519 and
@@ -315,10 +329,21 @@ func (k *Signer) sigLen() int {
 	return 64
 }
 
+// keyLookups is how many lookups in a row must find no key, with nothing
+// to explain it, before a Signer's key is missing.
+const keyLookups = 3
+
 // handle returns the key's object handle, looking it up again through sh
-// (logged in) when the pool logged in since it was found or the module
-// refused it. The lookup counts as session time.
-func (k *Signer) handle(sh p11.SessionHandle, st *opStats) (p11.ObjectHandle, error) {
+// when the pool logged in since it was found or the module refused it.
+// The lookup counts as session time. A lookup that meets a logout finds no
+// private key (or, in SoftHSM2, fails with CKR_GENERAL_ERROR, which the
+// pool retries) though the key is there. So a lookup that finds none is
+// retried (the next try's ensureLogin logs in if the login went) until
+// keyLookups of them (counted in *misses) found none; the key is missing
+// if the token stayed logged in, without a login, throughout the last,
+// and if not the count starts again once the pool logged in. Each try of
+// a sign makes at most one lookup.
+func (k *Signer) handle(sh p11.SessionHandle, st *opStats, misses *int) (p11.ObjectHandle, error) {
 	p := k.tok.pool
 	k.handleMu.Lock()
 	defer k.handleMu.Unlock()
@@ -331,40 +356,28 @@ func (k *Signer) handle(sh p11.SessionHandle, st *opStats) (p11.ObjectHandle, er
 	if err != nil {
 		return 0, err
 	}
-	// A lookup that meets a logout finds no private key (or, in SoftHSM2,
-	// fails with CKR_GENERAL_ERROR) though the key is there. So a key is
-	// missing only when lookups find none in a row with the token logged
-	// in before and after each and no login between; a lookup that met a
-	// logout is left to the pool to log in and retry.
-	const lookups = 3
-	var hs []p11.ObjectHandle
-	var logins uint64
-	for i := 0; ; i++ {
-		if err := p.ensureLogin(sh, st); err != nil {
-			return 0, err
+	if err := p.ensureLogin(sh, st); err != nil {
+		return 0, err
+	}
+	logins := p.logins.Load()
+	hs, err := findObjects(p.mod.ctx, sh, tmpl)
+	st.trips += 3
+	if err != nil {
+		return 0, err // the pool retries what a logout explains
+	}
+	if len(hs) == 0 {
+		if *misses++; *misses < keyLookups {
+			return 0, &retryError{fmt.Errorf("pkcs11: key %q id %s: no matching key on the token now: %w", k.label, hexID(k.id), signer.ErrKeyNotFound)}
 		}
-		logins = p.logins.Load()
-		hs, err = findObjects(p.mod.ctx, sh, tmpl)
-		st.trips += 3
-		code, _ := ckr(err)
-		if err != nil && code != p11.CKR_GENERAL_ERROR {
-			return 0, err
+		// The last lookup decides, so only it asks whether the token
+		// stayed logged in (ensureLogin asked before it).
+		if p.pin != nil {
+			st.trips++
+			if p.logins.Load() != logins || !loggedIn(p.mod.ctx, sh) {
+				*misses = 0
+				return 0, &Error{Op: "C_FindObjects", Code: p11.CKR_USER_NOT_LOGGED_IN}
+			}
 		}
-		if err == nil && len(hs) > 0 {
-			break
-		}
-		clean := p.pin == nil || (p.logins.Load() == logins && loggedIn(p.mod.ctx, sh))
-		st.trips++
-		if i+1 < lookups {
-			continue
-		}
-		if err != nil {
-			return 0, err
-		}
-		if !clean {
-			return 0, &Error{Op: "C_FindObjects", Code: p11.CKR_USER_NOT_LOGGED_IN}
-		}
-		break
 	}
 	if len(hs) != 1 {
 		return 0, fmt.Errorf("pkcs11: key %q id %s: %d matching keys on the token now: %w", k.label, hexID(k.id), len(hs), signer.ErrKeyNotFound)

@@ -112,6 +112,9 @@ func openStore(ctx context.Context, cfg Config) (*Store, error) {
 	}
 	t := &Store{label: info.Label, slot: slot, refs: 1, signTimeout: cfg.signTimeout()}
 	t.pool = newPool(mod, slot, info.Label, cfg.Secret, cfg.poolSize())
+	if cfg.faults {
+		t.pool.faults = new(faults)
+	}
 	// One session now: it proves the token answers and the PIN is right,
 	// and the first sign finds it ready.
 	if err := t.pool.do(ctx, &opStats{}, func(p11.SessionHandle) error { return nil }); err != nil {
