@@ -11,7 +11,6 @@ import (
 	"math/rand/v2"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -58,17 +57,17 @@ type backend struct {
 	log         *slog.Logger
 	m           *Metrics
 
+	// mu guards cur and downCause. cur is the one source of truth of the
+	// backend's state: nil while down, and a reopen loop runs exactly
+	// while it is nil and life has not ended.
 	mu        sync.RWMutex
-	cur       signer.Signer // nil while down
+	cur       signer.Signer // nil while down (or closed)
 	downCause error         // why cur went away
-	reopening bool
-	stopped   bool
-
-	up         atomic.Bool
-	stop       chan struct{} // closed by Close
+	// reopenDone counts the reopen loop (at most one runs), for Close.
 	reopenDone sync.WaitGroup
 
-	// life ends when the backend closes, cutting a probe short.
+	// life ends when the backend closes (kill, under mu), stopping the
+	// reopen loop and cutting a probe or a reopening open short.
 	life context.Context
 	kill context.CancelFunc
 	// health is what the last sign or probe said; /readyz probes when it
@@ -107,12 +106,11 @@ func openBackend(ctx context.Context, uri string, open OpenFunc, log *slog.Logge
 		return nil, fmt.Errorf("the key %s is %T: gno and CometBFT validators take Ed25519 keys: %w", RedactURI(uri), s.Public(), signer.ErrUnsupported)
 	}
 	b := &backend{uri: uri, scheme: Scheme(uri), pub: pub, open: open, log: log.With("backend", Scheme(uri)), m: m,
-		cur: s, stop: make(chan struct{}), phases: map[phaseKey]*phaseMetrics{}, upG: m.backendUp.WithLabelValues(Scheme(uri))}
+		cur: s, phases: map[phaseKey]*phaseMetrics{}, upG: m.backendUp.WithLabelValues(Scheme(uri))}
 	b.life, b.kill = context.WithCancel(context.Background())
 	b.healthInterval, b.probeTimeout = healthInterval, probeTimeout
 	b.minBackoff = minReopenBackoff
 	b.health.record(nil) // it answered the open
-	b.up.Store(true)
 	b.upG.Set(1)
 	return b, nil
 }
@@ -213,22 +211,29 @@ func deviceGone(err error) bool {
 		errors.Is(err, signer.ErrClosed) || errors.Is(err, signer.ErrAppNotOpen)
 }
 
+// current returns the current signer, nil while the backend is down, and
+// why it went down.
+func (b *backend) current() (signer.Signer, error) {
+	b.mu.RLock()
+	defer b.mu.RUnlock()
+	return b.cur, b.downCause
+}
+
 // down closes s, if it is still the current signer, and starts reopening.
+// Concurrent downs of the same signer start one reopen loop: only the
+// first finds s current; the others, and any down while cur is nil (while
+// the loop runs), return.
 func (b *backend) down(s signer.Signer, cause error) {
 	b.mu.Lock()
-	if b.cur != s || b.cur == nil || b.stopped {
+	if s == nil || b.cur != s || b.life.Err() != nil {
 		b.mu.Unlock()
 		return
 	}
 	b.cur = nil
 	b.downCause = cause
-	b.up.Store(false)
 	b.upG.Set(0)
-	if !b.reopening {
-		b.reopening = true
-		b.reopenDone.Add(1)
-		go b.reopen()
-	}
+	b.reopenDone.Add(1)
+	go b.reopen()
 	b.mu.Unlock()
 	_ = s.Close()
 	b.log.Error("backend went away; reopening with backoff", "cause", Cause(cause), "err", cause)
@@ -241,20 +246,13 @@ func (b *backend) reopen() {
 		wait := backoff/2 + rand.N(backoff/2+1)
 		t := time.NewTimer(wait)
 		select {
-		case <-b.stop:
+		case <-b.life.Done():
 			t.Stop()
 			return
 		case <-t.C:
 		}
 		backoff = min(2*backoff, maxReopenBackoff)
-		ctx, cancel := context.WithTimeout(context.Background(), openTimeout)
-		go func() {
-			select {
-			case <-b.stop:
-				cancel()
-			case <-ctx.Done():
-			}
-		}()
+		ctx, cancel := context.WithTimeout(b.life, openTimeout)
 		s, result, err := b.tryOpen(ctx)
 		cancel()
 		if err != nil {
@@ -267,18 +265,18 @@ func (b *backend) reopen() {
 			continue
 		}
 		b.mu.Lock()
-		if b.stopped {
+		if b.life.Err() != nil {
 			b.mu.Unlock()
 			_ = s.Close()
 			return
 		}
+		// Under mu, so that a down right after (which may start the next
+		// loop while this one logs) finds it all done.
+		b.health.record(nil)
+		b.upG.Set(1)
 		b.cur = s
 		b.downCause = nil
-		b.reopening = false
 		b.mu.Unlock()
-		b.health.record(nil)
-		b.up.Store(true)
-		b.upG.Set(1)
 		b.m.backendReopens.WithLabelValues(b.scheme, "ok").Inc()
 		b.log.Info("backend is back", "attempt", attempt)
 		return
@@ -308,18 +306,13 @@ func (b *backend) tryOpen(ctx context.Context) (_ signer.Signer, result string, 
 // Close stops reopening and closes the device.
 func (b *backend) Close() error {
 	b.mu.Lock()
-	if !b.stopped {
-		b.stopped = true
-		close(b.stop)
-		b.kill()
-	}
+	b.kill() // under mu: down starts no loop after this
 	b.mu.Unlock()
 	b.reopenDone.Wait()
 	b.mu.Lock()
 	s := b.cur
 	b.cur = nil
 	b.mu.Unlock()
-	b.up.Store(false)
 	if s != nil {
 		return s.Close()
 	}

@@ -166,27 +166,49 @@ func (e *ConfigError) Error() string {
 	return b.String()
 }
 
+// parsedValidator is a [[chain.validator]]'s addr and allowlist as check
+// parsed them.
+type parsedValidator struct {
+	network, address string
+	allow            []ed25519.PublicKey // nil: any (allow_any)
+}
+
+// parsedConfig is what check parsed of a Config: by chain, by validator,
+// in config order.
+type parsedConfig [][]parsedValidator
+
 // LoadConfig reads and checks the config file at path.
 func LoadConfig(path string) (*Config, error) {
+	cfg, _, err := loadConfig(path)
+	return cfg, err
+}
+
+// loadConfig is LoadConfig, also returning what check parsed.
+func loadConfig(path string) (*Config, parsedConfig, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
-		return nil, fmt.Errorf("signerkit: config: %w", err)
+		return nil, nil, fmt.Errorf("signerkit: config: %w", err)
 	}
-	cfg, err := ParseConfig(data)
+	cfg, pc, err := parseConfig(data)
 	if err != nil {
 		var ce *ConfigError
 		if errors.As(err, &ce) {
 			ce.Path = path
 		}
-		return nil, err
+		return nil, nil, err
 	}
 	cfg.Path = path
-	return cfg, nil
+	return cfg, pc, nil
 }
 
 // ParseConfig parses and checks a config file's contents. A key the
 // Config does not know is a *ConfigError naming the key and its line.
 func ParseConfig(data []byte) (*Config, error) {
+	cfg, _, err := parseConfig(data)
+	return cfg, err
+}
+
+func parseConfig(data []byte) (*Config, parsedConfig, error) {
 	var cfg Config
 	md, err := toml.NewDecoder(bytes.NewReader(data)).Decode(&cfg)
 	if err != nil {
@@ -198,19 +220,20 @@ func ParseConfig(data []byte) (*Config, error) {
 				// error at a line's end is put on the next line).
 				line = bytes.Count(data[:st], []byte("\n")) + 1
 			}
-			return nil, &ConfigError{Line: line, Key: pe.LastKey, Msg: pe.Message}
+			return nil, nil, &ConfigError{Line: line, Key: pe.LastKey, Msg: pe.Message}
 		}
-		return nil, &ConfigError{Msg: err.Error()}
+		return nil, nil, &ConfigError{Msg: err.Error()}
 	}
 	if und := md.Undecoded(); len(und) > 0 {
 		k := und[0]
-		return nil, &ConfigError{Line: keyLine(data, k), Key: k.String(),
+		return nil, nil, &ConfigError{Line: keyLine(data, k), Key: k.String(),
 			Msg: "unknown key (misspelt, or in the wrong table?); see `signerkit init` for a commented config"}
 	}
-	if err := cfg.check(); err != nil {
-		return nil, err
+	pc, err := cfg.check()
+	if err != nil {
+		return nil, nil, err
 	}
-	return &cfg, nil
+	return &cfg, pc, nil
 }
 
 // keyLine finds the line where key is defined. The toml package records
@@ -244,80 +267,88 @@ func keyLine(data []byte, key toml.Key) int {
 	return 0
 }
 
-// check applies the rules a config must meet before anything starts.
-func (c *Config) check() error {
+// check applies the rules a config must meet before anything starts, and
+// returns the validators' addresses and allowlists it parsed doing so.
+func (c *Config) check() (parsedConfig, error) {
 	bad := func(key, format string, args ...any) error {
 		return &ConfigError{Key: key, Msg: fmt.Sprintf(format, args...)}
 	}
 	if c.StateDir == "" {
-		return bad("state_dir", "missing: set state_dir to the directory of the double-sign state (signerkit init makes one)")
+		return nil, bad("state_dir", "missing: set state_dir to the directory of the double-sign state (signerkit init makes one)")
 	}
 	if len(c.Chains) == 0 {
-		return bad("chain", "no [[chain]]: add one with id, protocol, key and at least one [[chain.validator]]")
+		return nil, bad("chain", "no [[chain]]: add one with id, protocol, key and at least one [[chain.validator]]")
 	}
 	switch c.LogLevel {
 	case "", "debug", "info", "warn", "error":
 	default:
-		return bad("log_level", "%q: want debug, info, warn or error", c.LogLevel)
+		return nil, bad("log_level", "%q: want debug, info, warn or error", c.LogLevel)
 	}
 	switch c.LogFormat {
 	case "", "text", "json":
 	default:
-		return bad("log_format", "%q: want text or json", c.LogFormat)
+		return nil, bad("log_format", "%q: want text or json", c.LogFormat)
 	}
 	if c.ShutdownGrace < 0 {
-		return bad("shutdown_grace", "negative")
+		return nil, bad("shutdown_grace", "negative")
 	}
 	seen := map[string]bool{}
 	tcp := false
+	pc := make(parsedConfig, len(c.Chains))
 	for i, ch := range c.Chains {
 		key := fmt.Sprintf("chain[%d]", i)
 		if ch.ID == "" {
-			return bad(key+".id", "missing: set the chain id the validator runs")
+			return nil, bad(key+".id", "missing: set the chain id the validator runs")
 		}
 		key = fmt.Sprintf("chain %q", ch.ID)
 		if seen[ch.ID] {
-			return bad(key, "listed twice: one [[chain]] per chain id")
+			return nil, bad(key, "listed twice: one [[chain]] per chain id")
 		}
 		seen[ch.ID] = true
 		if !slices.Contains(Protocols(), ch.Protocol) {
-			return bad(key+".protocol", "%q: want one of %s", ch.Protocol, strings.Join(Protocols(), ", "))
+			return nil, bad(key+".protocol", "%q: want one of %s", ch.Protocol, strings.Join(Protocols(), ", "))
 		}
 		if ch.Key == "" || !strings.Contains(ch.Key, ":") {
-			return bad(key+".key", "%q: want a signerkit key URI such as ledger: or keybase:dir=…;label=…", ch.Key)
+			return nil, bad(key+".key", "%q: want a signerkit key URI such as ledger: or keybase:dir=…;label=…", ch.Key)
 		}
 		if ch.SignTimeout < 0 {
-			return bad(key+".sign_timeout", "negative")
+			return nil, bad(key+".sign_timeout", "negative")
 		}
 		if len(ch.Validators) == 0 {
-			return bad(key+".validator", "none: add a [[chain.validator]] with addr")
+			return nil, bad(key+".validator", "none: add a [[chain.validator]] with addr")
 		}
+		pc[i] = make([]parsedValidator, len(ch.Validators))
 		for j, v := range ch.Validators {
 			vk := fmt.Sprintf("%s.validator[%d]", key, j)
-			network, _, err := v.Network()
+			network, address, err := v.Network()
 			if err != nil {
-				return bad(vk+".addr", "%v", err)
+				return nil, bad(vk+".addr", "%v", err)
 			}
-			if _, err := v.AllowKeys(); err != nil {
-				return bad(vk+".allow", "%v", err)
+			allow, err := v.AllowKeys()
+			if err != nil {
+				return nil, bad(vk+".allow", "%v", err)
 			}
+			if v.AllowAny {
+				allow = nil
+			}
+			pc[i][j] = parsedValidator{network: network, address: address, allow: allow}
 			if network == "tcp" {
 				tcp = true
 				if len(v.Allow) == 0 && !v.AllowAny {
-					return bad(vk+".allow", "no allowlist for %s: over TCP signerkit serves only the node identity keys listed here. "+
+					return nil, bad(vk+".allow", "no allowlist for %s: over TCP signerkit serves only the node identity keys listed here. "+
 						"Add allow = [\"<the node's identity key, hex>\"] (a refused node's key is logged as ed25519:<hex>), "+
 						"or use a unix:// address, or, for a stock CometBFT node that makes a new identity at every start, set allow_any = true", v.Addr)
 				}
 				if len(v.Allow) > 0 && v.AllowAny {
-					return bad(vk+".allow_any", "allow_any = true with an allowlist: keep one")
+					return nil, bad(vk+".allow_any", "allow_any = true with an allowlist: keep one")
 				}
 			}
 		}
 	}
 	if tcp && c.IdentityKey == "" {
-		return bad("identity_key", "missing, and a validator is reached over TCP: set identity_key to the file `signerkit init` wrote")
+		return nil, bad("identity_key", "missing, and a validator is reached over TCP: set identity_key to the file `signerkit init` wrote")
 	}
-	return nil
+	return pc, nil
 }
 
 func (c *Config) shutdownGrace() time.Duration {

@@ -63,6 +63,8 @@ type Daemon struct {
 	httpLn  net.Listener
 	httpSrv *http.Server
 	stateFS guard.FS
+	// bindings is state_dir's KeysFile, read at the first chain's check.
+	bindings *keyBindings
 
 	closeOnce sync.Once
 }
@@ -72,7 +74,7 @@ type validator struct {
 	chain, addr      string
 	network, address string
 	protocol         string
-	allow            atomic.Pointer[allowList]
+	auth             atomic.Pointer[peerAuth] // TCP only; SIGHUP replaces it
 	ep               *privval.Endpoint
 	srv              *privval.Server
 	ln               net.Listener
@@ -80,8 +82,11 @@ type validator struct {
 	limiter          *handshakeLimiter
 }
 
-type allowList struct {
-	keys []ed25519.PublicKey // nil: any
+// peerAuth is a TCP validator's SecretConnection handshake with its
+// allowlist, made once and again on each reload, not per connection.
+type peerAuth struct {
+	allow []ed25519.PublicKey // nil: any
+	h     privval.Handshake
 }
 
 // New checks cfg, opens the identity key and every validator key, checks
@@ -89,7 +94,8 @@ type allowList struct {
 // the endpoints. It fails closed, with an error that says how to fix the
 // config or the state. Nothing is served until Run.
 func New(ctx context.Context, cfg *Config, opts Options) (_ *Daemon, err error) {
-	if err := cfg.check(); err != nil {
+	parsed, err := cfg.check()
+	if err != nil {
 		return nil, err
 	}
 	log := opts.Logger
@@ -163,9 +169,9 @@ func New(ctx context.Context, cfg *Config, opts Options) (_ *Daemon, err error) 
 			return nil, err
 		}
 	}
-	for _, ch := range cfg.Chains {
-		for _, vc := range ch.Validators {
-			v, err := d.newValidator(ch, vc)
+	for i, ch := range cfg.Chains {
+		for j, vc := range ch.Validators {
+			v, err := d.newValidator(ch, vc, parsed[i][j])
 			if err != nil {
 				return nil, err
 			}
@@ -202,7 +208,14 @@ func (d *Daemon) checkState(ctx context.Context, ch ChainConfig) error {
 			ch.ID, RedactURI(ch.Key), []byte(pub), d.cfg.StateDir)
 	}
 	if d.stateFS == nil {
-		if err := bindKey(d.cfg.StateDir, ch.ID, pub); err != nil {
+		if d.bindings == nil {
+			kb, err := readKeyBindings(d.cfg.StateDir)
+			if err != nil {
+				return fmt.Errorf("signerkit: chain %q: %w", ch.ID, err)
+			}
+			d.bindings = kb
+		}
+		if err := d.bindings.bind(ch.ID, pub); err != nil {
 			return fmt.Errorf("signerkit: chain %q: %w", ch.ID, err)
 		}
 	}
@@ -223,14 +236,12 @@ func (d *Daemon) setLast(chain string, st guard.State) {
 	d.m.lastStep.WithLabelValues(chain).Set(float64(st.Step))
 }
 
-func (d *Daemon) newValidator(ch ChainConfig, vc ValidatorConfig) (*validator, error) {
-	network, address, _ := vc.Network()
+func (d *Daemon) newValidator(ch ChainConfig, vc ValidatorConfig, pv parsedValidator) (*validator, error) {
+	network, address := pv.network, pv.address
 	v := &validator{chain: ch.ID, addr: vc.Addr, network: network, address: address, protocol: ch.Protocol}
-	keys, _ := vc.AllowKeys()
-	if vc.AllowAny {
-		keys = nil
+	if network == "tcp" {
+		v.auth.Store(d.peerAuth(v, pv.allow))
 	}
-	v.allow.Store(&allowList{keys: keys})
 	backend := d.keys[ch.Key]
 	g := d.gs[ch.Key]
 	obs := d.m.observers(ch.ID, backend.scheme)
@@ -341,15 +352,22 @@ func peerString(k ed25519.PublicKey) string {
 	return fmt.Sprintf("ed25519:%x", []byte(k))
 }
 
-// handshake returns v's Handshake: on TCP a SecretConnection (tm2's
-// pre-Merlin form for tm2-remote) checked against the allowlist as it is
-// at each connection, so that SIGHUP applies to the next one, behind the
-// reconnect limiter for a listener; on Unix sockets none.
+// peerAuth makes v's SecretConnection handshake (tm2's pre-Merlin form
+// for tm2-remote) accepting the peers of allow (nil: any).
+func (d *Daemon) peerAuth(v *validator, allow []ed25519.PublicKey) *peerAuth {
+	if v.protocol == ProtocolTM2Remote {
+		return &peerAuth{allow: allow, h: privval.LegacySecretConnection(d.id, allow)}
+	}
+	return &peerAuth{allow: allow, h: privval.SecretConnection(d.id, allow)}
+}
+
+// handshake returns v's Handshake: on TCP v's SecretConnection as it is
+// at each connection (SIGHUP replaces it, applying to the next one),
+// behind the reconnect limiter for a listener; on Unix sockets none.
 func (d *Daemon) handshake(v *validator, network string) privval.Handshake {
 	if network != "tcp" {
 		return func(_ context.Context, conn net.Conn) (net.Conn, ed25519.PublicKey, error) { return conn, nil, nil }
 	}
-	legacy := v.protocol == ProtocolTM2Remote
 	return func(ctx context.Context, conn net.Conn) (net.Conn, ed25519.PublicKey, error) {
 		host := remoteHost(conn)
 		if v.limiter != nil {
@@ -357,14 +375,7 @@ func (d *Daemon) handshake(v *validator, network string) privval.Handshake {
 				return nil, nil, &handshakeError{err}
 			}
 		}
-		keys := v.allow.Load().keys
-		var h privval.Handshake
-		if legacy {
-			h = privval.LegacySecretConnection(d.id, keys)
-		} else {
-			h = privval.SecretConnection(d.id, keys)
-		}
-		sc, peer, err := h(ctx, conn)
+		sc, peer, err := v.auth.Load().h(ctx, conn)
 		if v.limiter != nil {
 			v.limiter.result(host, err == nil)
 		}
@@ -625,29 +636,31 @@ func (d *Daemon) Reload() error {
 	if d.cfg.Path == "" {
 		return errors.New("signerkit: reload: the config was not read from a file")
 	}
-	cfg, err := LoadConfig(d.cfg.Path)
+	cfg, parsed, err := loadConfig(d.cfg.Path)
 	if err != nil {
 		return err
 	}
 	type vkey struct{ chain, addr string }
-	next := map[vkey]ValidatorConfig{}
-	for _, ch := range cfg.Chains {
-		for _, v := range ch.Validators {
-			next[vkey{ch.ID, v.Addr}] = v
+	type entry struct {
+		vc ValidatorConfig
+		pv parsedValidator
+	}
+	next := map[vkey]entry{}
+	for i, ch := range cfg.Chains {
+		for j, v := range ch.Validators {
+			next[vkey{ch.ID, v.Addr}] = entry{v, parsed[i][j]}
 		}
 	}
 	for _, v := range d.vals {
-		vc, ok := next[vkey{v.chain, v.addr}]
+		e, ok := next[vkey{v.chain, v.addr}]
 		if !ok {
 			d.log.Warn("reload: validator no longer in the config; restart to stop serving it", "chain", v.chain, "validator", v.addr)
 			continue
 		}
-		keys, _ := vc.AllowKeys()
-		if vc.AllowAny {
-			keys = nil
+		if v.network == "tcp" { // the same addr, so the same network
+			v.auth.Store(d.peerAuth(v, e.pv.allow))
 		}
-		v.allow.Store(&allowList{keys: keys})
-		d.log.Info("reload: allowlist applied", "chain", v.chain, "validator", v.addr, "keys", len(keys), "allow_any", vc.AllowAny)
+		d.log.Info("reload: allowlist applied", "chain", v.chain, "validator", v.addr, "keys", len(e.pv.allow), "allow_any", e.vc.AllowAny)
 	}
 	return nil
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/signerkit/signerkit/signer"
@@ -24,13 +25,15 @@ type health struct {
 }
 
 // healthState is a backend's health record and the lock that makes one
-// probe at a time.
+// probe at a time. A sign takes mu once, to record its answer; inflight
+// is counted without it.
 type healthState struct {
 	probeMu sync.Mutex // held for a probe: concurrent /readyz share it
 
-	mu       sync.Mutex
-	last     health
-	inflight int // signs in flight
+	inflight atomic.Int64 // signs in flight
+
+	mu   sync.Mutex
+	last health
 }
 
 func (h *healthState) record(err error) {
@@ -39,43 +42,43 @@ func (h *healthState) record(err error) {
 	h.mu.Unlock()
 }
 
-func (h *healthState) signStarted() {
+func (h *healthState) get() health {
 	h.mu.Lock()
-	h.inflight++
-	h.mu.Unlock()
+	defer h.mu.Unlock()
+	return h.last
 }
+
+func (h *healthState) signStarted() { h.inflight.Add(1) }
 
 // signDone records a finished sign. Only an answer (a signature, or an
 // error that came from the device rather than from the caller or the
-// message) says anything about the device's health.
+// message) says anything about the device's health. The answer is
+// recorded before the sign stops counting as in flight, so that fresh,
+// which reads in the other order, never misses it.
 func (h *healthState) signDone(err error) {
-	h.mu.Lock()
-	h.inflight--
 	switch {
 	case err == nil:
-		h.last = health{at: time.Now()}
+		h.record(nil)
 	case deviceGone(err) || errors.Is(err, context.DeadlineExceeded):
-		h.last = health{at: time.Now(), err: err}
+		h.record(err)
 	}
-	h.mu.Unlock()
+	h.inflight.Add(-1)
 }
 
 // fresh returns the health record and whether it can stand without a
 // probe: it is younger than interval, or a sign is in flight (which will
 // tell; a probe would only queue behind it, or in front of the next).
 func (h *healthState) fresh(interval time.Duration) (health, bool) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	return h.last, h.inflight > 0 || time.Since(h.last.at) < interval
+	busy := h.inflight.Load() > 0
+	last := h.get()
+	return last, busy || time.Since(last.at) < interval
 }
 
 // healthy reports whether the backend is ready, probing the device when
 // its last answer is stale; see Daemon.Ready. why describes a backend
 // that is not.
 func (b *backend) healthy(ctx context.Context) (ok bool, why string) {
-	b.mu.RLock()
-	s, cause := b.cur, b.downCause
-	b.mu.RUnlock()
+	s, cause := b.current()
 	if s == nil {
 		return false, fmt.Sprintf("backend %s down: %s (reopening with backoff)", b.scheme, Cause(cause))
 	}
@@ -91,7 +94,7 @@ func (b *backend) healthy(ctx context.Context) (ok bool, why string) {
 	if last.err != nil {
 		return false, fmt.Sprintf("backend %s not answering: %s", b.scheme, Cause(last.err))
 	}
-	if !b.up.Load() {
+	if s, _ := b.current(); s == nil { // a sign took it down meanwhile
 		return false, fmt.Sprintf("backend %s down (reopening with backoff)", b.scheme)
 	}
 	return true, ""
@@ -120,7 +123,5 @@ func (b *backend) probe(ctx context.Context, s signer.Signer) health {
 			b.down(s, err)
 		}
 	}
-	b.health.mu.Lock()
-	defer b.health.mu.Unlock()
-	return b.health.last
+	return b.health.get()
 }

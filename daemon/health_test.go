@@ -233,9 +233,7 @@ func TestNoProbeDuringSign(t *testing.T) {
 		_, _ = p.c.SignVote(ctx, chainID, &privvaltest.Vote{Phase: 2, Height: 1, BlockID: block(1, 1), Timestamp: baseTime})
 	}()
 	waitFor(t, "the sign on the device", func() bool {
-		p.d.keys["probed:"].health.mu.Lock()
-		defer p.d.keys["probed:"].health.mu.Unlock()
-		return p.d.keys["probed:"].health.inflight == 1
+		return p.d.keys["probed:"].health.inflight.Load() == 1
 	})
 	time.Sleep(2 * interval)
 	for range 3 {

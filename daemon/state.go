@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 
@@ -50,14 +51,26 @@ func BoundKey(dir, chainID string) (ed25519.PublicKey, error) {
 	return nil, nil
 }
 
-// bindKey checks that chainID's state is bound to pub, binding it on first
-// use: the file is written whole to a temporary name, synced, renamed into
-// place and the directory synced.
-func bindKey(dir, chainID string, pub ed25519.PublicKey) error {
+// keyBindings are a state directory's bindings, read once (when the
+// daemon starts) for all its chains.
+type keyBindings struct {
+	dir string
+	m   map[string]string
+}
+
+func readKeyBindings(dir string) (*keyBindings, error) {
 	m, err := boundKeys(dir)
 	if err != nil {
-		return err
+		return nil, err
 	}
+	return &keyBindings{dir: dir, m: m}, nil
+}
+
+// bind checks that chainID's state is bound to pub, binding it on first
+// use: the file is written whole to a temporary name, synced, renamed into
+// place and the directory synced.
+func (kb *keyBindings) bind(chainID string, pub ed25519.PublicKey) error {
+	dir, m := kb.dir, kb.m
 	if h, ok := m[chainID]; ok {
 		old, err := hex.DecodeString(h)
 		if err != nil || !bytes.Equal(old, pub) {
@@ -67,12 +80,17 @@ func bindKey(dir, chainID string, pub ed25519.PublicKey) error {
 		}
 		return nil
 	}
-	m[chainID] = hex.EncodeToString(pub)
-	b, err := json.MarshalIndent(m, "", "  ")
+	next := maps.Clone(m)
+	next[chainID] = hex.EncodeToString(pub)
+	b, err := json.MarshalIndent(next, "", "  ")
 	if err != nil {
 		return err
 	}
-	return writeFileSync(filepath.Join(dir, KeysFile), append(b, '\n'))
+	if err := writeFileSync(filepath.Join(dir, KeysFile), append(b, '\n')); err != nil {
+		return err
+	}
+	kb.m = next
+	return nil
 }
 
 // writeFileSync replaces path by data durably.
@@ -133,13 +151,18 @@ func ShowState(ctx context.Context, cfg *Config) ([]ChainState, error) {
 		return nil, fmt.Errorf("signerkit: %w", err)
 	}
 	defer g.Close()
+	bound, berr := boundKeys(cfg.StateDir) // once for all chains
 	var out []ChainState
 	for _, ch := range cfg.Chains {
 		st, err := g.State(ctx, ch.ID)
 		cs := ChainState{State: st, Err: err}
 		cs.ChainID = ch.ID
-		if cs.Key, err = BoundKey(cfg.StateDir, ch.ID); err != nil && cs.Err == nil {
-			cs.Err = err
+		kerr := berr
+		if h, ok := bound[ch.ID]; ok && kerr == nil {
+			cs.Key, kerr = hex.DecodeString(h)
+		}
+		if kerr != nil && cs.Err == nil {
+			cs.Err = kerr
 		}
 		out = append(out, cs)
 	}
