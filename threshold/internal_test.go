@@ -22,10 +22,50 @@ import (
 // before its first answer stayed avoided.
 func TestFirstRTTSampleClearsDown(t *testing.T) {
 	s := &Signer{}
-	m := &memberState{downUntil: time.Now().Add(time.Hour), backoff: time.Second}
+	m := &memberState{}
+	s.markBad(m) // avoided for a minute
+	s.markDown(m)
+	if m.downUntil.IsZero() || m.backoff == 0 {
+		t.Fatalf("after failures: down until %v, back-off %v", m.downUntil, m.backoff)
+	}
 	s.sawRTT(m, time.Millisecond)
 	if !m.downUntil.IsZero() || m.backoff != 0 {
 		t.Fatalf("after an answer: down until %v, back-off %v", m.downUntil, m.backoff)
+	}
+	if got := time.Duration(m.rttNanos.Load()); got != time.Millisecond {
+		t.Fatalf("first sample: round trip %v, want 1ms", got)
+	}
+	// Cleared once, it stays cleared until the next failure.
+	s.sawRTT(m, 9*time.Millisecond)
+	if got := time.Duration(m.rttNanos.Load()); got != 2*time.Millisecond {
+		t.Fatalf("second sample: round trip %v, want 1ms + (9ms-1ms)/8", got)
+	}
+	s.markDown(m)
+	s.sawRTT(m, time.Millisecond)
+	if !m.downUntil.IsZero() || m.backoff != 0 {
+		t.Fatalf("after a failure and an answer: down until %v, back-off %v", m.downUntil, m.backoff)
+	}
+}
+
+// TestRTTSampleTakesNoLock: an answer from a member that is up updates its
+// round trip without the Signer's lock, which every share once took.
+func TestRTTSampleTakesNoLock(t *testing.T) {
+	s := &Signer{}
+	m := &memberState{}
+	s.mu.Lock()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		s.sawRTT(m, time.Millisecond)
+	}()
+	select {
+	case <-done:
+	case <-time.After(30 * time.Second):
+		t.Fatal("sawRTT blocked on the Signer's lock for a member that is up")
+	}
+	s.mu.Unlock()
+	if got := time.Duration(m.rttNanos.Load()); got != time.Millisecond {
+		t.Fatalf("round trip %v, want 1ms", got)
 	}
 }
 

@@ -328,22 +328,18 @@ func (p *Party) sign(req signRequest) ([]byte, byte, error) {
 	if len(req.msg) > MaxMessage {
 		return nil, codeTooLarge, fmt.Errorf("threshold: %d-byte message: %w", len(req.msg), signer.ErrMessageTooLarge)
 	}
-	list := []frost.SigningCommitments{}
 	for _, c := range req.others {
 		if c.ID == p.key.ID() {
 			return nil, codeInvalid, &ProtocolError{"a sign request lists this party as another signer"}
 		}
-		list = append(list, c)
 	}
-	// The party's own commitments are looked up by handle; the list it
-	// signs over has them in their place.
-	own, found := p.nonces.Lookup(req.handle)
-	if !found {
-		return nil, codeNonceUsed, fmt.Errorf("threshold: party %d, nonce %#x: %w", p.key.ID(), uint64(req.handle), frost.ErrNonceUsed)
-	}
-	list = append(list, own)
-	frost.SortCommitments(list)
 	if p.guard != nil {
+		// A handle that is unknown or used is refused before the guard
+		// records the message (a write, and a sync on a real file); this
+		// look-up is the only one beside the sign's, and only with a guard.
+		if _, found := p.nonces.Lookup(req.handle); !found {
+			return nil, codeNonceUsed, fmt.Errorf("threshold: party %d, nonce %#x: %w", p.key.ID(), uint64(req.handle), frost.ErrNonceUsed)
+		}
 		s, err := p.guard.SignBytes(context.Background(), req.msg)
 		if err != nil {
 			if errors.Is(err, signer.ErrDoubleSign) {
@@ -355,7 +351,9 @@ func (p *Party) sign(req signRequest) ([]byte, byte, error) {
 			return nil, codeDoubleSign, fmt.Errorf("threshold: party %d already signed this vote with another timestamp (%v): %w", p.key.ID(), s.Timestamp, signer.ErrDoubleSign)
 		}
 	}
-	share, err := p.nonces.Sign(req.handle, req.msg, list)
+	// The party's own commitments are the nonce pair's: the store puts
+	// them in their place in the list, looking the pair up once.
+	share, err := p.nonces.SignAmong(req.handle, req.msg, req.others)
 	switch {
 	case errors.Is(err, frost.ErrNonceUsed):
 		return nil, codeNonceUsed, err

@@ -10,17 +10,28 @@ import (
 	"github.com/signerkit/signerkit/threshold/frost"
 )
 
+// sawRTT records an answer from m that took d: it updates m's round-trip
+// average and clears m's back-off. It runs for every share received, so
+// it takes no lock unless m is marked down (a failure since its last
+// answer), which is rare.
 func (s *Signer) sawRTT(m *memberState, d time.Duration) {
-	old := m.rttNanos.Load()
-	if old == 0 {
-		m.rttNanos.Store(int64(d))
-	} else {
-		m.rttNanos.Store(old + (int64(d)-old)/8)
+	for {
+		old := m.rttNanos.Load()
+		v := int64(d)
+		if old != 0 {
+			v = old + (v-old)/8
+		}
+		if m.rttNanos.CompareAndSwap(old, v) {
+			break
+		}
 	}
-	s.mu.Lock()
-	m.downUntil = time.Time{}
-	m.backoff = 0
-	s.mu.Unlock()
+	if m.down.Load() {
+		s.mu.Lock()
+		m.downUntil = time.Time{}
+		m.backoff = 0
+		m.down.Store(false)
+		s.mu.Unlock()
+	}
 }
 
 // markDown makes m the last choice for a while, doubling the time on
@@ -32,6 +43,7 @@ func (s *Signer) markDown(m *memberState) {
 	defer s.mu.Unlock()
 	m.backoff = min(max(2*m.backoff, 100*time.Millisecond), 10*time.Second)
 	m.downUntil = time.Now().Add(m.backoff)
+	m.down.Store(true)
 }
 
 // markBad avoids a party that sent an invalid share for a minute. Its
@@ -40,6 +52,7 @@ func (s *Signer) markBad(m *memberState) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	m.downUntil = time.Now().Add(time.Minute)
+	m.down.Store(true)
 	for _, p := range m.pool {
 		m.dropped = append(m.dropped, p.Handle)
 	}

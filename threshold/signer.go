@@ -120,6 +120,9 @@ type memberState struct {
 	primed    bool                // a presign has succeeded since New
 	dropped   []frost.NonceHandle // commitments not to be used, to release
 
+	// down is set, with s.mu held, when downUntil or backoff is, so that
+	// an answer (sawRTT) takes s.mu to clear them only when they are set.
+	down                                  atomic.Bool
 	rttNanos                              atomic.Int64 // moving average of sign round trips
 	shares, failures, badShares, timeouts atomic.Uint64
 	released                              atomic.Uint64

@@ -220,7 +220,7 @@ func (d *DKG) Finish(received []*DKGRound2) (*KeyPackage, *PublicKeyPackage, err
 		wipeScalar(a)
 	}
 	d.poly = nil
-	kp := &KeyPackage{id: d.id, secret: sk, public: new(edwards25519.Point).ScalarBaseMult(sk), group: pub.group, minSigners: d.t}
+	kp := &KeyPackage{id: d.id, secret: sk, public: new(edwards25519.Point).ScalarBaseMult(sk), group: pub.group, groupEnc: pub.groupEnc, minSigners: d.t}
 	if kp.public.Equal(pub.shares[d.id]) != 1 {
 		// Cannot happen once every share matched its commitment.
 		kp.Wipe()

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"slices"
 
 	"filippo.io/edwards25519"
 )
@@ -47,8 +48,10 @@ func (c SigningCommitments) AppendBinary(b []byte) ([]byte, error) {
 		return nil, invalidArgument("incomplete signing commitments")
 	}
 	b = binary.BigEndian.AppendUint16(b, uint16(c.ID))
-	b = append(b, c.Hiding.Bytes()...)
-	return append(b, c.Binding.Bytes()...), nil
+	if enc := c.encoding(); enc != nil {
+		return append(b, enc...), nil
+	}
+	return appendEncodings(b, c.Hiding, c.Binding), nil
 }
 
 // ParseSigningCommitments decodes 66 bytes written by AppendBinary.
@@ -69,7 +72,9 @@ func ParseSigningCommitments(b []byte) (SigningCommitments, error) {
 	if err != nil {
 		return SigningCommitments{}, err
 	}
-	return SigningCommitments{ID: id, Hiding: h, Binding: e}, nil
+	// The bytes are canonical (decodeElement checked): they are the
+	// elements' encodings, kept so that they are not computed again.
+	return withEncoding(SigningCommitments{ID: id, Hiding: h, Binding: e}, b[2:]), nil
 }
 
 // AppendBinary appends the 34-byte encoding of s to b.
@@ -259,7 +264,9 @@ func ParseKeyPackage(b []byte) (*KeyPackage, error) {
 		wipeScalar(sk)
 		return nil, err
 	}
-	return &KeyPackage{id: id, secret: sk, public: new(edwards25519.Point).ScalarBaseMult(sk), group: g, minSigners: t}, nil
+	// b[36:] is canonical (decodeElement checked it): it is g's encoding.
+	return &KeyPackage{id: id, secret: sk, public: new(edwards25519.Point).ScalarBaseMult(sk), group: g,
+		groupEnc: slices.Clone(b[36:]), minSigners: t}, nil
 }
 
 // MarshalBinary encodes the public key package: a version byte, the
@@ -296,7 +303,7 @@ func ParsePublicKeyPackage(b []byte) (*PublicKeyPackage, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &PublicKeyPackage{group: g, shares: map[Identifier]*edwards25519.Point{}, minSigners: t}
+	p := &PublicKeyPackage{group: g, groupEnc: slices.Clone(b[3 : 3+ElementSize]), shares: map[Identifier]*edwards25519.Point{}, minSigners: t}
 	rest := b[3+ElementSize:]
 	var ids []Identifier
 	for range n {
@@ -345,13 +352,44 @@ func (p *PublicKeyPackage) consistent(ids []Identifier) bool {
 // of cs, 64 bytes a pair (AppendBinary without the identifiers), with one
 // field inversion for all of them rather than one per element; for
 // sending a batch of presigned commitments.
+//
+// Commitments decoded by ParseSigningCommitments, or made by a
+// NonceStore, carry their encodings, which are copied rather than computed
+// again.
 func AppendCommitmentElements(dst []byte, cs ...SigningCommitments) ([]byte, error) {
-	ps := make([]*edwards25519.Point, 0, 2*len(cs))
 	for _, c := range cs {
 		if c.Hiding == nil || c.Binding == nil {
 			return nil, invalidArgument("incomplete signing commitments")
 		}
-		ps = append(ps, c.Hiding, c.Binding)
 	}
-	return appendEncodings(dst, ps...), nil
+	return appendCommitmentElements(dst, cs), nil
+}
+
+// appendCommitmentElements appends the element encodings of cs (which are
+// complete), copying those cached and computing the rest with one field
+// inversion.
+func appendCommitmentElements(dst []byte, cs []SigningCommitments) []byte {
+	const pair = 2 * ElementSize
+	start := len(dst)
+	dst = slices.Grow(dst, len(cs)*pair)
+	var missing []*edwards25519.Point
+	for _, c := range cs {
+		if enc := c.encoding(); enc != nil {
+			dst = append(dst, enc...)
+		} else {
+			dst = append(dst, make([]byte, pair)...)
+			missing = append(missing, c.Hiding, c.Binding)
+		}
+	}
+	if missing == nil {
+		return dst
+	}
+	elems := appendEncodings(nil, missing...)
+	for i, c := range cs {
+		if c.encoding() == nil {
+			copy(dst[start+i*pair:][:pair], elems[:pair])
+			elems = elems[pair:]
+		}
+	}
+	return dst
 }

@@ -56,6 +56,7 @@ type KeyPackage struct {
 	secret     *edwards25519.Scalar
 	public     *edwards25519.Point // G · secret
 	group      *edwards25519.Point
+	groupEnc   []byte // group's encoding, made once; never modified
 	minSigners int
 }
 
@@ -66,7 +67,7 @@ func (k *KeyPackage) ID() Identifier { return k.id }
 func (k *KeyPackage) MinSigners() int { return k.minSigners }
 
 // GroupPublicKey returns the group's Ed25519 public key.
-func (k *KeyPackage) GroupPublicKey() ed25519.PublicKey { return k.group.Bytes() }
+func (k *KeyPackage) GroupPublicKey() ed25519.PublicKey { return groupEncoding(k.group, k.groupEnc) }
 
 // VerifyingShare returns G · secret share, the participant's public key.
 func (k *KeyPackage) VerifyingShare() []byte { return k.public.Bytes() }
@@ -79,12 +80,24 @@ func (k *KeyPackage) Wipe() { wipeScalar(k.secret) }
 // and the threshold. The coordinator uses it to verify shares.
 type PublicKeyPackage struct {
 	group      *edwards25519.Point
+	groupEnc   []byte // group's encoding, made once; never modified
 	shares     map[Identifier]*edwards25519.Point
 	minSigners int
 }
 
+// groupEncoding returns a copy of a key package's cached group key
+// encoding, or encodes the key if none is cached.
+func groupEncoding(group *edwards25519.Point, enc []byte) []byte {
+	if enc != nil {
+		return slices.Clone(enc)
+	}
+	return group.Bytes()
+}
+
 // GroupPublicKey returns the group's Ed25519 public key.
-func (p *PublicKeyPackage) GroupPublicKey() ed25519.PublicKey { return p.group.Bytes() }
+func (p *PublicKeyPackage) GroupPublicKey() ed25519.PublicKey {
+	return groupEncoding(p.group, p.groupEnc)
+}
 
 // MinSigners returns the threshold t.
 func (p *PublicKeyPackage) MinSigners() int { return p.minSigners }
@@ -110,7 +123,7 @@ func (p *PublicKeyPackage) VerifyingShare(id Identifier) []byte {
 // publicKeyPackage is derive_group_info (appendix C.2) for identifiers
 // 1 … n.
 func publicKeyPackage(c VSSCommitment, ids []Identifier) *PublicKeyPackage {
-	p := &PublicKeyPackage{group: new(edwards25519.Point).Set(c[0]), shares: map[Identifier]*edwards25519.Point{}, minSigners: len(c)}
+	p := &PublicKeyPackage{group: new(edwards25519.Point).Set(c[0]), groupEnc: c[0].Bytes(), shares: map[Identifier]*edwards25519.Point{}, minSigners: len(c)}
 	for _, id := range ids {
 		p.shares[id] = c.evaluate(id)
 	}
@@ -196,11 +209,12 @@ func split(secret *edwards25519.Scalar, coeffs []*edwards25519.Scalar, n int) (*
 	commitment := vssCommit(poly)
 	ids := make([]Identifier, n)
 	d := &Dealt{Commitment: commitment}
+	groupEnc := commitment[0].Bytes()
 	for i := range n {
 		ids[i] = Identifier(i + 1)
 		sk := polynomialEvaluate(ids[i].scalar(), poly)
 		d.Shares = append(d.Shares, &KeyPackage{id: ids[i], secret: sk,
-			public: new(edwards25519.Point).ScalarBaseMult(sk), group: new(edwards25519.Point).Set(commitment[0]), minSigners: len(poly)})
+			public: new(edwards25519.Point).ScalarBaseMult(sk), group: new(edwards25519.Point).Set(commitment[0]), groupEnc: groupEnc, minSigners: len(poly)})
 	}
 	d.Public = publicKeyPackage(commitment, ids)
 	return d, nil
@@ -244,7 +258,7 @@ func NewKeyPackage(id Identifier, secretShare []byte, c VSSCommitment) (*KeyPack
 		return nil, fmt.Errorf("frost: the share of participant %d does not match the VSS commitment: %w", id, signer.ErrInvalidKey)
 	}
 	return &KeyPackage{id: id, secret: sk, public: new(edwards25519.Point).ScalarBaseMult(sk),
-		group: new(edwards25519.Point).Set(c[0]), minSigners: len(c)}, nil
+		group: new(edwards25519.Point).Set(c[0]), groupEnc: c[0].Bytes(), minSigners: len(c)}, nil
 }
 
 // SecretShare returns the encoding of the participant's secret share, for

@@ -211,6 +211,7 @@ func (s *NonceStore) load(want []byte) error {
 	}
 	defer clear(body)
 	now := time.Now()
+	var loaded []*SigningNonces
 	s.gens = make([]uint32, n)
 	for i := range n {
 		slot := body[int(i)*nonceSlotSize:][:nonceSlotSize]
@@ -230,7 +231,9 @@ func (s *NonceStore) load(want []byte) error {
 		nonces := &SigningNonces{hiding: hid, binding: bin, commitments: SigningCommitments{ID: s.key.id,
 			Hiding: new(edwards25519.Point).ScalarBaseMult(hid), Binding: new(edwards25519.Point).ScalarBaseMult(bin)}}
 		s.fresh[i] = &storedNonce{gen: gen, nonces: nonces, made: now}
+		loaded = append(loaded, nonces)
 	}
+	encodeCommitments(loaded)
 	return nil
 }
 
@@ -310,6 +313,9 @@ func (s *NonceStore) Generate(n int) ([]Presigned, error) {
 		}
 		made = append(made, nc)
 	}
+	// Their encodings, which the party sends and every sign with them
+	// hashes, made once, with one field inversion for the batch.
+	encodeCommitments(made)
 	s.mu.Lock()
 	if err := s.usable(); err != nil {
 		s.mu.Unlock()
@@ -425,9 +431,43 @@ func (s *NonceStore) sync(upTo uint64) error {
 // already used gives an error wrapping ErrNonceUsed. A request refused
 // before the mark (a malformed list) leaves the pair fresh.
 func (s *NonceStore) Sign(h NonceHandle, msg []byte, list []SigningCommitments) (SignatureShare, error) {
+	// The list is checked here, once: the share is then computed without
+	// checking it again (frost.Sign checks for its direct callers).
 	if err := checkCommitmentList(list, s.key.minSigners); err != nil {
 		return SignatureShare{}, err
 	}
+	return s.sign(h, msg, func(own SigningCommitments) ([]SigningCommitments, int, error) {
+		i := indexOf(list, s.key.id)
+		if i < 0 || !list[i].Equal(own) {
+			return nil, -1, invalidArgument("participant %d's commitments for nonce %#x are not in the commitment list", s.key.id, uint64(h))
+		}
+		return list, i, nil
+	})
+}
+
+// SignAmong is Sign with the commitment list made of others, the other
+// signers' commitments in any order, and the pair h's own commitments:
+// for a party that is sent the others only, it looks the pair up once.
+// others must not hold the participant's own identifier.
+func (s *NonceStore) SignAmong(h NonceHandle, msg []byte, others []SigningCommitments) (SignatureShare, error) {
+	list := make([]SigningCommitments, len(others), len(others)+1)
+	copy(list, others)
+	SortCommitments(list)
+	return s.sign(h, msg, func(own SigningCommitments) ([]SigningCommitments, int, error) {
+		i, _ := slices.BinarySearchFunc(list, own.ID, func(c SigningCommitments, id Identifier) int { return int(c.ID) - int(id) })
+		list := slices.Insert(list, i, own)
+		if err := checkCommitmentList(list, s.key.minSigners); err != nil {
+			return nil, -1, err
+		}
+		return list, i, nil
+	})
+}
+
+// sign is Sign and SignAmong: with the store locked, it looks h up and
+// has check make the commitment list from the pair's own commitments (or
+// refuse the request, leaving the pair fresh) and say where they are in
+// it; then it marks the pair consumed, syncs, and computes the share.
+func (s *NonceStore) sign(h NonceHandle, msg []byte, check func(own SigningCommitments) ([]SigningCommitments, int, error)) (SignatureShare, error) {
 	s.mu.Lock()
 	if err := s.usable(); err != nil {
 		s.mu.Unlock()
@@ -438,14 +478,14 @@ func (s *NonceStore) Sign(h NonceHandle, msg []byte, list []SigningCommitments) 
 		s.mu.Unlock()
 		return SignatureShare{}, fmt.Errorf("frost: participant %d, nonce %#x: %w", s.key.id, uint64(h), ErrNonceUsed)
 	}
-	i := indexOf(list, s.key.id)
-	if i < 0 || !list[i].Equal(sn.nonces.commitments) {
+	list, i, err := check(sn.nonces.commitments)
+	if err != nil {
 		s.mu.Unlock()
-		return SignatureShare{}, invalidArgument("participant %d's commitments for nonce %#x are not in the commitment list", s.key.id, uint64(h))
+		return SignatureShare{}, err
 	}
 	delete(s.fresh, h.slot())
 	b := encodeSlot(slotConsumed, sn.gen, nil)
-	_, err := s.f.WriteAt(b, nonceHeaderSize+int64(h.slot())*nonceSlotSize)
+	_, err = s.f.WriteAt(b, nonceHeaderSize+int64(h.slot())*nonceSlotSize)
 	if err != nil {
 		s.broken = &StorageError{Op: "write", Err: err}
 		s.mu.Unlock()
@@ -455,24 +495,15 @@ func (s *NonceStore) Sign(h NonceHandle, msg []byte, list []SigningCommitments) 
 	s.written++
 	upTo := s.written
 	s.mu.Unlock()
+	defer sn.nonces.Wipe()
 	if err := s.sync(upTo); err != nil {
-		sn.nonces.Wipe()
 		return SignatureShare{}, err
 	}
-	share, err := Sign(s.key, sn.nonces, msg, list)
+	share, err := signChecked(s.key, sn.nonces, msg, list, i)
 	s.mu.Lock()
 	s.free = append(s.free, h.slot())
 	s.mu.Unlock()
 	return share, err
-}
-
-func indexOf(list []SigningCommitments, id Identifier) int {
-	for i, c := range list {
-		if c.ID == id {
-			return i
-		}
-	}
-	return -1
 }
 
 // Close wipes the nonces held in memory and closes the file. The fresh

@@ -14,10 +14,61 @@ import (
 // SigningCommitments are the two public nonce commitments a participant
 // publishes in round one (the pair (hiding_nonce_commitment,
 // binding_nonce_commitment) with its identifier).
+//
+// Commitments decoded by ParseSigningCommitments or made by a NonceStore
+// carry the encodings of their elements, so that encoding them again (for
+// the binding factors, or to send them) costs no field inversion. The
+// encodings are used while Hiding and Binding hold the points they were
+// made with; assign other points to the fields rather than changing those
+// points in place.
 type SigningCommitments struct {
 	ID      Identifier
 	Hiding  *edwards25519.Point
 	Binding *edwards25519.Point
+
+	enc *commitmentsEncoding // nil when not known
+}
+
+// commitmentsEncoding is the encoding of the points hiding and binding.
+type commitmentsEncoding struct {
+	hiding, binding *edwards25519.Point
+	b               [2 * ElementSize]byte
+}
+
+// withEncoding returns c carrying enc, the encodings of its hiding and
+// binding elements.
+func withEncoding(c SigningCommitments, enc []byte) SigningCommitments {
+	e := &commitmentsEncoding{hiding: c.Hiding, binding: c.Binding}
+	copy(e.b[:], enc)
+	c.enc = e
+	return c
+}
+
+// encoding returns the encodings of c's hiding and binding elements (64
+// bytes) if c carries them for its current points, or nil.
+func (c SigningCommitments) encoding() []byte {
+	if e := c.enc; e != nil && e.hiding == c.Hiding && e.binding == c.Binding && c.Hiding != nil && c.Binding != nil {
+		return e.b[:]
+	}
+	return nil
+}
+
+// encodeCommitments makes the encodings of the commitments of ns, with
+// one field inversion for all, and has them carry them.
+func encodeCommitments(ns []*SigningNonces) {
+	ps := make([]*edwards25519.Point, 0, 2*len(ns))
+	for _, n := range ns {
+		ps = append(ps, n.commitments.Hiding, n.commitments.Binding)
+	}
+	elems := appendEncodings(nil, ps...)
+	encs := make([]commitmentsEncoding, len(ns)) // one allocation for the batch
+	const pair = 2 * ElementSize
+	for i, n := range ns {
+		e := &encs[i]
+		e.hiding, e.binding = n.commitments.Hiding, n.commitments.Binding
+		copy(e.b[:], elems[i*pair:][:pair])
+		n.commitments.enc = e
+	}
 }
 
 // Equal reports whether c and o are the same commitments.
@@ -122,29 +173,42 @@ func SortCommitments(list []SigningCommitments) {
 
 // encodeGroupCommitmentList is encode_group_commitment_list.
 func encodeGroupCommitmentList(list []SigningCommitments) []byte {
-	_, enc := encodeGroupAndList(nil, list)
+	_, enc := encodeGroupAndList(nil, nil, list)
 	return enc
 }
 
 // encodeGroupAndList returns the group key's encoding (if group is not
-// nil) and encode_group_commitment_list(list), with one field inversion
-// for every element (appendEncodings).
-func encodeGroupAndList(group *edwards25519.Point, list []SigningCommitments) (groupEnc, listEnc []byte) {
-	ps := make([]*edwards25519.Point, 0, 1+2*len(list))
-	if group != nil {
+// nil) and encode_group_commitment_list(list). Encodings already at hand
+// are used (groupEnc, when not nil, is group's; commitments may carry
+// theirs), and the rest are computed with one field inversion for all
+// (appendEncodings).
+func encodeGroupAndList(group *edwards25519.Point, groupEnc []byte, list []SigningCommitments) ([]byte, []byte) {
+	var ps []*edwards25519.Point
+	if group != nil && groupEnc == nil {
 		ps = append(ps, group)
 	}
 	for _, c := range list {
-		ps = append(ps, c.Hiding, c.Binding)
+		if c.encoding() == nil {
+			ps = append(ps, c.Hiding, c.Binding)
+		}
 	}
-	elems := appendEncodings(nil, ps...)
-	if group != nil {
+	var elems []byte
+	if len(ps) > 0 {
+		elems = appendEncodings(nil, ps...)
+	}
+	if group != nil && groupEnc == nil {
 		groupEnc, elems = elems[:ElementSize:ElementSize], elems[ElementSize:]
 	}
-	listEnc = make([]byte, 0, len(list)*(2+2*ElementSize))
-	for i, c := range list {
+	const pair = 2 * ElementSize
+	listEnc := make([]byte, 0, len(list)*(ScalarSize+pair))
+	for _, c := range list {
 		listEnc = append(listEnc, c.ID.serialize()...)
-		listEnc = append(listEnc, elems[i*2*ElementSize:][:2*ElementSize]...)
+		if enc := c.encoding(); enc != nil {
+			listEnc = append(listEnc, enc...)
+		} else {
+			listEnc = append(listEnc, elems[:pair]...)
+			elems = elems[pair:]
+		}
 	}
 	return groupEnc, listEnc
 }
@@ -173,9 +237,16 @@ func bindingFactorInputs(groupEnc []byte, list []SigningCommitments, listEnc, ms
 }
 
 func newSession(group *edwards25519.Point, list []SigningCommitments, msg []byte) *session {
+	return newSessionEnc(group, nil, list, msg)
+}
+
+// newSessionEnc is newSession with groupEnc, group's encoding, when at
+// hand (nil if not).
+func newSessionEnc(group *edwards25519.Point, groupEnc []byte, list []SigningCommitments, msg []byte) *session {
 	s := &session{list: list}
-	// Every encoding costs a field inversion unless done together.
-	groupEnc, listEnc := encodeGroupAndList(group, list)
+	// Every encoding costs a field inversion unless done together, and
+	// none is computed where it is at hand.
+	groupEnc, listEnc := encodeGroupAndList(group, groupEnc, list)
 	for _, in := range bindingFactorInputs(groupEnc, list, listEnc, msg) {
 		s.binding = append(s.binding, h1(in))
 	}
@@ -196,14 +267,7 @@ func newSession(group *edwards25519.Point, list []SigningCommitments, msg []byte
 	return s
 }
 
-func (s *session) index(id Identifier) int {
-	for i, c := range s.list {
-		if c.ID == id {
-			return i
-		}
-	}
-	return -1
-}
+func (s *session) index(id Identifier) int { return indexOf(s.list, id) }
 
 // lambda is derive_interpolating_value(participant_list, id).
 func (s *session) lambda(id Identifier) *edwards25519.Scalar {
@@ -235,18 +299,48 @@ func Sign(k *KeyPackage, nonces *SigningNonces, msg []byte, list []SigningCommit
 	if nonces.wiped() {
 		return SignatureShare{}, fmt.Errorf("frost: %w", ErrNonceUsed)
 	}
-	if err := checkCommitmentList(list, k.minSigners); err != nil {
+	i, err := checkSignList(k, nonces.commitments, list)
+	if err != nil {
 		return SignatureShare{}, err
 	}
-	s := newSession(k.group, list, msg)
+	return signChecked(k, nonces, msg, list, i)
+}
+
+// checkSignList checks the commitment list of a sign by participant k
+// whose own commitments are own (checkCommitmentList, and own in it) and
+// returns own's index in it.
+func checkSignList(k *KeyPackage, own SigningCommitments, list []SigningCommitments) (int, error) {
+	if err := checkCommitmentList(list, k.minSigners); err != nil {
+		return -1, err
+	}
+	i := indexOf(list, k.id)
+	if i < 0 || !list[i].Equal(own) {
+		return -1, invalidArgument("participant %d's own commitments are not in the commitment list", k.id)
+	}
+	return i, nil
+}
+
+func indexOf(list []SigningCommitments, id Identifier) int {
+	for i, c := range list {
+		if c.ID == id {
+			return i
+		}
+	}
+	return -1
+}
+
+// signChecked is Sign once checkSignList has passed list, with i the
+// index of nonces' commitments in it. The caller wipes nonces.
+func signChecked(k *KeyPackage, nonces *SigningNonces, msg []byte, list []SigningCommitments, i int) (SignatureShare, error) {
+	if nonces.wiped() {
+		// Zero nonces would make the share give away the secret share.
+		return SignatureShare{}, fmt.Errorf("frost: %w", ErrNonceUsed)
+	}
+	s := newSessionEnc(k.group, k.groupEnc, list, msg)
 	if s.groupComm.Equal(edwards25519.NewIdentityPoint()) == 1 {
 		// SerializeElement refuses the identity, so the RFC's
 		// compute_challenge fails here; so does this.
 		return SignatureShare{}, invalidArgument("the group commitment is the identity")
-	}
-	i := s.index(k.id)
-	if i < 0 || !list[i].Equal(nonces.commitments) {
-		return SignatureShare{}, invalidArgument("participant %d's own commitments are not in the commitment list", k.id)
 	}
 	// z_i = d_i + e_i·ρ_i + λ_i·s_i·c
 	z := new(edwards25519.Scalar).Multiply(s.lambda(k.id), k.secret)
@@ -263,7 +357,7 @@ func VerifySignatureShare(pub *PublicKeyPackage, share SignatureShare, msg []byt
 	if err := checkCommitmentList(list, pub.minSigners); err != nil {
 		return err
 	}
-	return newSession(pub.group, list, msg).verifyShare(pub, share)
+	return newSessionEnc(pub.group, pub.groupEnc, list, msg).verifyShare(pub, share)
 }
 
 func (s *session) verifyShare(pub *PublicKeyPackage, share SignatureShare) error {
@@ -315,7 +409,7 @@ func PrepareAggregate(pub *PublicKeyPackage, msg []byte, list []SigningCommitmen
 	if err := checkCommitmentList(list, pub.minSigners); err != nil {
 		return nil, err
 	}
-	s := newSession(pub.group, list, msg)
+	s := newSessionEnc(pub.group, pub.groupEnc, list, msg)
 	if s.groupComm.Equal(edwards25519.NewIdentityPoint()) == 1 {
 		return nil, invalidArgument("the group commitment is the identity")
 	}
