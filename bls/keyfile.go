@@ -7,11 +7,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/signerkit/signerkit/internal/fileopen"
-	"io"
-	"io/fs"
-	"os"
 
+	"github.com/signerkit/signerkit/internal/keyfile"
 	"github.com/signerkit/signerkit/signer"
 )
 
@@ -160,7 +157,7 @@ func MarshalKeyFile(s *Signer) ([]byte, error) {
 // signer.ErrKeyNotFound, and a path that is not a regular file (a
 // directory, a pipe) one wrapping signer.ErrInvalidArgument.
 func LoadKeyFile(path string, alg signer.Algorithm) (*Signer, error) {
-	data, err := readKeyFile(path)
+	data, err := keyfile.Read(path, maxKeyFile)
 	if err != nil {
 		return nil, fmt.Errorf("bls: key file %s: %w", path, err)
 	}
@@ -170,31 +167,4 @@ func LoadKeyFile(path string, alg signer.Algorithm) (*Signer, error) {
 		return nil, fmt.Errorf("%w (file %s)", err, path)
 	}
 	return s, nil
-}
-
-func readKeyFile(path string) ([]byte, error) {
-	// A FIFO or device put where the key file should be is refused as not
-	// a regular file instead of blocking the open.
-	f, _, err := fileopen.Open(path, os.O_RDONLY, 0, fileopen.Follow)
-	if err != nil {
-		var nr *fileopen.NotRegularError
-		switch {
-		case errors.As(err, &nr):
-			return nil, fmt.Errorf("not a regular file: %w", signer.ErrInvalidArgument)
-		case errors.Is(err, fs.ErrNotExist):
-			return nil, fmt.Errorf("no such file: %w", signer.ErrKeyNotFound)
-		}
-		var pe *fs.PathError
-		if errors.As(err, &pe) {
-			err = pe.Err // the path is in the message already
-		}
-		return nil, err
-	}
-	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, maxKeyFile+1))
-	if err != nil {
-		clear(data)
-		return nil, err
-	}
-	return data, nil
 }

@@ -9,15 +9,11 @@ import (
 	"crypto/x509/pkix"
 	"encoding/asn1"
 	"encoding/pem"
-	"errors"
 	"fmt"
-	"io"
-	"io/fs"
 	"math/big"
-	"os"
 	"strings"
 
-	"github.com/signerkit/signerkit/internal/fileopen"
+	"github.com/signerkit/signerkit/internal/keyfile"
 	"github.com/signerkit/signerkit/signer"
 )
 
@@ -120,7 +116,7 @@ func ParseKeyFile(data []byte) (crypto.PrivateKey, error) {
 // checks the file's mode: keep key files readable by their owner alone
 // (0600), as WriteKeyFile writes them.
 func LoadKeyFile(path string) (crypto.PrivateKey, error) {
-	data, err := readKeyFile(path)
+	data, err := keyfile.Read(path, maxKeyFile)
 	if err != nil {
 		return nil, &keyFileError{path: path, err: err}
 	}
@@ -130,33 +126,6 @@ func LoadKeyFile(path string) (crypto.PrivateKey, error) {
 		return nil, &keyFileError{path: path, err: err}
 	}
 	return priv, nil
-}
-
-func readKeyFile(path string) ([]byte, error) {
-	// A FIFO or device put where the key file should be is refused as not
-	// a regular file instead of blocking the open.
-	f, _, err := fileopen.Open(path, os.O_RDONLY, 0, fileopen.Follow)
-	if err != nil {
-		var nr *fileopen.NotRegularError
-		switch {
-		case errors.As(err, &nr):
-			return nil, fmt.Errorf("not a regular file: %w", signer.ErrInvalidArgument)
-		case errors.Is(err, fs.ErrNotExist):
-			return nil, fmt.Errorf("no such file: %w", signer.ErrKeyNotFound)
-		}
-		var pe *fs.PathError
-		if errors.As(err, &pe) {
-			err = pe.Err // the path is in the message already
-		}
-		return nil, err
-	}
-	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, maxKeyFile+1))
-	if err != nil {
-		clear(data)
-		return nil, err
-	}
-	return data, nil
 }
 
 func parseKeyFile(data []byte) (crypto.PrivateKey, error) {

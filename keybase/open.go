@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"runtime"
 
+	"github.com/signerkit/signerkit/internal/keyuri"
 	"github.com/signerkit/signerkit/signer"
 )
 
@@ -148,7 +149,7 @@ func (s *Store) ensureDir() error {
 const (
 	attrDir   = "dir"
 	attrLabel = "label"
-	attrMode  = "mode"
+	attrMode  = keyuri.AttrMode
 )
 
 // ParseURI returns the Config that a keybase: URI describes:
@@ -163,14 +164,8 @@ const (
 // default) or per-sign. Errors are *signer.URIError values that name the
 // attribute at fault and never quote a pin-value.
 func ParseURI(uri string) (Config, error) {
-	u, err := signer.ParseURI(uri)
+	u, err := keyuri.Parse(uri, "keybase", attrDir, attrLabel)
 	if err != nil {
-		return Config{}, err
-	}
-	if u.Scheme != "keybase" {
-		return Config{}, &signer.URIError{Scheme: u.Scheme, Problem: "not a keybase: URI"}
-	}
-	if err := u.Allow([]string{attrDir, attrLabel}, []string{signer.AttrPINSource, signer.AttrPINValue, attrMode}); err != nil {
 		return Config{}, err
 	}
 	var cfg Config

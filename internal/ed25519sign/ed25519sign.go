@@ -21,17 +21,18 @@
 // or on the goroutine's stack, and is wiped: a PrivateKey by Wipe (or, from
 // NewLocked, by its release function, in memory locked in RAM and left
 // out of core dumps where the system allows: see internal/hardening);
-// per sign, the SHA-512 states (this package's own SHA-512, whose message
-// schedule lives in the wiped state), the 64-byte nonce digest and the
-// nonce scalar are cleared, and the stack below the signing call,
-// where filippo.io/edwards25519's arithmetic leaves its temporaries (the
-// clamped scalar in SetBytesWithClamping, the nonce digest's pieces in
-// SetUniformBytes, the signed radix-16 digits of the nonce in
-// ScalarBaseMult), is overwritten with zeros before Sign returns (see
-// burnStack). SignSeed expands a key from its seed for one signature and
-// wipes it, for callers that keep no key resident; NewKeyFromSeed and
-// CheckPrivateKey expand one to make or check crypto/ed25519's 64-byte
-// form, and wipe it too.
+// per sign, the nonce's SHA-512 state (this package's own SHA-512, whose
+// message schedule lives in the wiped state), the 64-byte nonce digest and
+// the nonce scalar are cleared (the challenge hash, over R, the public key
+// and the message, holds nothing secret and is crypto/sha512's), and the
+// stack below the signing call, where filippo.io/edwards25519's arithmetic
+// leaves its temporaries (the clamped scalar in SetBytesWithClamping, the
+// nonce digest's pieces in SetUniformBytes, the signed radix-16 digits of
+// the nonce in ScalarBaseMult), is overwritten with zeros before Sign
+// returns (see burnStack). SignSeed expands a key from its seed for one
+// signature and wipes it, for callers that keep no key resident;
+// NewKeyFromSeed and CheckPrivateKey expand one to make or check
+// crypto/ed25519's 64-byte form, and wipe it too.
 //
 // What remains beyond reach: values the Go compiler keeps only in
 // registers or spills into the signing call's own frame (which the
@@ -47,19 +48,23 @@
 // A PrivateKey holds the expanded key (scalar, prefix, public key) as
 // crypto/ed25519's cache does, so Sign does the work ed25519.Sign does:
 // one SHA-512 over prefix‖message, a fixed-base scalar multiplication, one
-// SHA-512 over R‖A‖message and a scalar multiply-add. This package's
-// SHA-512 is portable Go where crypto/sha512 uses assembly, and each sign
-// zeroes 8 KiB of stack twice; ed25519.Sign for its part looks its key up
-// in the cache (a weak pointer, a sync.Map and a 64-byte compare) on every
-// call. Counted by valgrind on Go 1.26.8, linux/amd64 (make overhead, the
-// root table's inprocess-ed25519 row against raw-ed25519), a sign runs
-// 0.93× the instructions of ed25519.Sign at 256 bytes and 0.91× at 128;
-// BenchmarkSign compares the two, and SignSeed, which expands the key too
-// (a SHA-512 and a second fixed-base multiplication), in one run.
+// SHA-512 over R‖A‖message and a scalar multiply-add. The hashes of
+// secret input (the key expansion, the nonce) use this package's SHA-512,
+// portable Go where crypto/sha512 uses assembly; the challenge hash, over
+// public input, uses crypto/sha512 (its state on the stack, no
+// allocation). Each sign zeroes 8 KiB of stack twice; ed25519.Sign for
+// its part looks its key up in the cache (a weak pointer, a sync.Map and
+// a 64-byte compare) on every call. Counted by valgrind on Go 1.26.8,
+// linux/amd64 (make overhead, the root table's inprocess-ed25519 row
+// against raw-ed25519), a sign runs 0.90× the instructions of
+// ed25519.Sign at 256 bytes and 0.89× at 128; BenchmarkSign compares the
+// two, and SignSeed, which expands the key too (a SHA-512 and a second
+// fixed-base multiplication), in one run.
 package ed25519sign
 
 import (
 	"crypto"
+	"crypto/sha512"
 	"crypto/subtle"
 	"errors"
 	"strconv"
@@ -179,7 +184,7 @@ func (k *PrivateKey) Sign(msg []byte) []byte {
 func (k *PrivateKey) SignInto(sig *[SignatureSize]byte, msg []byte) {
 	buildBaseTable()
 	burnStack() // grow the stack to the signing depth before any secret is on it
-	k.sign(sig, msg, "", "")
+	k.sign(sig, msg, nil)
 	burnStack()
 }
 
@@ -213,10 +218,17 @@ func (k *PrivateKey) SignOptions(msg []byte, hash crypto.Hash, context string) (
 	if len(context) > 255 {
 		return nil, errors.New("ed25519sign: context of " + strconv.Itoa(len(context)) + " bytes, want at most 255")
 	}
+	// dom2(phflag, context), which both hashes of the sign start with
+	// (RFC 8032 section 5.1.6, steps 2 and 4), put together once.
+	var buf [len(domPh) + 1 + 255]byte
+	var dom2 []byte
+	if dom != "" {
+		dom2 = append(append(append(buf[:0], dom...), byte(len(context))), context...)
+	}
 	sig := new([SignatureSize]byte)
 	buildBaseTable()
 	burnStack()
-	k.sign(sig, msg, dom, context)
+	k.sign(sig, msg, dom2)
 	burnStack()
 	return sig[:], nil
 }
@@ -234,15 +246,11 @@ func (st *scratch) wipe() {
 }
 
 //go:noinline
-func (k *PrivateKey) sign(sig *[SignatureSize]byte, msg []byte, dom, context string) {
+func (k *PrivateKey) sign(sig *[SignatureSize]byte, msg, dom2 []byte) {
 	var st scratch
 	// r = SHA-512(dom2 ‖ prefix ‖ M) mod l
 	st.d.reset()
-	if dom != "" {
-		st.d.writeString(dom)
-		st.d.write([]byte{byte(len(context))})
-		st.d.writeString(context)
-	}
+	st.d.write(dom2)
 	st.d.write(k.prefix[:])
 	st.d.write(msg)
 	st.d.sum(&st.h)
@@ -251,19 +259,15 @@ func (k *PrivateKey) sign(sig *[SignatureSize]byte, msg []byte, dom, context str
 	var R edwards25519.Point
 	R.ScalarBaseMult(&st.r)
 	copy(sig[:32], R.Bytes())
-	// k = SHA-512(dom2 ‖ R ‖ A ‖ M) mod l: public input.
-	st.d.reset()
-	if dom != "" {
-		st.d.writeString(dom)
-		st.d.write([]byte{byte(len(context))})
-		st.d.writeString(context)
-	}
-	st.d.write(sig[:32])
-	st.d.write(k.pub[:])
-	st.d.write(msg)
-	st.d.sum(&st.h)
+	// k = SHA-512(dom2 ‖ R ‖ A ‖ M) mod l: public input, hashed by
+	// crypto/sha512 (its state, on this frame, holds nothing secret).
+	h := sha512.New()
+	h.Write(dom2)
+	h.Write(sig[:32])
+	h.Write(k.pub[:])
+	h.Write(msg)
 	var c, s edwards25519.Scalar
-	c.SetUniformBytes(st.h[:])
+	c.SetUniformBytes(h.Sum(st.h[:0]))
 	s.MultiplyAdd(&c, &k.s, &st.r) // S = r + c·s mod l
 	copy(sig[32:], s.Bytes())
 	st.wipe()
@@ -288,7 +292,7 @@ func SignSeed(seed, msg []byte) ([]byte, error) {
 func signSeed(sig *[SignatureSize]byte, seed, msg []byte) {
 	var k PrivateKey
 	k.setSeed(seed)
-	k.sign(sig, msg, "", "")
+	k.sign(sig, msg, nil)
 	k.Wipe()
 }
 

@@ -59,7 +59,7 @@ func TestStackDepth(t *testing.T) {
 		msg := make([]byte, 200)
 		paint()
 		k.setSeed(make([]byte, 32))
-		k.sign(&sig, msg, domPh, "context")
+		k.sign(&sig, msg, []byte(domPh+"\x07context"))
 		depth <- dirtied()
 	}()
 	d := <-depth
@@ -174,7 +174,7 @@ func TestNoResidue(t *testing.T) {
 			var sig [64]byte
 			k.setSeed(seed)
 			clear(seed)
-			k.sign(&sig, msg, "", "")
+			k.sign(&sig, msg, nil)
 			k.Wipe()
 		})
 		defer release()

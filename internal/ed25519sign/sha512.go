@@ -10,7 +10,8 @@ import (
 // hash of secret input left behind. crypto/sha512 keeps its buffer in a
 // heap object out of reach and copies the state onto the stack in Sum;
 // this one is only used where the input is secret (the seed, the nonce
-// prefix) and, to spare an allocation, for the public challenge hash.
+// prefix). The challenge hash, over public input, is crypto/sha512's
+// (its state stays on the stack: no allocation).
 type digest struct {
 	h   [8]uint64
 	w   [80]uint64
@@ -47,19 +48,6 @@ func (d *digest) write(p []byte) {
 		p = p[128:]
 	}
 	d.n = copy(d.buf[:], p)
-}
-
-func (d *digest) writeString(s string) {
-	d.len += uint64(len(s))
-	for len(s) > 0 {
-		c := copy(d.buf[d.n:], s)
-		d.n += c
-		s = s[c:]
-		if d.n == len(d.buf) {
-			d.block(d.buf[:])
-			d.n = 0
-		}
-	}
 }
 
 // sum pads and finishes the hash into out. The state is spent: reset it

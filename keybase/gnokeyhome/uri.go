@@ -3,6 +3,7 @@ package gnokeyhome
 import (
 	"context"
 
+	"github.com/signerkit/signerkit/internal/keyuri"
 	"github.com/signerkit/signerkit/keybase"
 	"github.com/signerkit/signerkit/signer"
 )
@@ -11,7 +12,6 @@ import (
 const (
 	attrHome  = "home"
 	attrLabel = "label"
-	attrMode  = "mode"
 )
 
 // ParseURI returns the Config that a gnokeyhome: URI describes:
@@ -29,14 +29,8 @@ const (
 // are *signer.URIError values that name the attribute at fault and never
 // quote a pin-value or a label.
 func ParseURI(uri string) (Config, error) {
-	u, err := signer.ParseURI(uri)
+	u, err := keyuri.Parse(uri, "gnokeyhome", attrHome, attrLabel)
 	if err != nil {
-		return Config{}, err
-	}
-	if u.Scheme != "gnokeyhome" {
-		return Config{}, &signer.URIError{Scheme: u.Scheme, Problem: "not a gnokeyhome: URI"}
-	}
-	if err := u.Allow([]string{attrHome, attrLabel}, []string{signer.AttrPINSource, signer.AttrPINValue, attrMode}); err != nil {
 		return Config{}, err
 	}
 	var cfg Config
