@@ -46,10 +46,21 @@
 // computes the share. A pair whose commitment the coordinator drops unused
 // (a failed attempt, a party caught sending a bad share, the pools at
 // Close) is released: the coordinator asks the party to mark it consumed,
-// durably, which frees its slot. Pairs whose commitments were lost on the
-// way are reclaimed by the party when its store is full, once older than
+// durably, which frees its slot. A presign that fails (a party slower
+// than PartyTimeout still makes and keeps the pairs) is followed by one
+// that asks the party for its outstanding pairs too, as the first presign
+// does: the coordinator keeps those it does not hold already (in its pool,
+// in a request, or to release), so none is handed out twice, and drops
+// from its pool those the party no longer holds. After a presign that
+// times out the coordinator asks for half the batch (down to 16), and
+// after quick answers for twice as many again, so a slow party still
+// fills the pool. Pairs whose commitments were lost otherwise are
+// reclaimed by the party when its store is full, once older than
 // PartyConfig.ReclaimAfter; a full store makes presign fail with a
-// *frost.NonceStoreFullError rather than answer nothing.
+// *frost.NonceStoreFullError rather than answer nothing. A party serving
+// several coordinators hands each the others' outstanding pairs too, so
+// one of them may meet a pair the other used (frost.ErrNonceUsed, and
+// another party signs).
 // Party.NonceStats and Signer.Stats (Released, Dropped) show the counts. A party may also put a double-sign guard (package
 // guard) in front of its share (PartyConfig.Guard): it then refuses
 // conflicting consensus sign bytes by itself, and the Signer returns an

@@ -2,6 +2,7 @@ package threshold
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"time"
@@ -91,6 +92,11 @@ func (s *Signer) sendReleases(ctx context.Context, m *memberState) error {
 		n := min(len(m.dropped), maxPresignBatch)
 		hs := slices.Clone(m.dropped[:n])
 		m.dropped = m.dropped[n:]
+		m.busyMu.Lock()
+		for _, h := range hs {
+			m.busy[h] = struct{}{}
+		}
+		m.busyMu.Unlock()
 		s.mu.Unlock()
 		if n == 0 {
 			return nil
@@ -103,17 +109,107 @@ func (s *Signer) sendReleases(ctx context.Context, m *memberState) error {
 			m.dropped = append(hs, m.dropped...)
 			s.trimDropped(m)
 			s.mu.Unlock()
+			m.unbusy(hs...)
 			return err
 		}
+		m.unbusy(hs...)
 		m.released.Add(uint64(n))
 	}
 }
 
-// refiller keeps m's pool topped up until the Signer closes.
+// unbusy ends the requests with hs (see memberState.busy).
+func (m *memberState) unbusy(hs ...frost.NonceHandle) {
+	m.busyMu.Lock()
+	for _, h := range hs {
+		delete(m.busy, h)
+	}
+	m.busyMu.Unlock()
+}
+
+// minPresignBatch is the smallest batch the refiller shrinks to after
+// presigns that time out.
+const minPresignBatch = 16
+
+// heldLocked returns the handles of m's the coordinator holds: in the
+// pool, in a sign or release request, or waiting to be released. s.mu is
+// held.
+func (s *Signer) heldLocked(m *memberState) map[frost.NonceHandle]bool {
+	m.busyMu.Lock()
+	defer m.busyMu.Unlock()
+	held := make(map[frost.NonceHandle]bool, len(m.pool)+len(m.dropped)+len(m.busy))
+	for _, p := range m.pool {
+		held[p.Handle] = true
+	}
+	for _, h := range m.dropped {
+		held[h] = true
+	}
+	for h := range m.busy {
+		held[h] = true
+	}
+	return held
+}
+
+// addPresigned adds ps, an answer of m's to a presign, to m's pool,
+// skipping the handles the coordinator already holds, so that no
+// commitment is handed out twice. It returns how many it added.
+//
+// sent is nil unless the request asked for the outstanding pairs; it then
+// holds the handles the coordinator held when the request was sent
+// (heldLocked). Those are skipped too: one used by a sign since, after the
+// party listed it, must not come back. Such an answer lists every fresh
+// pair the party holds (it releases those beyond one answer), so the
+// handles of sent still in the pool and missing from ps are no longer
+// usable: they leave the pool and are released, in case.
+func (s *Signer) addPresigned(m *memberState, ps []frost.Presigned, sent map[frost.NonceHandle]bool) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if sent != nil {
+		answered := make(map[frost.NonceHandle]bool, len(ps))
+		for _, p := range ps {
+			answered[p.Handle] = true
+		}
+		m.pool = slices.DeleteFunc(m.pool, func(p frost.Presigned) bool {
+			if sent[p.Handle] && !answered[p.Handle] {
+				m.dropped = append(m.dropped, p.Handle)
+				return true
+			}
+			return false
+		})
+		s.trimDropped(m)
+	}
+	held := s.heldLocked(m)
+	added := 0
+	for _, p := range ps {
+		if held[p.Handle] || sent[p.Handle] {
+			continue
+		}
+		held[p.Handle] = true
+		m.pool = append(m.pool, p)
+		added++
+	}
+	if added > 0 {
+		close(s.changed)
+		s.changed = make(chan struct{})
+	}
+	return added
+}
+
+// refiller keeps m's pool topped up until the Signer closes. A refill
+// starts when the pool falls below half (or before the first answer) and
+// runs until the pool is full, a batch per request. The first request,
+// and the next after any failure, asks the party for its outstanding
+// pairs too: those of a request that timed out (made by the party, never
+// received) come back instead of filling its store. A request that times
+// out halves the batch, down to minPresignBatch, so that a slow party
+// still answers within the timeout; a quick answer (under a quarter of
+// the timeout) doubles it again, up to maxPresignBatch.
 func (s *Signer) refiller(m *memberState) {
 	defer s.wg.Done()
 	tick := time.NewTicker(time.Second)
 	defer tick.Stop()
+	batch := maxPresignBatch
+	outstanding := true // ask for the outstanding pairs too
+	filling := false
 	for {
 		s.mu.Lock()
 		dropped := len(m.dropped) > 0 && !time.Now().Before(m.downUntil)
@@ -128,8 +224,13 @@ func (s *Signer) refiller(m *memberState) {
 		need := s.pool - len(m.pool)
 		wait := time.Until(m.downUntil)
 		primed := m.primed
+		var sent map[frost.NonceHandle]bool
+		if outstanding {
+			sent = s.heldLocked(m)
+		}
 		s.mu.Unlock()
-		if need >= s.pool/2 || need > 0 && !primed {
+		filling = filling || need >= s.pool/2 || !primed
+		if filling && need > 0 {
 			if wait > 0 {
 				select {
 				case <-time.After(wait):
@@ -137,21 +238,30 @@ func (s *Signer) refiller(m *memberState) {
 					return
 				}
 			}
+			ask := min(need, batch)
 			ctx, cancel := context.WithTimeout(s.ctx, s.timeout)
-			ps, err := m.m.presign(ctx, need, !primed)
+			start := time.Now()
+			ps, err := m.m.presign(ctx, ask, outstanding)
+			took := time.Since(start)
 			cancel()
 			if s.ctx.Err() != nil {
 				return
 			}
 			if err != nil {
 				s.markDown(m)
+				outstanding = true
+				if errors.Is(err, context.DeadlineExceeded) {
+					batch = max(ask/2, minPresignBatch)
+				}
 				continue
 			}
+			if !outstanding && took < s.timeout/4 {
+				batch = min(2*batch, maxPresignBatch)
+			}
+			outstanding = false
+			s.addPresigned(m, ps, sent)
 			s.mu.Lock()
 			m.primed = true
-			m.pool = append(m.pool, ps...)
-			close(s.changed)
-			s.changed = make(chan struct{})
 			s.mu.Unlock()
 			if !primed && m.remote != nil {
 				// Open the sign connection now, so that the first sign
@@ -164,6 +274,7 @@ func (s *Signer) refiller(m *memberState) {
 				continue
 			}
 		}
+		filling = false
 		select {
 		case <-m.refill:
 		case <-tick.C:
@@ -184,11 +295,7 @@ func (s *Signer) Presign(ctx context.Context, id frost.Identifier, n int) (int, 
 		if err != nil {
 			return 0, err
 		}
-		s.mu.Lock()
-		m.pool = append(m.pool, ps...)
-		close(s.changed)
-		s.changed = make(chan struct{})
-		s.mu.Unlock()
+		s.addPresigned(m, ps, nil)
 		return len(ps), nil
 	}
 	return 0, fmt.Errorf("threshold: no party %d: %w", id, signer.ErrInvalidArgument)

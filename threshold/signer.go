@@ -120,6 +120,13 @@ type memberState struct {
 	primed    bool                // a presign has succeeded since New
 	dropped   []frost.NonceHandle // commitments not to be used, to release
 
+	// busy holds the handles taken from the pool that are in a sign or
+	// release request, so that an answer listing the party's outstanding
+	// pairs does not put them back in the pool. It has its own lock (taken
+	// inside s.mu, or alone) so a share's answer does not take s.mu.
+	busyMu sync.Mutex
+	busy   map[frost.NonceHandle]struct{}
+
 	// down is set, with s.mu held, when downUntil or backoff is, so that
 	// an answer (sawRTT) takes s.mu to clear them only when they are set.
 	down                                  atomic.Bool
@@ -152,7 +159,8 @@ func New(cfg Config) (*Signer, error) {
 			return fmt.Errorf("threshold: party %d is repeated or not in the public key package: %w", id, signer.ErrInvalidArgument)
 		}
 		seen[id] = true
-		s.members = append(s.members, &memberState{id: id, m: m, remote: r, refill: make(chan struct{}, 1)})
+		s.members = append(s.members, &memberState{id: id, m: m, remote: r, refill: make(chan struct{}, 1),
+			busy: map[frost.NonceHandle]struct{}{}})
 		return nil
 	}
 	if cfg.Local != nil {
@@ -413,8 +421,12 @@ func (s *Signer) choose(ctx context.Context, excluded map[*memberState]bool, wai
 			})
 			a := &attempt{set: slices.Clone(cands[:s.t]), answered: make([]atomic.Bool, s.t)}
 			for _, m := range a.set {
-				a.pres = append(a.pres, m.pool[len(m.pool)-1])
+				p := m.pool[len(m.pool)-1]
+				a.pres = append(a.pres, p)
 				m.pool = m.pool[:len(m.pool)-1]
+				m.busyMu.Lock()
+				m.busy[p.Handle] = struct{}{}
+				m.busyMu.Unlock()
 				s.poke(m)
 			}
 			s.mu.Unlock()
@@ -482,6 +494,7 @@ func (s *Signer) attempt(ctx context.Context, a *attempt, msg []byte, tl *tally)
 				// touched): have it discarded, or its slot stays taken.
 				s.releaseLater(m, a.pres[i].Handle)
 			}
+			m.unbusy(a.pres[i].Handle)
 			if err == nil {
 				a.answered[i].Store(true)
 				if m.remote != nil {

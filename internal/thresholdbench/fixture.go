@@ -8,6 +8,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 
@@ -45,6 +46,28 @@ type Config struct {
 	// PartyTimeout and HedgeAfter are passed to threshold.Config; 0 means
 	// its defaults.
 	PartyTimeout, HedgeAfter time.Duration
+	// WarmTimeout bounds Start's wait for the pools and its warm-up signs,
+	// whatever Start's context says; 0 means DefaultWarmTimeout or 24
+	// party timeouts, whichever is longer.
+	WarmTimeout time.Duration
+}
+
+// DefaultWarmTimeout is the least time Start gives the parties to fill
+// the coordinator's pools and the warm-up signs when Config.WarmTimeout
+// is 0: ample for the rows' pools on a loaded machine under the race
+// detector, and short of a test binary's own timeout.
+const DefaultWarmTimeout = 2 * time.Minute
+
+// warmTimeout is cfg's bound on warming up.
+func (cfg Config) warmTimeout() time.Duration {
+	if cfg.WarmTimeout > 0 {
+		return cfg.WarmTimeout
+	}
+	pt := cfg.PartyTimeout
+	if pt <= 0 {
+		pt = 5 * time.Second // threshold.Config's default
+	}
+	return max(DefaultWarmTimeout, 24*pt)
 }
 
 // Fixture is a 2-of-3 threshold signer on a shaped network: three parties
@@ -62,7 +85,9 @@ type Fixture struct {
 
 // Start starts the parties and the coordinator, waits for every party's
 // pool of commitments and warms a sign connection to each party, so that
-// the first measured sign finds everything ready.
+// the first measured sign finds everything ready. The wait ends with ctx
+// or after Config.WarmTimeout; a pool that did not fill is then an error
+// naming the party and its pool.
 func Start(ctx context.Context, cfg Config) (*Fixture, error) {
 	if cfg.Net.Profile == nil {
 		return nil, errors.New("thresholdbench: Config.Net has no profile")
@@ -113,7 +138,10 @@ func Start(ctx context.Context, cfg Config) (*Fixture, error) {
 		c.Close()
 		return nil, err
 	}
-	if err := f.warm(ctx, cfg.PoolSize); err != nil {
+	wctx, cancel := context.WithTimeout(ctx, cfg.warmTimeout())
+	err = f.warm(wctx, cfg.PoolSize)
+	cancel()
+	if err != nil {
 		f.Close()
 		return nil, err
 	}
@@ -122,19 +150,23 @@ func Start(ctx context.Context, cfg Config) (*Fixture, error) {
 
 // warm waits until every party's pool is full, so that no refill runs
 // beside the first measured signs, then signs until the coordinator has a
-// sign connection to every party.
+// sign connection to every party. It gives up when ctx ends, naming the
+// parties whose pools are not full.
 func (f *Fixture) warm(ctx context.Context, size int) error {
 	for {
-		ready := true
+		var short []string
 		for _, st := range f.Signer.Stats() {
-			ready = ready && st.Pool >= size
+			if st.Pool < size {
+				short = append(short, fmt.Sprintf("party %d has %d of %d commitments (up %v, %d released, %d to release)",
+					st.ID, st.Pool, size, st.Up, st.Released, st.Dropped))
+			}
 		}
-		if ready {
+		if len(short) == 0 {
 			break
 		}
 		select {
 		case <-ctx.Done():
-			return fmt.Errorf("thresholdbench: waiting for the pools: %w", ctx.Err())
+			return fmt.Errorf("thresholdbench: waiting for the pools: %s: %w", strings.Join(short, "; "), ctx.Err())
 		case <-time.After(5 * time.Millisecond):
 		}
 	}

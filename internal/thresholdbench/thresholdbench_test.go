@@ -2,6 +2,8 @@ package thresholdbench
 
 import (
 	"context"
+	"errors"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -92,5 +94,26 @@ func TestDKGMesh(t *testing.T) {
 	// others and sends a 36-byte share to each.
 	if got, want := m.payload.Load(), uint64(2*6*(131+36)); got != want {
 		t.Errorf("payload %d bytes for two DKGs, want %d", got, want)
+	}
+}
+
+// TestStartBoundsTheWarmUp: Start once waited for the pools with no
+// deadline but its context's, which the rows and the report give none, so
+// a pool that never filled hung the run until the test binary's timeout.
+// A pool that cannot fill (the parties' stores hold half of it) is now an
+// error after Config.WarmTimeout, naming the parties and their pools.
+func TestStartBoundsTheWarmUp(t *testing.T) {
+	n, _ := NetworkNamed("same-zone")
+	start := time.Now()
+	f, err := Start(context.Background(), Config{Net: n, PoolSize: 64, NonceCapacity: 32, WarmTimeout: 2 * time.Second})
+	if err == nil {
+		f.Close()
+		t.Fatal("Start filled pools of 64 from stores of 32")
+	}
+	if !errors.Is(err, context.DeadlineExceeded) || !strings.Contains(err.Error(), "party 2 has 32 of 64 commitments") {
+		t.Errorf("Start: %v; want a deadline naming each party and its pool", err)
+	}
+	if d := time.Since(start); d > time.Minute {
+		t.Errorf("Start took %v with a warm-up bound of 2s", d)
 	}
 }

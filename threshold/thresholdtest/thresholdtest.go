@@ -15,6 +15,7 @@ import (
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"fmt"
+	"io"
 	"math/big"
 	"net"
 	"sync"
@@ -50,6 +51,11 @@ type Options struct {
 	// NonceCapacity is each nonce store's capacity; 0 means frost's
 	// default.
 	NonceCapacity int
+	// NonceRand, when set, returns the randomness of participant id's
+	// nonce store (frost.NonceStoreConfig.Rand); nil means crypto/rand. A
+	// slow reader makes the party slow to presign, in proportion to the
+	// batch, as a loaded machine is.
+	NonceRand func(id frost.Identifier) io.Reader
 	// Coordinators are more coordinator identities the parties admit
 	// (threshold.PartyConfig.Coordinators), besides CoordinatorName.
 	Coordinators []string
@@ -160,7 +166,11 @@ func (c *Cluster) openStore(k *frost.KeyPackage) (*frost.NonceStore, error) {
 	if c.opts.NonceFS != nil {
 		fsys = c.opts.NonceFS(k.ID())
 	}
-	st, err := frost.OpenNonceStore(k, frost.NonceStoreConfig{FS: fsys, Capacity: c.opts.NonceCapacity})
+	var rnd io.Reader
+	if c.opts.NonceRand != nil {
+		rnd = c.opts.NonceRand(k.ID())
+	}
+	st, err := frost.OpenNonceStore(k, frost.NonceStoreConfig{FS: fsys, Capacity: c.opts.NonceCapacity, Rand: rnd})
 	if err != nil {
 		return nil, err
 	}
