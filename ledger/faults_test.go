@@ -40,20 +40,22 @@ func defaultParallel(n int) {
 // faultDeadline is the deadline of a sign that meets a fault.
 const faultDeadline = 200 * time.Millisecond
 
-// faultSlack bounds how late past its deadline any sign may return;
-// faultBound, the 50 ms, must hold for the best of faultTries
-// tries of each fault, so that one scheduler hiccup on a loaded CI machine
-// under -race cannot fail the test but a transport that overshoots by
-// design does.
+// faultSlack bounds how late past its deadline any sign may return: it
+// only catches a hang, as a loaded CI machine (-race, parallel tests) can
+// stall any one sign for a second or more. faultBound, the 50 ms,
+// must hold for the best of up to faultTries tries of each fault (the
+// tries stop at the first within it), so that scheduler hiccups on a
+// loaded machine cannot fail the test but a transport that overshoots by
+// design, on every try, does.
 const (
-	faultSlack = 500 * time.Millisecond
+	faultSlack = 10 * time.Second
 	faultBound = 50 * time.Millisecond
-	faultTries = 3
+	faultTries = 10
 )
 
 // TestFaults injects each fault into a sign over each face that models it
 // and checks the sign fails with the right typed error within its deadline
-// + 50 ms (best of faultTries, each within faultSlack), then that the next
+// + 50 ms (best of up to faultTries, each within faultSlack), then that the next
 // sign succeeds — after a replug for FaultUnplug — and verifies.
 func TestFaults(t *testing.T) {
 	type want struct {

@@ -294,7 +294,17 @@ func hangMidHandshake(c net.Conn) {
 // Endpoint dials again; no goroutine is left.
 func TestSecretConnectionHandshakeTimeout(t *testing.T) {
 	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
-	const timeout = 200 * time.Millisecond
+	// The timeout bounds the good handshakes too (the redial, the node
+	// served meanwhile), which a loaded CI machine (-race, parallel
+	// tests) can slow to a few hundred milliseconds: 1 s.
+	const timeout = time.Second
+	// hungBound only catches a HandshakeTimeout that was not applied: it
+	// is half the 10 s default, which would cut the handshake off
+	// otherwise, and 5 times the timeout, so that a loaded machine
+	// stalling this goroutine for a second or two cannot fail the test.
+	// That the cut comes from HandshakeTimeout is what the
+	// DeadlineExceeded checks show.
+	const hungBound = DefaultHandshakeTimeout / 2
 	t.Run("endpoint", func(t *testing.T) {
 		ours, nodeID := identity(0x81), identity(0x82)
 		_, _, ln, dis := startEndpoint(t, V038, "tcp", Config{
@@ -307,7 +317,7 @@ func TestSecretConnectionHandshakeTimeout(t *testing.T) {
 		if !errors.Is(err, context.DeadlineExceeded) {
 			t.Fatalf("hung handshake ended with %v", err)
 		}
-		if elapsed > timeout+2*time.Second {
+		if elapsed > hungBound {
 			t.Fatalf("hung handshake cut off after %v, HandshakeTimeout %v", elapsed, timeout)
 		}
 		// The endpoint closed the connection, and dials again.
@@ -326,8 +336,11 @@ func TestSecretConnectionHandshakeTimeout(t *testing.T) {
 	t.Run("server", func(t *testing.T) {
 		ours, nodeID := identity(0x91), identity(0x92)
 		_, _, ln, dis := startSecretServer(t, ours, []ed25519.PublicKey{pubOf(nodeID)}, timeout, nil)
-		hung := dialNative(t, ln)
+		// Timed from before the dial, so that the server's deadline
+		// cannot have started before start, however late this
+		// goroutine runs: elapsed is then at least the timeout.
 		start := time.Now()
+		hung := dialNative(t, ln)
 		hangMidHandshake(hung.conn)
 		// Another node is served meanwhile.
 		n, _, err := dialSecret(t, ln, nodeID)
@@ -341,7 +354,7 @@ func TestSecretConnectionHandshakeTimeout(t *testing.T) {
 		if _, err := io.Copy(io.Discard, hung.conn); err != nil {
 			t.Fatalf("the hung connection was not closed: %v", err)
 		}
-		if elapsed := time.Since(start); elapsed < timeout/2 || elapsed > timeout+2*time.Second {
+		if elapsed := time.Since(start); elapsed < timeout/2 || elapsed > hungBound {
 			t.Fatalf("hung handshake cut off after %v, HandshakeTimeout %v", elapsed, timeout)
 		}
 		if err := dis.next(t); !errors.Is(err, context.DeadlineExceeded) {

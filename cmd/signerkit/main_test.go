@@ -336,7 +336,7 @@ func TestSIGTERMFinishesInFlightSign(t *testing.T) {
 	ln := listener(t, "unix")
 	_, cfgPath := setupEnv(t, env, "cometbft-v0.34", "keybase:dir="+kb+";label=val?pin-source=env:SK_TEST_PASS&mode=per-sign", "unix://"+ln.Address(), "")
 	inFlight := 0
-	for h := int64(1); h <= 5 && inFlight < 2; h++ {
+	for h := int64(1); h <= 10 && inFlight < 2; h++ {
 		p := startProcEnv(t, env, "start", "-config", cfgPath)
 		c := accept(t, ln)
 		v := prevote(h, []byte{byte(h)})
@@ -461,8 +461,9 @@ func TestSIGHUPReloadsAllowlist(t *testing.T) {
 // sign), then restarted on the same state. No height gets two signatures,
 // and every signature answered is in the state.
 func TestSIGKILLNeverDoubleSigns(t *testing.T) {
-	// Not in parallel: its kills land 5 to 45 ms into a run, and a signer
-	// starved of CPU by the other tests may sign too little to check.
+	// Not in parallel: its kills land 5 to 45 ms into a run (after its
+	// first few answers), and a signer starved of CPU by the other tests
+	// would be killed at fewer points within a sign.
 	ln := listener(t, "unix")
 	dir, cfgPath := setup(t, "cometbft-v0.34", "inprocess:file=k.pem", "unix://"+ln.Address(), "")
 	pub := writeKey(t, filepath.Join(dir, "k.pem"), 9)
@@ -474,14 +475,27 @@ func TestSIGKILLNeverDoubleSigns(t *testing.T) {
 	for run := 0; run < 8; run++ {
 		p := startProc(t, "start", "-config", cfgPath)
 		c := accept(t, ln)
+		// The kill lands 5 to 45 ms after this run's first answers:
+		// none on runs 0 and 4 (the kill may then come before the first
+		// sign, or during it), 1, 2 or 3 on the others. Counting answers,
+		// not time alone, keeps the test signing enough heights however
+		// slowly a loaded machine runs the signer: at least 12 over the
+		// 8 runs.
+		waitAnswers := run % 4
 		n, _ := rand.Int(rand.Reader, big.NewInt(40))
 		killAfter := time.Duration(n.Int64()+5) * time.Millisecond
 		killed := make(chan struct{})
-		go func() {
-			time.Sleep(killAfter)
-			_ = p.cmd.Process.Kill()
-			close(killed)
-		}()
+		var timer *time.Timer
+		arm := func() {
+			timer = time.AfterFunc(killAfter, func() {
+				_ = p.cmd.Process.Kill()
+				close(killed)
+			})
+		}
+		if waitAnswers == 0 {
+			arm()
+		}
+		answers := 0
 		for {
 			tag := make([]byte, 8)
 			_, _ = rand.Read(tag)
@@ -511,6 +525,12 @@ func TestSIGKILLNeverDoubleSigns(t *testing.T) {
 			signed[h] = sb
 			answered = max(answered, h)
 			h++
+			if answers++; answers == waitAnswers {
+				arm()
+			}
+		}
+		if timer == nil {
+			t.Fatalf("run %d: the connection died after %d answers, before the kill", run, answers)
 		}
 		<-killed
 		_ = p.wait(t)
