@@ -10,7 +10,4 @@ import (
 // (100 ms) unless -benchtime is given, as the repository's other packages
 // do, so that `go test -bench=. ./...` stays within its budget; pass
 // -benchtime (and -count) for figures to quote.
-func TestMain(m *testing.M) {
-	benchtime.Default(benchtime.Short)
-	m.Run()
-}
+func TestMain(m *testing.M) { benchtime.Main(m) }

@@ -1,7 +1,6 @@
 package bcryptsalt
 
 import (
-	"os"
 	"testing"
 
 	"github.com/signerkit/signerkit/internal/benchtime"
@@ -10,7 +9,4 @@ import (
 // TestMain shortens the default -benchtime (internal/benchtime), as the
 // other packages of the benchmark suite do: a -benchtime given on the
 // command line still wins.
-func TestMain(m *testing.M) {
-	benchtime.Default(benchtime.Short)
-	os.Exit(m.Run())
-}
+func TestMain(m *testing.M) { benchtime.Main(m) }

@@ -10,6 +10,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"testing"
 )
 
 // Short is the default a package's TestMain sets through Default.
@@ -30,4 +31,12 @@ func Default(d string) bool {
 		os.Exit(2)
 	}
 	return true
+}
+
+// Main is the whole TestMain of a package that needs nothing else: it
+// sets the default -benchtime to Short, runs the package's tests and
+// benchmarks, and exits with their status.
+func Main(m *testing.M) {
+	Default(Short)
+	os.Exit(m.Run())
 }

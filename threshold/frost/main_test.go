@@ -1,13 +1,9 @@
 package frost
 
 import (
-	"os"
 	"testing"
 
 	"github.com/signerkit/signerkit/internal/benchtime"
 )
 
-func TestMain(m *testing.M) {
-	benchtime.Default(benchtime.Short)
-	os.Exit(m.Run())
-}
+func TestMain(m *testing.M) { benchtime.Main(m) }
