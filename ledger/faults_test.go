@@ -4,8 +4,6 @@ import (
 	"context"
 	"crypto/ed25519"
 	"errors"
-	"flag"
-	"strconv"
 	"testing"
 	"time"
 
@@ -20,21 +18,8 @@ import (
 
 func TestMain(m *testing.M) {
 	benchtime.Default(benchtime.Short)
-	defaultParallel(8)
+	benchtime.Parallel(8) // the parallel tests wait rather than compute
 	goleak.VerifyTestMain(m)
-}
-
-// defaultParallel sets -parallel to n unless the command line set it. The
-// parallel tests here mostly wait (on deadlines, a hung or slow simulated
-// device), not compute, so more of them than GOMAXPROCS, go's default, may
-// run at once: on a 2-core machine that default serialised their waits.
-func defaultParallel(n int) {
-	flag.Parse()
-	set := false
-	flag.Visit(func(f *flag.Flag) { set = set || f.Name == "test.parallel" })
-	if !set {
-		flag.Set("test.parallel", strconv.Itoa(n))
-	}
 }
 
 // faultDeadline is the deadline of a sign that meets a fault.

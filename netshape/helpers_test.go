@@ -1,11 +1,8 @@
 package netshape
 
 import (
-	"flag"
-	"fmt"
 	"io"
 	"net"
-	"os"
 	"testing"
 
 	"github.com/signerkit/signerkit/internal/benchtime"
@@ -26,25 +23,12 @@ const defaultBenchtime = "100ms"
 // Not many more, though: BasicIO closes right after writing 1 MiB, and
 // with 16 cases at once under -race on a loaded machine, delivering it
 // once took longer than Linger allows.
-const defaultParallel = "4"
+const defaultParallel = 4
 
 func TestMain(m *testing.M) {
 	benchtime.Default(defaultBenchtime) // parses the command line
-	parallelDefault(defaultParallel)
+	benchtime.Parallel(defaultParallel)
 	goleak.VerifyTestMain(m)
-}
-
-// parallelDefault sets -parallel to n unless the command line set it.
-func parallelDefault(n string) {
-	set := false
-	flag.Visit(func(f *flag.Flag) { set = set || f.Name == "test.parallel" })
-	if set {
-		return
-	}
-	if err := flag.Set("test.parallel", n); err != nil {
-		fmt.Fprintln(os.Stderr, "setting the default -parallel:", err)
-		os.Exit(2)
-	}
 }
 
 // tcpPair returns the two ends of a loopback TCP connection.

@@ -10,6 +10,8 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"strconv"
+	"strings"
 	"testing"
 )
 
@@ -19,15 +21,25 @@ const Short = "100ms"
 // Default sets -benchtime to d unless the command line set it, and
 // reports whether it did. Call it from TestMain, before m.Run. It parses
 // the command line (flag.Parse), as m.Run would.
-func Default(d string) bool {
+func Default(d string) bool { return defaultFlag("test.benchtime", d) }
+
+// Parallel sets -parallel to n unless the command line set it, and
+// reports whether it did: for a package whose parallel tests wait (on
+// deadlines, shaped delays, a hung simulated device) rather than compute,
+// where go's default of GOMAXPROCS, two on a 2-core machine, would
+// serialise their waits. Call it from TestMain, before m.Run.
+func Parallel(n int) bool { return defaultFlag("test.parallel", strconv.Itoa(n)) }
+
+// defaultFlag sets the flag name to value unless the command line set it.
+func defaultFlag(name, value string) bool {
 	flag.Parse()
 	set := false
-	flag.Visit(func(f *flag.Flag) { set = set || f.Name == "test.benchtime" })
+	flag.Visit(func(f *flag.Flag) { set = set || f.Name == name })
 	if set {
 		return false
 	}
-	if err := flag.Set("test.benchtime", d); err != nil {
-		fmt.Fprintln(os.Stderr, "benchtime: setting the default benchtime:", err)
+	if err := flag.Set(name, value); err != nil {
+		fmt.Fprintf(os.Stderr, "benchtime: setting the default -%s: %v\n", strings.TrimPrefix(name, "test."), err)
 		os.Exit(2)
 	}
 	return true

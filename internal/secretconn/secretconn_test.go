@@ -6,12 +6,10 @@ import (
 	"crypto"
 	"crypto/ed25519"
 	"errors"
-	"flag"
 	"io"
 	"math/rand/v2"
 	"net"
 	"os"
-	"strconv"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -25,20 +23,8 @@ import (
 
 func TestMain(m *testing.M) {
 	benchtime.Default(benchtime.Short)
-	defaultParallel(32)
+	benchtime.Parallel(32) // the parallel tests wait rather than compute
 	goleak.VerifyTestMain(m)
-}
-
-// defaultParallel sets -parallel to n unless the command line set it: the
-// parallel subtests here (TestHangingPeer's) wait out a deadline rather
-// than compute, and go's default of GOMAXPROCS would run two at a time.
-func defaultParallel(n int) {
-	flag.Parse()
-	set := false
-	flag.Visit(func(f *flag.Flag) { set = set || f.Name == "test.parallel" })
-	if !set {
-		flag.Set("test.parallel", strconv.Itoa(n))
-	}
 }
 
 var variants = []Variant{Merlin, PreMerlin}
