@@ -232,8 +232,8 @@
 // generated or imported while another session of the process looks keys
 // up on the same token (OpenKey, ListKeys) now and then fails with
 // CKR_GENERAL_ERROR or CKR_TEMPLATE_INCONSISTENT. Signing alongside does
-// not trigger it. With SoftHSM2, make keys before opening others, or
-// retry a failed GenerateKey or ImportKey; the tests here do the former.
+// not trigger it. With SoftHSM2, make keys before opening others, as the
+// tests here do.
 //
 // The module's BenchmarkSign rows are pkcs11-softhsm-ed25519, -p256,
 // -rsa2048 and -rsa4096, beside raw-pkcs11-softhsm-ed25519, a bare
