@@ -153,11 +153,12 @@ func TestLargePayloads(t *testing.T) {
 		t.Error("LargePayloads shares Payloads' array")
 	}
 	device := regexp.MustCompile(`^(raw-)?(ledger|yubihsm|pkcs11|keybase|privval|raw-socket)-`)
+	inProcess := regexp.MustCompile(`^(raw-ed25519$|inprocess-|bls-|raw-(blst|circl)-)`)
 	for _, be := range bench.Backends() {
 		big := slices.Max(be.Sizes()) >= 1<<20
 		switch {
-		case (be.Name == "raw-ed25519" || strings.HasPrefix(be.Name, "inprocess-")) && !big:
-			t.Errorf("%s: sizes %v; an in-process row goes up to 1 MiB", be.Name, be.Sizes())
+		case inProcess.MatchString(be.Name) && !big:
+			t.Errorf("%s: sizes %v; an in-process or BLS row goes up to 1 MiB", be.Name, be.Sizes())
 		case device.MatchString(be.Name) && big:
 			t.Errorf("%s: sizes %v; a device or protocol row keeps its own limits", be.Name, be.Sizes())
 		}

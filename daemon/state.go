@@ -41,14 +41,11 @@ func boundKeys(dir string) (map[string]string, error) {
 
 // BoundKey returns the public key chainID's state is bound to, or nil.
 func BoundKey(dir, chainID string) (ed25519.PublicKey, error) {
-	m, err := boundKeys(dir)
+	kb, err := readKeyBindings(dir)
 	if err != nil {
 		return nil, err
 	}
-	if h, ok := m[chainID]; ok {
-		return hex.DecodeString(h)
-	}
-	return nil, nil
+	return kb.key(chainID)
 }
 
 // keyBindings are a state directory's bindings, read once (when the
@@ -56,6 +53,14 @@ func BoundKey(dir, chainID string) (ed25519.PublicKey, error) {
 type keyBindings struct {
 	dir string
 	m   map[string]string
+}
+
+// key returns the key chainID's state is bound to, nil if none.
+func (kb *keyBindings) key(chainID string) (ed25519.PublicKey, error) {
+	if h, ok := kb.m[chainID]; ok {
+		return hex.DecodeString(h)
+	}
+	return nil, nil
 }
 
 func readKeyBindings(dir string) (*keyBindings, error) {
@@ -151,15 +156,15 @@ func ShowState(ctx context.Context, cfg *Config) ([]ChainState, error) {
 		return nil, fmt.Errorf("signerkit: %w", err)
 	}
 	defer g.Close()
-	bound, berr := boundKeys(cfg.StateDir) // once for all chains
+	kb, berr := readKeyBindings(cfg.StateDir) // once for all chains
 	var out []ChainState
 	for _, ch := range cfg.Chains {
 		st, err := g.State(ctx, ch.ID)
 		cs := ChainState{State: st, Err: err}
 		cs.ChainID = ch.ID
 		kerr := berr
-		if h, ok := bound[ch.ID]; ok && kerr == nil {
-			cs.Key, kerr = hex.DecodeString(h)
+		if kerr == nil {
+			cs.Key, kerr = kb.key(ch.ID)
 		}
 		if kerr != nil && cs.Err == nil {
 			cs.Err = kerr

@@ -29,7 +29,6 @@ func start(t *testing.T, args ...string) (*exec.Cmd, string) {
 }
 
 // stop sends SIGTERM and checks that the command exits 0.
-func stop(t *testing.T, cmd *exec.Cmd) { t.Helper(); proctest.Stop(t, cmd) }
 
 var seed = func() []byte {
 	b := make([]byte, ed25519.SeedSize)
@@ -62,7 +61,7 @@ func TestSignThroughProcess(t *testing.T) {
 			t.Fatal("signature does not verify under the seed's key")
 		}
 	}
-	stop(t, cmd)
+	proctest.Stop(t, cmd)
 }
 
 // TestDeadlineThroughProcess: pointed at the process with
@@ -103,7 +102,7 @@ func TestDeadlineThroughProcess(t *testing.T) {
 	if got := col.Summary().Stage(signer.StageDevice).Modeled; got < 500*time.Millisecond {
 		t.Errorf("device stage %v in the caller's trace, want the profile's 526 ms", got)
 	}
-	stop(t, cmd)
+	proctest.Stop(t, cmd)
 }
 
 func TestRejectAndUnplug(t *testing.T) {
@@ -119,7 +118,7 @@ func TestRejectAndUnplug(t *testing.T) {
 	if _, err := s.SignContext(ctx, tm2.NewHeights("", 1).Next(tm2.KindPrevote)); err == nil {
 		t.Fatal("sign confirmed, want the user's rejection")
 	}
-	stop(t, cmd)
+	proctest.Stop(t, cmd)
 
 	cmd, addr = start(t, "-addr", "127.0.0.1:0", "-fault", "unplug")
 	if s, err := signer.Open(ctx, "ledger:speculos="+addr); err == nil {
@@ -143,7 +142,7 @@ func TestRejectAndUnplug(t *testing.T) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	stop(t, cmd)
+	proctest.Stop(t, cmd)
 }
 
 func TestBadFlags(t *testing.T) {

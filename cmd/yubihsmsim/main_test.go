@@ -27,7 +27,6 @@ func start(t *testing.T, args ...string) (*exec.Cmd, string) {
 }
 
 // stop sends SIGTERM and checks that the command exits 0.
-func stop(t *testing.T, cmd *exec.Cmd) { t.Helper(); proctest.Stop(t, cmd) }
 
 func TestSignThroughProcess(t *testing.T) {
 	t.Parallel()
@@ -62,7 +61,7 @@ func TestSignThroughProcess(t *testing.T) {
 		}
 		t.Fatalf("Open with the factory password: %v, want ErrWrongPassphrase", err)
 	}
-	stop(t, cmd)
+	proctest.Stop(t, cmd)
 }
 
 // TestDeadlineThroughProcess: in accounted mode the process honours the
@@ -100,7 +99,7 @@ func TestDeadlineThroughProcess(t *testing.T) {
 		t.Fatalf("the same sign under 20 s: %v", err)
 	}
 	k.Close()
-	stop(t, cmd)
+	proctest.Stop(t, cmd)
 }
 
 func bytesOf(b byte) []byte {
@@ -123,7 +122,7 @@ func TestFaultAtStart(t *testing.T) {
 	if !errors.Is(err, signer.ErrInvalidKey) {
 		t.Fatalf("Open with a small-order key presented: %v, want ErrInvalidKey", err)
 	}
-	stop(t, cmd)
+	proctest.Stop(t, cmd)
 }
 
 func TestBadFlags(t *testing.T) {

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/syndtr/goleveldb/leveldb"
+	lerrors "github.com/syndtr/goleveldb/leveldb/errors"
 	"github.com/syndtr/goleveldb/leveldb/opt"
 	"github.com/syndtr/goleveldb/leveldb/storage"
 
@@ -270,7 +271,7 @@ func TestGetMeta(t *testing.T) {
 			}
 			want, wantErr := fs.GetMeta()
 			fs.Close()
-			if got != want || (gotErr == nil) != (wantErr == nil) || isStorageCorrupted(gotErr) != isStorageCorrupted(wantErr) || errors.Is(gotErr, os.ErrNotExist) != errors.Is(wantErr, os.ErrNotExist) {
+			if got != want || (gotErr == nil) != (wantErr == nil) || lerrors.IsCorrupted(gotErr) != lerrors.IsCorrupted(wantErr) || errors.Is(gotErr, os.ErrNotExist) != errors.Is(wantErr, os.ErrNotExist) {
 				t.Errorf("GetMeta: %v, %v; goleveldb's: %v, %v", got, gotErr, want, wantErr)
 			}
 		})

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	lerrors "github.com/syndtr/goleveldb/leveldb/errors"
 	"github.com/syndtr/goleveldb/leveldb/storage"
 )
 
@@ -95,12 +96,12 @@ func (s roStorage) GetMeta() (storage.FileDesc, error) {
 	pendErr := error(os.ErrNotExist)
 	if len(pending) > 0 {
 		pendFd, pendErr = s.tryCurrents(pending)
-		if pendErr != nil && pendErr != os.ErrNotExist && !isStorageCorrupted(pendErr) {
+		if pendErr != nil && pendErr != os.ErrNotExist && !lerrors.IsCorrupted(pendErr) {
 			return storage.FileDesc{}, pendErr
 		}
 	}
 	curFd, curErr := s.tryCurrents([]string{"CURRENT", "CURRENT.bak"})
-	if curErr != nil && curErr != os.ErrNotExist && !isStorageCorrupted(curErr) {
+	if curErr != nil && curErr != os.ErrNotExist && !lerrors.IsCorrupted(curErr) {
 		return storage.FileDesc{}, curErr
 	}
 	switch {
@@ -108,7 +109,7 @@ func (s roStorage) GetMeta() (storage.FileDesc, error) {
 		return pendFd, nil
 	case curErr == nil:
 		return curFd, nil
-	case isStorageCorrupted(pendErr):
+	case lerrors.IsCorrupted(pendErr):
 		return storage.FileDesc{}, pendErr
 	}
 	return storage.FileDesc{}, curErr
@@ -124,7 +125,7 @@ func (s roStorage) tryCurrents(names []string) (storage.FileDesc, error) {
 		case err == nil:
 			return fd, nil
 		case err == os.ErrNotExist:
-		case isStorageCorrupted(err):
+		case lerrors.IsCorrupted(err):
 			lastCorrupt = err
 		default:
 			return storage.FileDesc{}, err
@@ -158,11 +159,6 @@ func (s roStorage) tryCurrent(name string) (storage.FileDesc, error) {
 		return storage.FileDesc{}, err
 	}
 	return fd, nil
-}
-
-func isStorageCorrupted(err error) bool {
-	var ce *storage.ErrCorrupted
-	return errors.As(err, &ce)
 }
 
 func (s roStorage) List(ft storage.FileType) ([]storage.FileDesc, error) {

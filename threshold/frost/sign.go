@@ -296,10 +296,7 @@ type SignatureShare struct {
 // identifier (SortCommitments).
 func Sign(k *KeyPackage, nonces *SigningNonces, msg []byte, list []SigningCommitments) (SignatureShare, error) {
 	defer nonces.Wipe()
-	if nonces.wiped() {
-		return SignatureShare{}, fmt.Errorf("frost: %w", ErrNonceUsed)
-	}
-	i, err := checkSignList(k, nonces.commitments, list)
+	i, err := checkSignList(k, nonces.commitments, list) // signChecked refuses used nonces
 	if err != nil {
 		return SignatureShare{}, err
 	}
