@@ -126,10 +126,7 @@ func TestDaemonGnoNative(t *testing.T) {
 			cfgPath, id := skSetup(t, "tm2-remote", b.uri,
 				fmt.Sprintf("  addr = \"tcp://127.0.0.1:0\"\n  allow = [\"%x\"]", []byte(pvPub(nodeKey))))
 			p := skStart(t, cfgPath)
-			m := listenAddr.FindStringSubmatch(p.log.String())
-			if m == nil {
-				t.Fatalf("no listen address logged:\n%s", p.log)
-			}
+			m := p.waitLog(t, listenAddr)
 			opts := []client.Option{client.WithClientPrivKey(gnoed25519.PrivKeyEd25519(nodeKey)),
 				client.WithAuthorizedKeys([]gnoed25519.PubKeyEd25519{gnoed25519.PubKeyEd25519(id)})}
 			newPV := func() gnotypes.PrivValidator {
@@ -170,10 +167,7 @@ func TestDaemonReconnectStorm(t *testing.T) {
 	cfgPath, id := skSetup(t, "tm2-remote", b.uri,
 		fmt.Sprintf("  addr = \"tcp://127.0.0.1:0\"\n  allow = [\"%x\"]", []byte(pvPub(pvIdentity(0x65)))))
 	p := skStart(t, cfgPath)
-	m := listenAddr.FindStringSubmatch(p.log.String())
-	if m == nil {
-		t.Fatalf("no listen address logged:\n%s", p.log)
-	}
+	m := p.waitLog(t, listenAddr)
 	ctx, cancel := context.WithTimeout(context.Background(), 1500*time.Millisecond)
 	defer cancel()
 	c, err := gnoNativeClient(ctx, "tcp://"+m[1], client.WithClientPrivKey(gnoed25519.PrivKeyEd25519(pvIdentity(0x66))),

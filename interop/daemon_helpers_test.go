@@ -96,6 +96,23 @@ type skProc struct {
 
 var metricsURL = regexp.MustCompile(`msg=metrics url=(http://[0-9.:]+)/metrics`)
 
+// waitLog waits up to 30 s for a line of p's log that re matches, and
+// returns re's submatches: skStart returns once the metrics server is up,
+// which the daemon may log before it logs its listeners.
+func (p *skProc) waitLog(t *testing.T, re *regexp.Regexp) []string {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		if m := re.FindStringSubmatch(p.log.String()); m != nil {
+			return m
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no log line matches %s:\n%s", re, p.log)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
 // skStart starts `signerkit start -config cfgPath` and waits until it
 // serves its metrics.
 func skStart(t *testing.T, cfgPath string) *skProc {
