@@ -181,9 +181,16 @@ func (a Algorithm) Curve() elliptic.Curve {
 func Secp256k1() elliptic.Curve { return secp256k1.S256() } //nolint:staticcheck // see above
 
 // CheckKey reports whether pub is a public key of the kind algorithm a uses.
+// A key of another kind gives an error wrapping ErrUnsupported. An Ed25519
+// key must moreover pass CheckEd25519PublicKey: one that is of small order
+// (under which one constant signature verifies for every message) or not
+// canonically encoded gives an error wrapping ErrInvalidKey.
 func (a Algorithm) CheckKey(pub crypto.PublicKey) error {
 	got, err := algorithmOfKey(pub)
 	if err == nil && got == a {
+		if a == Ed25519 {
+			return CheckEd25519PublicKey(pub.(ed25519.PublicKey))
+		}
 		return nil
 	}
 	if a.IsRSA() {

@@ -68,7 +68,9 @@
 // from package bls and verify through the BLSPublicKey interface, so this
 // package links no pairing library). Algorithms lists the standard-library
 // six; AllAlgorithms adds BLS. Algorithm.Verify checks a signature of
-// that form; ECDSAToRaw and ECDSAToASN1 convert between r‖s and the ASN.1
+// that form, and refuses, as Algorithm.CheckKey does, an Ed25519 key of
+// small order or not canonically encoded (CheckEd25519PublicKey), under
+// which one constant signature would verify; ECDSAToRaw and ECDSAToASN1 convert between r‖s and the ASN.1
 // that crypto.Signer returns.
 //
 // # Errors

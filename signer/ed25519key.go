@@ -14,7 +14,9 @@ import (
 // cofactor and checks only the length, so a small-order key such as the
 // identity point makes one constant signature "verify" for every message;
 // a device or file that presents one is refused with an error wrapping
-// ErrInvalidKey. Every backend checks the keys it reads with it.
+// ErrInvalidKey. Every backend checks the keys it reads with it, and so do
+// Algorithm.CheckKey and Algorithm.Verify for Ed25519 and the secret
+// connection's handshake for the peer's identity key.
 func CheckEd25519PublicKey(pub []byte) error {
 	if len(pub) != ed25519.PublicKeySize {
 		return fmt.Errorf("signer: ed25519 public key of %d bytes, want %d: %w", len(pub), ed25519.PublicKeySize, ErrInvalidKey)

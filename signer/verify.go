@@ -18,8 +18,11 @@ import (
 // Verify checks sig, in the wire form that SignContext returns for a (see
 // Algorithm), over the whole message msg under pub. It returns nil for a
 // valid signature and an error wrapping ErrInvalidSignature otherwise, or
-// wrapping ErrUnsupported when pub is not a key for a. A BLS signature is
-// checked by its key (see BLSPublicKey).
+// wrapping ErrUnsupported when pub is not a key for a, or ErrInvalidKey
+// when pub is an Ed25519 key that CheckEd25519PublicKey refuses (of small
+// order or not canonically encoded; crypto/ed25519 alone would accept a
+// constant signature for every message under the identity key). A BLS
+// signature is checked by its key (see BLSPublicKey).
 func (a Algorithm) Verify(pub crypto.PublicKey, msg, sig []byte) error {
 	if err := a.CheckKey(pub); err != nil {
 		return err

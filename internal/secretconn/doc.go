@@ -28,7 +28,10 @@
 //     64-bit little-endian counter in bytes 4..12 of the nonce, one counter
 //     per direction.
 //  4. Inside the encrypted channel each side sends its Ed25519 identity key
-//     and its signature of the challenge.
+//     and its signature of the challenge. An identity key of small order or
+//     in a non-canonical encoding (signer.CheckEd25519PublicKey) is refused
+//     with [ErrBadIdentityKey] before the signature is checked: under the
+//     identity point one constant signature verifies for every challenge.
 //
 // The handshake is symmetric: [Handshake] serves the dialer and the
 // listener alike. It authenticates the peer's key but does not authorize

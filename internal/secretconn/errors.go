@@ -35,6 +35,12 @@ var (
 	// (the shared secret would be known to all) or is our own key sent back.
 	ErrBadEphemeralKey = errors.New("secretconn: unacceptable ephemeral key")
 
+	// ErrBadIdentityKey: the peer's Ed25519 identity key is of small order
+	// or not canonically encoded (signer.CheckEd25519PublicKey refuses it):
+	// under such a key a constant signature verifies for many challenges,
+	// so it proves nothing. It wraps signer.ErrInvalidKey.
+	ErrBadIdentityKey = fmt.Errorf("secretconn: peer identity key is of small order or not canonical: %w", signer.ErrInvalidKey)
+
 	// ErrUnsupportedKey: the peer's identity key is not Ed25519. It wraps
 	// signer.ErrUnsupported.
 	ErrUnsupportedKey = fmt.Errorf("secretconn: peer identity key is not Ed25519: %w", signer.ErrUnsupported)

@@ -278,6 +278,12 @@ func (h *handshake) run() (*Conn, error) {
 	if err := firstError(opAuth, werr, rerr); err != nil {
 		return nil, err
 	}
+	// crypto/ed25519 checks the key's length only: under a small-order
+	// key (the identity, say) one constant signature verifies for every
+	// challenge, and a peer could claim such a key without holding one.
+	if err := signer.CheckEd25519PublicKey(remPub); err != nil {
+		return nil, protocolError(opAuth, ErrBadIdentityKey, "")
+	}
 	if len(remSig) != ed25519.SignatureSize || !ed25519.Verify(remPub, challenge[:], remSig) {
 		return nil, protocolError(opAuth, ErrAuthFailed, "")
 	}

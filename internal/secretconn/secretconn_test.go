@@ -19,6 +19,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/signerkit/signerkit/signer"
+	"github.com/signerkit/signerkit/signer/signertest"
 )
 
 func TestMain(m *testing.M) {
@@ -584,4 +585,21 @@ func TestAuthSigRoundTrip(t *testing.T) {
 func nonce(counter uint64) []byte {
 	var n [12]byte // chacha20poly1305.NonceSize
 	return putNonce(&n, counter)
+}
+
+// A peer that claims a small-order identity key (or a non-canonical
+// encoding of one) is refused before its signature is checked: under the
+// identity key, R = identity and S = 0 verifies for every challenge.
+func TestSmallOrderIdentityKey(t *testing.T) {
+	forged := append([]byte{1}, make([]byte, 63)...) // R = identity, S = 0
+	for _, v := range variants {
+		for _, k := range signertest.SmallOrderEd25519Keys() {
+			err := scripted(t, v, func(_, _ []byte) []byte { return encodeAuthSig(v, k, forged) })
+			for _, want := range []error{ErrBadIdentityKey, signer.ErrInvalidKey, signer.ErrProtocol} {
+				if !errors.Is(err, want) {
+					t.Fatalf("%v, key %x: %v does not wrap %v", v, k, err, want)
+				}
+			}
+		}
+	}
 }

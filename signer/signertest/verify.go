@@ -34,7 +34,7 @@ func VerifyStd(alg signer.Algorithm, pub crypto.PublicKey, msg, sig []byte) erro
 		return fmt.Errorf("signertest: unknown algorithm %v", alg)
 	}
 	if err := alg.CheckKey(pub); err != nil {
-		return fmt.Errorf("signertest: public key is %T, not a valid %v key", pub, alg)
+		return fmt.Errorf("signertest: public key is %T, not a valid %v key: %w", pub, alg, err)
 	}
 	switch alg {
 	case signer.BLS12381MinPK, signer.BLS12381MinSig:
