@@ -70,6 +70,9 @@
 // A frame that breaks the protocol (garbled, truncated, of an unknown or
 // unexpected type, above the size cap) ends its connection with a
 // *ProtocolError, reported to OnDisconnect; an Endpoint then dials again.
+// A frame's buffer grows with the data that arrives (from 4 KiB, doubling),
+// not with the length its prefix announces: a peer that announces 1 MiB and
+// sends nothing holds 4 KiB of the server's memory, not 1 MiB.
 // OnConnect reports each connection that completed its handshake. Every
 // goroutine an Endpoint or Server starts has returned when Run or Serve
 // returns.

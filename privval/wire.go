@@ -180,9 +180,16 @@ type frameReader interface {
 	io.ByteReader
 }
 
+// frameChunk is what readFrame allocates first for a frame longer than
+// the buffer it was given; it doubles from there as the data arrives.
+const frameChunk = 4096
+
 // readFrame reads one uvarint(len) + payload frame of at most max bytes.
 // buf is reused when it is large enough. A length above max is refused
-// before anything is allocated or read.
+// before anything is allocated or read. Otherwise the buffer grows with
+// the data actually received (from frameChunk, doubling, up to the length
+// announced), not with the length: a peer that announces max bytes and
+// sends nothing costs the server frameChunk bytes, not max.
 func readFrame(r frameReader, max int, buf []byte) ([]byte, error) {
 	n, err := readUvarint(r)
 	if err != nil {
@@ -191,15 +198,29 @@ func readFrame(r frameReader, max int, buf []byte) ([]byte, error) {
 	if n > uint64(max) {
 		return nil, &ProtocolError{Reason: fmt.Sprintf("frame of %d bytes, more than %d", n, max), TooLarge: true}
 	}
-	if cap(buf) < int(n) {
-		buf = make([]byte, n)
-	}
-	buf = buf[:n]
-	if _, err := io.ReadFull(r, buf); err != nil {
-		if err == io.EOF {
-			err = io.ErrUnexpectedEOF
+	size := int(n)
+	buf = buf[:0]
+	for len(buf) < size {
+		if len(buf) == cap(buf) {
+			c := 2 * cap(buf)
+			if c < frameChunk {
+				c = frameChunk
+			}
+			grown := make([]byte, len(buf), min(size, c))
+			copy(grown, buf)
+			buf = grown
 		}
-		return nil, err
+		m, err := r.Read(buf[len(buf):min(size, cap(buf))])
+		buf = buf[:len(buf)+m]
+		if err != nil {
+			if len(buf) == size {
+				break
+			}
+			if err == io.EOF {
+				err = io.ErrUnexpectedEOF
+			}
+			return nil, err
+		}
 	}
 	return buf, nil
 }
