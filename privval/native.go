@@ -157,6 +157,17 @@ type ServerConfig struct {
 	// OnConnect, if set, is called when a connection has completed its
 	// Handshake, with the node's identity key (nil without one).
 	OnConnect func(peer ed25519.PublicKey)
+
+	// OnAcceptError, if set, is called when the listener's Accept fails
+	// with a TemporaryAcceptError, with the error and how long Serve
+	// waits before it accepts again.
+	OnAcceptError func(err error, wait time.Duration)
+	// Shed, if set, is called when Accept fails for want of a file
+	// descriptor (OutOfDescriptors). It may close one connection of its
+	// choosing — one still in its handshake, say — and reports whether
+	// it did; Serve then waits MinAcceptBackoff instead of a doubled
+	// backoff, since a descriptor is being freed.
+	Shed func() bool
 }
 
 // Server is the signer side of gno's native remote-signer protocol
@@ -191,9 +202,15 @@ func (s *Server) Stats() Stats { return s.stats() }
 
 // Serve accepts connections on ln and serves them until ctx ends. It then
 // closes ln and every connection, waits for their goroutines to finish and
-// returns ctx's error, or ErrShutdown after Shutdown. An Accept error
-// other than a timeout ends Serve early with that error (ln closed by the
-// caller, for one).
+// returns ctx's error, or ErrShutdown after Shutdown, which also ends the
+// handshakes in progress at once.
+//
+// A TemporaryAcceptError — out of file descriptors (a connection flood),
+// a connection aborted before it was accepted — never ends Serve: it
+// waits MinAcceptBackoff, doubling with each further error in a row up to
+// MaxAcceptBackoff (as net/http's Server.Serve does), and accepts again;
+// ServerConfig.OnAcceptError and Shed are told. Any other Accept error
+// (ln closed by the caller, for one) ends Serve with that error.
 func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	if err := s.drain.enter(); err != nil {
 		_ = ln.Close()
@@ -202,12 +219,17 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	defer s.drain.leave()
 	stop := context.AfterFunc(ctx, func() { _ = ln.Close() })
 	defer stop()
+	// hctx is the handshakes' context: Shutdown ends them, as it ends
+	// nothing past its handshake but an idle read.
+	hctx, hcancel := context.WithCancel(ctx)
+	defer hcancel()
 	stopping := make(chan struct{})
 	defer close(stopping)
 	go func() {
 		select {
 		case <-s.drain.stopping:
 			_ = ln.Close()
+			hcancel()
 		case <-stopping:
 		}
 	}()
@@ -223,30 +245,39 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 			if s.drain.isDraining() {
 				return ErrShutdown
 			}
-			var ne net.Error
-			if errors.As(err, &ne) && ne.Timeout() {
-				delay = min(max(2*delay, 5*time.Millisecond), time.Second)
-				time.Sleep(delay)
-				continue
+			if !TemporaryAcceptError(err) {
+				_ = ln.Close()
+				return fmt.Errorf("privval: accept: %w", err)
 			}
-			_ = ln.Close()
-			return fmt.Errorf("privval: accept: %w", err)
+			delay = acceptBackoff(delay)
+			if OutOfDescriptors(err) && s.cfg.Shed != nil && s.cfg.Shed() {
+				delay = MinAcceptBackoff
+			}
+			if s.cfg.OnAcceptError != nil {
+				s.cfg.OnAcceptError(err, delay)
+			}
+			sleepCtx(ctx, s.drain.stopping, delay)
+			continue
 		}
 		delay = 0
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			s.disconnected(s.serveConn(ctx, conn))
+			s.disconnected(s.serveConn(ctx, hctx, conn))
 		}()
 	}
 }
 
-func (s *Server) serveConn(ctx context.Context, conn net.Conn) error {
+// serveConn serves conn until ctx ends; hctx bounds its handshake.
+func (s *Server) serveConn(ctx, hctx context.Context, conn net.Conn) error {
 	stop := context.AfterFunc(ctx, func() { _ = conn.Close() })
 	defer stop()
 	defer conn.Close()
-	sc, peer, err := handshake(ctx, s.cfg.Handshake, conn, s.cfg.HandshakeTimeout)
+	sc, peer, err := handshake(hctx, s.cfg.Handshake, conn, s.cfg.HandshakeTimeout)
 	if err != nil {
+		if s.drain.isDraining() {
+			return ErrShutdown
+		}
 		return err
 	}
 	if sc != conn {

@@ -1,0 +1,65 @@
+package privval
+
+import (
+	"context"
+	"errors"
+	"net"
+	"syscall"
+	"time"
+)
+
+// Bounds of the wait after a temporary Accept error: 5 ms, doubling with
+// each further error in a row, up to 1 s — what net/http's Server.Serve
+// does.
+const (
+	MinAcceptBackoff = 5 * time.Millisecond
+	MaxAcceptBackoff = time.Second
+)
+
+// TemporaryAcceptError reports whether err, returned by a listener's
+// Accept, is one a server outlives: the process or the system is out of
+// file descriptors (EMFILE, ENFILE), of buffers or memory (ENOBUFS,
+// ENOMEM), a connection was aborted or reset, or failed a protocol or
+// firewall check, before it was accepted (ECONNABORTED, ECONNRESET,
+// EPROTO, EPERM), or a net.Error that says it is a timeout or temporary.
+// A closed listener is not temporary.
+func TemporaryAcceptError(err error) bool {
+	if err == nil || errors.Is(err, net.ErrClosed) {
+		return false
+	}
+	for _, e := range []syscall.Errno{syscall.EMFILE, syscall.ENFILE, syscall.ENOBUFS, syscall.ENOMEM,
+		syscall.ECONNABORTED, syscall.ECONNRESET, syscall.EPROTO, syscall.EPERM, syscall.EINTR, syscall.EAGAIN} {
+		if errors.Is(err, e) {
+			return true
+		}
+	}
+	var ne net.Error
+	if errors.As(err, &ne) && ne.Timeout() {
+		return true
+	}
+	var te interface{ Temporary() bool }
+	return errors.As(err, &te) && te.Temporary()
+}
+
+// OutOfDescriptors reports whether err is EMFILE or ENFILE: no file
+// descriptor was left for the connection Accept would have returned.
+func OutOfDescriptors(err error) bool {
+	return errors.Is(err, syscall.EMFILE) || errors.Is(err, syscall.ENFILE)
+}
+
+// acceptBackoff is the wait after one more temporary Accept error in a
+// row, the last wait being last (zero after a success).
+func acceptBackoff(last time.Duration) time.Duration {
+	return min(max(2*last, MinAcceptBackoff), MaxAcceptBackoff)
+}
+
+// sleepCtx waits d, or less when ctx ends or stop is closed.
+func sleepCtx(ctx context.Context, stop <-chan struct{}, d time.Duration) {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-ctx.Done():
+	case <-stop:
+	}
+}
