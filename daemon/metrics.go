@@ -153,6 +153,8 @@ func disconnectReason(err error) string {
 		return "protocol"
 	case errors.As(err, &he):
 		return "handshake"
+	case errors.Is(err, signer.ErrProtocol): // the secure channel refused a frame (tampered, replayed)
+		return "protocol"
 	}
 	var oe *net.OpError
 	switch {

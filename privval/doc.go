@@ -68,8 +68,11 @@
 // state and answers that case itself.
 //
 // A frame that breaks the protocol (garbled, truncated, of an unknown or
-// unexpected type, above the size cap) ends its connection with a
-// *ProtocolError, reported to OnDisconnect; an Endpoint then dials again.
+// unexpected type, above the size cap), or that the secure channel refuses
+// (a SecretConnection frame that fails authentication: tampered, replayed,
+// out of order), ends its connection with a *ProtocolError, counted in
+// Stats.ProtocolErrors and reported to OnDisconnect; an Endpoint then
+// dials again.
 // A frame's buffer grows with the data that arrives (from 4 KiB, doubling),
 // not with the length its prefix announces: a peer that announces 1 MiB and
 // sends nothing holds 4 KiB of the server's memory, not 1 MiB.

@@ -10,9 +10,11 @@ import (
 
 // ProtocolError is a frame from the validator that does not follow the
 // protocol: garbled, of an unknown or unexpected type, or larger than the
-// protocol allows. The connection it came on is closed (an Endpoint dials
-// again). It wraps signer.ErrProtocol, and signer.ErrMessageTooLarge too
-// when TooLarge.
+// protocol allows, or refused by the secure channel under it (a
+// SecretConnection frame that fails authentication: tampered, replayed,
+// out of order). The connection it came on is closed (an Endpoint dials
+// again). It wraps signer.ErrProtocol, signer.ErrMessageTooLarge too when
+// TooLarge, and the channel's error when Err is set.
 type ProtocolError struct {
 	// Reason says what is wrong.
 	Reason string
@@ -21,18 +23,38 @@ type ProtocolError struct {
 	// Unknown is set for a well-formed frame of a message type this
 	// package does not know (a newer protocol version).
 	Unknown bool
+	// Err is the secure channel's error for a frame it refused (one that
+	// wraps signer.ErrProtocol, such as secretconn's bad-frame error), or
+	// nil.
+	Err error
 }
 
 // Error returns "privval: protocol error: " and the reason.
 func (e *ProtocolError) Error() string { return "privval: protocol error: " + e.Reason }
 
-// Unwrap returns signer.ErrProtocol, and signer.ErrMessageTooLarge for a
-// frame that is too large.
+// Unwrap returns signer.ErrProtocol, signer.ErrMessageTooLarge for a frame
+// that is too large, and Err when set.
 func (e *ProtocolError) Unwrap() []error {
+	errs := []error{signer.ErrProtocol}
 	if e.TooLarge {
-		return []error{signer.ErrProtocol, signer.ErrMessageTooLarge}
+		errs = append(errs, signer.ErrMessageTooLarge)
 	}
-	return []error{signer.ErrProtocol}
+	if e.Err != nil {
+		errs = append(errs, e.Err)
+	}
+	return errs
+}
+
+// channelError returns err, an error reading from the connection, as a
+// *ProtocolError when the secure channel refused what the peer sent (err
+// wraps signer.ErrProtocol), so that it is counted as a protocol error and
+// not as the peer hanging up.
+func channelError(err error) error {
+	var pe *ProtocolError
+	if err == nil || !errors.Is(err, signer.ErrProtocol) || errors.As(err, &pe) {
+		return err
+	}
+	return &ProtocolError{Reason: "secure channel: " + err.Error(), Err: err}
 }
 
 // ErrorCode is the code of a RemoteSignerError sent to the validator.

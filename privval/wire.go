@@ -193,7 +193,7 @@ const frameChunk = 4096
 func readFrame(r frameReader, max int, buf []byte) ([]byte, error) {
 	n, err := readUvarint(r)
 	if err != nil {
-		return nil, err
+		return nil, channelError(err)
 	}
 	if n > uint64(max) {
 		return nil, &ProtocolError{Reason: fmt.Sprintf("frame of %d bytes, more than %d", n, max), TooLarge: true}
@@ -219,7 +219,7 @@ func readFrame(r frameReader, max int, buf []byte) ([]byte, error) {
 			if err == io.EOF {
 				err = io.ErrUnexpectedEOF
 			}
-			return nil, err
+			return nil, channelError(err)
 		}
 	}
 	return buf, nil
