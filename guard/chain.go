@@ -99,7 +99,8 @@ func (g *Guard) load(c *chain) error {
 	rec, slot, err := decodeFile(buf[:n], c.id)
 	if err != nil {
 		f.Close()
-		return &CorruptError{Path: g.path(c), Reason: err.Error()}
+		err.(*CorruptError).Path = g.path(c)
+		return err
 	}
 	c.file, c.rec, c.slot, c.loaded = f, rec, slot, true
 	c.forBlock = false

@@ -27,18 +27,35 @@
 // chain has one state file of two fixed 4 KiB slots; a sign writes the
 // older slot in place and syncs the file once (fdatasync on Linux), with no
 // rename, no temporary file and no directory sync on the signing path. Each
-// slot carries a sequence number and a CRC-32C, so a write torn by a crash
-// leaves the other slot, the previous state, intact; a signature whose
-// write was torn was never released. A new state file is written whole to
-// a temporary name, synced, linked into place and the directory synced, so
-// that neither the file nor its name is lost to a power cut.
+// slot carries a sequence number and a CRC-32C. A new state file is
+// written whole to a temporary name, synced, linked into place and the
+// directory synced, so that neither the file nor its name is lost to a
+// power cut.
 //
 // If a write or sync fails (a full disk, an I/O error), the signature is
 // dropped and the chain refuses every request with a *StorageError until
 // the Guard is closed and opened again, since after a failed sync what
-// reached the disk is only known by reading it back. A state file that is
-// damaged, truncated or not a state file gives a *CorruptError (wrapping
-// signer.ErrCorrupt) and is never reset or rewritten by the Guard.
+// reached the disk is only known by reading it back.
+//
+// # Damage
+//
+// A state file that is damaged, truncated or not a state file gives a
+// *CorruptError (wrapping signer.ErrCorrupt), and the Guard signs nothing
+// for its chain and never writes to the file. That includes one slot that
+// fails its checks beside an intact one. A write torn by a power cut
+// looks like that, but so does the newest state damaged on disk after its
+// signature was released, and then the intact slot is the state before
+// it: signing from it could sign a second, conflicting vote at the same
+// height, round and step. The two cannot be told apart from the file, so
+// both are refused; the error names the damaged slot. (A process killed
+// with SIGKILL does not tear a write: only a power cut or a failing disk
+// does.)
+//
+// Inspect reads what each slot holds without locking the file, so it
+// works beside a running Guard. Repair is the way back, for an operator
+// who has found on the chain the last height the validator signed: it
+// keeps a copy of the damaged file and starts the chain again at a height
+// above that one and above any height the file reads.
 //
 // # Starting and migrating
 //

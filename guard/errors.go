@@ -63,11 +63,18 @@ func (e *TimestampError) Error() string {
 func (e *TimestampError) Unwrap() error { return signer.ErrDoubleSign }
 
 // CorruptError says a state file is damaged, truncated or not a state
-// file. The guard never resets such a file: an operator who has checked
-// the validator's last signed height removes it and calls Init. It wraps
-// signer.ErrCorrupt.
+// file, and the Guard refuses to sign for its chain. That includes a file
+// with one intact slot beside one damaged: the damaged slot may have held
+// the newer state, whose signature was released, so the Guard does not
+// fall back to the older one. The Guard never writes to such a file;
+// Repair, given a height above anything the validator may have signed,
+// keeps a copy of it and starts the chain again. Inspect tells what each
+// slot holds. It wraps signer.ErrCorrupt.
 type CorruptError struct {
-	Path   string
+	Path string
+	// Slots are the slots (0, 1) that fail their checks; empty when the
+	// file as a whole is wrong (its size).
+	Slots  []int
 	Reason string
 }
 

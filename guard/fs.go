@@ -6,6 +6,8 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+
+	"github.com/signerkit/signerkit/internal/flock"
 )
 
 // FS is where the guard keeps its state files. DirFS, a directory on the
@@ -51,7 +53,7 @@ func (d dirFS) Open(name string) (File, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := lockFile(f); err != nil {
+	if err := flock.TryLock(f); err != nil {
 		f.Close()
 		return nil, fmt.Errorf("%s is in use by another process: %w", f.Name(), err)
 	}

@@ -146,35 +146,73 @@ func decodeSlot(s []byte, chainID string) (record, error) {
 	return r, nil
 }
 
-// decodeFile reads a whole state file and returns the newest valid record
-// and the slot it is in. A slot that fails its checks next to a valid one
-// is a write that a crash interrupted; both failing is corruption.
+// decodeFile reads a whole state file and returns the newest record and
+// the slot it is in. Both slots must pass their checks. A slot that fails
+// them next to a valid one may be a write torn by a crash (its signature
+// never released), but it may as well be the newest state damaged on disk
+// after its signature was released: the two cannot be told apart, and
+// signing from the older slot could then sign a second, conflicting
+// message at the same height, round and step. So any damage is refused,
+// with a *CorruptError that names the damaged slots (its Path unset).
 func decodeFile(b []byte, chainID string) (record, int, error) {
 	if len(b) != fileSize {
-		return record{}, 0, fmt.Errorf("state file is %d bytes, want %d (truncated or not a state file)", len(b), fileSize)
+		return record{}, 0, &CorruptError{Reason: fmt.Sprintf("state file is %d bytes, want %d (truncated or not a state file)", len(b), fileSize)}
 	}
 	r0, err0 := decodeSlot(b[:slotSize], chainID)
 	r1, err1 := decodeSlot(b[slotSize:], chainID)
 	switch {
 	case err0 != nil && err1 != nil:
-		return record{}, 0, fmt.Errorf("both slots are damaged: slot 0: %v; slot 1: %v", err0, err1)
+		return record{}, 0, &CorruptError{Slots: []int{0, 1}, Reason: fmt.Sprintf("both slots are damaged: slot 0: %v; slot 1: %v", err0, err1)}
 	case err0 != nil:
-		return r1, 1, nil
+		return record{}, 0, oneSlotDamaged(0, err0, r1, b[:slotSize])
 	case err1 != nil:
-		return r0, 0, nil
+		return record{}, 0, oneSlotDamaged(1, err1, r0, b[slotSize:])
 	}
 	newer, older, slot := r0, r1, 0
 	if r1.Seq > r0.Seq {
 		newer, older, slot = r1, r0, 1
 	}
 	if newer.Seq == older.Seq {
-		return record{}, 0, fmt.Errorf("both slots have sequence number %d", newer.Seq)
+		return record{}, 0, &CorruptError{Slots: []int{0, 1}, Reason: fmt.Sprintf("both slots have sequence number %d", newer.Seq)}
 	}
 	if hrsLess(newer, older) {
-		return record{}, 0, fmt.Errorf("the newer slot (%d/%d/%d) is behind the older (%d/%d/%d)",
-			newer.Height, newer.Round, newer.Step, older.Height, older.Round, older.Step)
+		return record{}, 0, &CorruptError{Slots: []int{0, 1}, Reason: fmt.Sprintf("the newer slot (%d/%d/%d) is behind the older (%d/%d/%d)",
+			newer.Height, newer.Round, newer.Step, older.Height, older.Round, older.Step)}
 	}
 	return newer, slot, nil
+}
+
+// oneSlotDamaged is the refusal of a file whose slot n fails its checks
+// (err) while the other holds intact.
+func oneSlotDamaged(n int, err error, intact record, raw []byte) *CorruptError {
+	what := "its header is unreadable too"
+	if h, ok := readHeader(raw); ok {
+		what = fmt.Sprintf("its unverified header reads sequence %d at %d/%d/%d", h.Seq, h.Height, h.Round, h.Step)
+	}
+	return &CorruptError{Slots: []int{n}, Reason: fmt.Sprintf(
+		"slot %d is damaged (%v; %s); slot %d holds %d/%d/%d (sequence %d), but the damaged slot may have held a newer state "+
+			"whose signature was released, so signing from the intact one could double sign",
+		n, err, what, 1-n, intact.Height, intact.Round, intact.Step, intact.Seq)}
+}
+
+// readHeader returns the sequence number, height, round and step a slot's
+// header holds, unchecked: ok is false when the slot does not start with
+// the magic or its fields are out of range. It serves diagnosis and the
+// lower bound of Repair, never signing.
+func readHeader(s []byte) (record, bool) {
+	if len(s) < headerSize || string(s[:8]) != recordMagic {
+		return record{}, false
+	}
+	r := record{
+		Seq:    binary.LittleEndian.Uint64(s[8:]),
+		Height: int64(binary.LittleEndian.Uint64(s[16:])),
+		Round:  int64(binary.LittleEndian.Uint64(s[24:])),
+		Step:   int8(s[32]),
+	}
+	if r.Height < 0 || r.Round < 0 || r.Step < 0 || r.Step > 3 {
+		return record{}, false
+	}
+	return r, true
 }
 
 // hrsLess reports whether a's height, round and step come before b's.
