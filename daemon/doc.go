@@ -29,8 +29,10 @@
 // key is not the one the state was made with: the last signature in the
 // state must verify under the key, and the key must be the one bound to
 // the chain in state_dir/signerkit-keys.json, which the first start
-// writes. A key in the config file the daemon does not know is an error
-// naming the key and its line.
+// writes (through a fresh temporary file opened with O_EXCL and
+// O_NOFOLLOW, mode 0600, synced and renamed into place). A key in the
+// config file the daemon does not know is an error naming the key and its
+// line.
 //
 // # Devices that go away
 //

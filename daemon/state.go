@@ -98,33 +98,11 @@ func (kb *keyBindings) bind(chainID string, pub ed25519.PublicKey) error {
 	return nil
 }
 
-// writeFileSync replaces path by data durably.
+// writeFileSync replaces path by data durably: see writeFileDurable (a
+// fresh temporary name opened with O_EXCL and O_NOFOLLOW, mode 0600,
+// synced, renamed into place, the directory synced).
 func writeFileSync(path string, data []byte) error {
-	tmp := path + ".tmp"
-	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
-	if err != nil {
-		return err
-	}
-	if _, err := f.Write(data); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		return err
-	}
-	d, err := os.Open(filepath.Dir(path))
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	return d.Sync()
+	return writeFileDurable(path, data, randomSuffix)
 }
 
 // ChainState is one chain's state as `signerkit state show` prints it.
