@@ -82,6 +82,8 @@ type backend struct {
 	phasesMu sync.RWMutex
 	phases   map[phaseKey]*phaseMetrics
 	upG      prometheus.Gauge
+	// inflight marks each vote and proposal sign in flight (inflight.go).
+	inflight *inflight
 }
 
 var _ signer.Signer = (*backend)(nil)
@@ -191,9 +193,11 @@ func (b *backend) SignContext(ctx context.Context, msg []byte) ([]byte, error) {
 	chain, _ := ctx.Value(chainKey{}).(string)
 	pm := b.phase(chain, signer.LabelFrom(ctx))
 	b.health.signStarted()
+	fl := b.inflight.begin(chain, msg)
 	start := time.Now()
 	sig, err := s.SignContext(signer.WithTrace(ctx, &pm.trace), msg)
 	pm.seconds.Observe(time.Since(start).Seconds())
+	b.inflight.end(fl, err)
 	b.health.signDone(err)
 	if err != nil {
 		b.m.backendErrors.WithLabelValues(b.scheme, Cause(err)).Inc()

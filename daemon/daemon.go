@@ -65,6 +65,7 @@ type Daemon struct {
 	stateFS guard.FS
 	// bindings is state_dir's KeysFile, read at the first chain's check.
 	bindings *keyBindings
+	inflight *inflight // the backends' in-flight markers (inflight.go)
 
 	closeOnce sync.Once
 }
@@ -169,6 +170,7 @@ func New(ctx context.Context, cfg *Config, opts Options) (_ *Daemon, err error) 
 			return nil, err
 		}
 	}
+	d.openInflight(ctx, opts.StateFS != nil)
 	for i, ch := range cfg.Chains {
 		for j, vc := range ch.Validators {
 			v, err := d.newValidator(ch, vc, parsed[i][j])
@@ -623,6 +625,7 @@ func (d *Daemon) close() error {
 		for _, b := range d.keys {
 			_ = b.Close()
 		}
+		d.inflight.close()
 		if d.id != nil {
 			_ = d.id.Close()
 		}

@@ -40,6 +40,7 @@ type Metrics struct {
 	backendErrors  *prometheus.CounterVec   // backend, cause
 	backendReopens *prometheus.CounterVec   // backend, result
 	healthChecks   *prometheus.CounterVec   // backend, result
+	lostSigns      *prometheus.CounterVec   // chain, phase (inflight.go)
 
 	collectors []prometheus.Collector
 }
@@ -71,10 +72,11 @@ func newMetrics(version string) *Metrics {
 	m.backendErrors = counter("backend_errors_total", "Backend sign errors by typed cause.", "backend", "cause")
 	m.backendReopens = counter("backend_reopens_total", "Attempts to reopen a backend that went away, by result: ok, error, wrong_key, unhealthy.", "backend", "result")
 	m.healthChecks = counter("backend_health_checks_total", "Health probes of a backend's device made for /readyz, by result: ok or the typed cause of the failure.", "backend", "result")
+	m.lostSigns = counter("device_refused_inflight_total", "Votes and proposals the device refused as double signs at the height/round/step of a sign whose answer was lost (the daemon killed while the device signed, or a timeout): the device signed it and the signature is lost.", "chain", "phase")
 	info := prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: "signerkit", Name: "build_info", Help: "Always 1; the labels say which build runs."}, []string{"version", "goversion"})
 	info.WithLabelValues(version, runtime.Version()).Set(1)
 	m.collectors = []prometheus.Collector{m.requestSeconds, m.backendSeconds, m.stageSeconds, m.requests, m.refusals, m.lastHeight, m.lastRound,
-		m.lastStep, m.connected, m.connects, m.disconnects, m.throttled, m.backendUp, m.backendErrors, m.backendReopens, m.healthChecks, info}
+		m.lastStep, m.connected, m.connects, m.disconnects, m.throttled, m.backendUp, m.backendErrors, m.backendReopens, m.healthChecks, m.lostSigns, info}
 	m.Registry.MustRegister(m.collectors...)
 	return m
 }
