@@ -64,6 +64,20 @@ type Config struct {
 	// (default) or json.
 	LogLevel  string `toml:"log_level"`
 	LogFormat string `toml:"log_format"`
+	// MaxPendingHandshakes caps, on each tm2-remote TCP listener, the
+	// connections accepted and not yet past their SecretConnection
+	// handshake (in it, or held after it failed). A connection beyond
+	// the cap is not queued: at once, the pending connection least likely
+	// to be the validator's is closed (one that failed its handshake, then
+	// one that has sent nothing, the oldest first). Zero means
+	// DefaultMaxPendingHandshakes; either way the cap is lowered so that
+	// the listeners' pending connections take at most half of the
+	// open-file limit (RLIMIT_NOFILE) less 64.
+	MaxPendingHandshakes int `toml:"max_pending_handshakes"`
+	// MaxPendingHandshakesPerHost caps, the same way, the pending
+	// connections from one source: an IPv4 address, an IPv6 /64. Zero
+	// means DefaultMaxPendingHandshakesPerHost.
+	MaxPendingHandshakesPerHost int `toml:"max_pending_handshakes_per_host"`
 	// Chains are the chains signed for, one key each.
 	Chains []ChainConfig `toml:"chain"`
 
@@ -291,6 +305,12 @@ func (c *Config) check() (parsedConfig, error) {
 	}
 	if c.ShutdownGrace < 0 {
 		return nil, bad("shutdown_grace", "negative")
+	}
+	if c.MaxPendingHandshakes < 0 {
+		return nil, bad("max_pending_handshakes", "negative (0 means the default, %d)", DefaultMaxPendingHandshakes)
+	}
+	if c.MaxPendingHandshakesPerHost < 0 {
+		return nil, bad("max_pending_handshakes_per_host", "negative (0 means the default, %d)", DefaultMaxPendingHandshakesPerHost)
 	}
 	seen := map[string]bool{}
 	tcp := false

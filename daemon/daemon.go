@@ -80,7 +80,7 @@ type validator struct {
 	srv              *privval.Server
 	ln               net.Listener
 	conns            atomic.Int64 // open connections past their handshake
-	limiter          *handshakeLimiter
+	admit            *admission   // tm2-remote listeners: caps, tarpit (limit.go)
 }
 
 // peerAuth is a TCP validator's SecretConnection handshake with its
@@ -300,18 +300,16 @@ func (d *Daemon) newValidator(ch ChainConfig, vc ValidatorConfig, pv parsedValid
 		var ue *privval.UnauthorizedPeerError
 		if errors.As(err, &ue) {
 			log.Warn("validator refused: its identity key is not on the allowlist", "peer", peerString(ue.Key), "fix", "add it to allow and send SIGHUP")
-		} else if reason != "shutdown" {
+		} else if reason != "shutdown" && reason != "shed" { // shed: counted, not logged (a flood)
 			log.Info("validator connection ended", "reason", reason, "err", err)
 		}
 	}
 	hs := d.handshake(v, network)
 	switch ch.Protocol {
 	case ProtocolTM2Remote:
-		if network == "tcp" {
-			v.limiter = newHandshakeLimiter(d.m.throttled.WithLabelValues(ch.ID, vc.Addr))
-		}
+		v.admit = d.newAdmission(ch.ID, vc.Addr, network, log)
 		s, err := privval.NewServer(g, privval.ServerConfig{Handshake: hs, ChainID: ch.ID, RequestTimeout: ch.SignTimeout,
-			OnRequest: onRequest, OnConnect: onConnect, OnDisconnect: onDisconnect})
+			OnRequest: onRequest, OnConnect: onConnect, OnDisconnect: onDisconnect, OnAcceptError: v.admit.acceptError, Shed: v.admit.shed})
 		if err != nil {
 			return nil, fmt.Errorf("signerkit: chain %q: %w", ch.ID, err)
 		}
@@ -365,22 +363,17 @@ func (d *Daemon) peerAuth(v *validator, allow []ed25519.PublicKey) *peerAuth {
 
 // handshake returns v's Handshake: on TCP v's SecretConnection as it is
 // at each connection (SIGHUP replaces it, applying to the next one),
-// behind the reconnect limiter for a listener; on Unix sockets none.
+// under the listener's admission (caps, tarpit: limit.go) for a
+// listener; on Unix sockets none.
 func (d *Daemon) handshake(v *validator, network string) privval.Handshake {
 	if network != "tcp" {
 		return func(_ context.Context, conn net.Conn) (net.Conn, ed25519.PublicKey, error) { return conn, nil, nil }
 	}
 	return func(ctx context.Context, conn net.Conn) (net.Conn, ed25519.PublicKey, error) {
-		host := remoteHost(conn)
-		if v.limiter != nil {
-			if err := v.limiter.wait(ctx, host); err != nil {
-				return nil, nil, &handshakeError{err}
-			}
+		if v.admit != nil {
+			return v.admit.handshake(ctx, conn, v.auth.Load().h)
 		}
 		sc, peer, err := v.auth.Load().h(ctx, conn)
-		if v.limiter != nil {
-			v.limiter.result(host, err == nil)
-		}
 		if err != nil {
 			return nil, peer, &handshakeError{err}
 		}

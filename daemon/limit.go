@@ -2,11 +2,69 @@ package daemon
 
 import (
 	"context"
+	"crypto/ed25519"
+	"errors"
+	"log/slog"
+	"net"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/signerkit/signerkit/privval"
 )
+
+// Connection admission on a tm2-remote TCP listener.
+//
+// The node dials signerkit, and so can anyone who reaches the port. Until
+// a connection completes its SecretConnection handshake nothing is known
+// of it but its source address, and the allowlist is of node identity
+// keys, which only the handshake proves (privval.LegacySecretConnection):
+// a source address is neither trusted nor blamed on its own, since a
+// misbehaving client may share the validator's. So:
+//
+//  1. Nothing delays a handshake. Every accepted connection starts its
+//     handshake at once, so the validator is served as fast as its
+//     handshake runs, whatever else its address sends.
+//  2. A connection whose handshake failed (garbage, a timeout, an
+//     identity not on the allowlist) is held open — tarpitted — before it
+//     is closed: 100 ms after its source's first failure in a row,
+//     doubling with each further one up to 5 s (handshakeLimiter). gno's
+//     client, refused, redials the moment its connection closes, about
+//     460 times a second; held, it waits, so that its own pace, not our
+//     CPU, bounds the handshakes it costs. A success from the source
+//     forgets its failures.
+//  3. Connections not yet past their handshake — in it, or tarpitted —
+//     are pending, and capped per listener: max_pending_handshakes in all,
+//     max_pending_handshakes_per_host from one source (an IPv4 address,
+//     an IPv6 /64). A connection beyond a cap is never queued: at once,
+//     the pending connection least likely to be the validator's is closed
+//     to make room (pendingConns.admit). That is a tarpitted one first (it
+//     failed its handshake), then one that has sent no byte yet, then one
+//     in the middle of its handshake; the oldest of its kind. A newly
+//     accepted connection counts as one that has sent nothing, the
+//     youngest, so it is the one closed when every other has spoken.
+//  4. Should Accept still run out of file descriptors, privval.Server
+//     backs off (5 ms doubling to 1 s) and first asks shed to close a
+//     pending connection, chosen the same way, so that the accept queue,
+//     where the validator's connection may wait, keeps draining.
+//  5. The caps default to 128 and 16, and are lowered to fit the
+//     descriptors the process may open: pending connections of all
+//     listeners together take at most half of RLIMIT_NOFILE less 64.
+//
+// Why a silent or garbage peer cannot starve the validator: such a
+// connection holds a slot only until the handshake timeout, its tarpit,
+// or the next connection over a cap closes it. The validator's connection
+// sends its first handshake message the moment it is connected and
+// completes the handshake in a few round trips; it is the youngest of the
+// silent connections only until its first bytes arrive, and from then on
+// ranks above every silent and tarpitted one. To have it closed, a flood
+// must open more than a cap's worth of connections that each send a
+// well-formed first handshake message, all within those round trips; a
+// flood from the validator's own address has only the per-host cap to do
+// it with. A validator whose connection is closed all the same redials,
+// as gno's client does.
 
 // Handshake throttling bounds.
 const (
@@ -15,13 +73,10 @@ const (
 	maxTrackedHosts   = 1024
 )
 
-// handshakeLimiter slows a peer that keeps failing its handshake. gno's
-// native client redials about 460 times a second when it is refused (its
-// key not on the allowlist); each attempt costs us an X25519 exchange and
-// an Ed25519 signature. After a failure from a host, the next connection
-// from it waits before its handshake — 100 ms, doubling with each further
-// failure up to 5 s — holding the peer's dial open, so that its own
-// timeouts, not our CPU, pace it. A success forgets the host.
+// handshakeLimiter remembers, per source, the handshakes that failed in a
+// row, and says how long to hold (tarpit) a connection whose handshake
+// just failed: 100 ms after the first failure, doubling with each further
+// failure up to 5 s. It delays no handshake.
 //
 // At most maxTrackedHosts hosts are tracked. A new failing host beyond
 // that evicts one entry: the one with the fewest failures, the least
@@ -46,6 +101,8 @@ func newHandshakeLimiter(c prometheus.Counter) *handshakeLimiter {
 	return &handshakeLimiter{fails: map[string]*hostFails{}, throttled: c}
 }
 
+// delay is how long a connection from host whose handshake failed is
+// held: zero for a host with no failure on record.
 func (l *handshakeLimiter) delay(host string) time.Duration {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -57,20 +114,20 @@ func (l *handshakeLimiter) delay(host string) time.Duration {
 	return min(d, maxHandshakeDelay)
 }
 
-// wait holds a connection from host for its delay, or until ctx ends.
-func (l *handshakeLimiter) wait(ctx context.Context, host string) error {
+// tarpit holds a connection from host whose handshake failed (result
+// recorded) for its delay, or until ctx ends or gone is closed.
+func (l *handshakeLimiter) tarpit(ctx context.Context, host string, gone <-chan struct{}) {
 	d := l.delay(host)
 	if d == 0 {
-		return nil
+		return
 	}
 	l.throttled.Inc()
 	t := time.NewTimer(d)
 	defer t.Stop()
 	select {
 	case <-t.C:
-		return nil
 	case <-ctx.Done():
-		return ctx.Err()
+	case <-gone:
 	}
 }
 
@@ -107,4 +164,327 @@ func (l *handshakeLimiter) evictOne() {
 		}
 	}
 	delete(l.fails, victim)
+}
+
+// Defaults of the pending-handshake caps (Config.MaxPendingHandshakes and
+// MaxPendingHandshakesPerHost), and the descriptors kept out of their
+// reach.
+const (
+	DefaultMaxPendingHandshakes        = 128
+	DefaultMaxPendingHandshakesPerHost = 16
+	reservedDescriptors                = 64
+)
+
+// Ranks of a pending connection, the lowest closed first.
+const (
+	rankTarpit  = iota // its handshake failed; held before it is closed
+	rankSilent         // nothing received yet
+	rankTalking        // mid-handshake
+)
+
+// Caps a pending connection was closed for (the cap label of
+// signerkit_pending_handshakes_shed_total).
+const (
+	capHost        = "host"
+	capTotal       = "total"
+	capDescriptors = "descriptors"
+)
+
+// errShed is why a pending connection closed to make room ended.
+var errShed = errors.New("closed to make room under the pending-handshake cap")
+
+// pendingConn is one connection not yet past its handshake.
+type pendingConn struct {
+	conn   net.Conn
+	source string
+	seq    uint64      // admission order
+	spoke  atomic.Bool // the peer has sent a byte
+	tarpit bool        // its handshake failed; under pendingConns.mu
+	shed   bool        // closed to make room; under pendingConns.mu
+	gone   chan struct{}
+}
+
+func (p *pendingConn) rank() int {
+	switch {
+	case p.tarpit:
+		return rankTarpit
+	case p.spoke.Load():
+		return rankTalking
+	}
+	return rankSilent
+}
+
+// spokeConn marks its pendingConn when the first byte arrives.
+type spokeConn struct {
+	net.Conn
+	p *pendingConn
+}
+
+func (c spokeConn) Read(b []byte) (int, error) {
+	n, err := c.Conn.Read(b)
+	if n > 0 && !c.p.spoke.Load() {
+		c.p.spoke.Store(true)
+	}
+	return n, err
+}
+
+// pendingConns is a listener's pending connections under its caps.
+type pendingConns struct {
+	max, maxPerSource int
+
+	mu       sync.Mutex
+	conns    map[*pendingConn]struct{}
+	bySource map[string]int
+	seq      uint64
+
+	gauge prometheus.Gauge
+	shed  map[string]prometheus.Counter // by cap
+}
+
+func newPendingConns(max, maxPerSource int, gauge prometheus.Gauge, shed map[string]prometheus.Counter) *pendingConns {
+	return &pendingConns{max: max, maxPerSource: min(maxPerSource, max), conns: map[*pendingConn]struct{}{},
+		bySource: map[string]int{}, gauge: gauge, shed: shed}
+}
+
+// admit records conn from source as pending. When that is beyond a cap,
+// the pending connection of the lowest rank, the oldest among those, is
+// closed at once — among source's alone for the per-source cap — conn
+// itself when it ranks lowest (a new connection ranks as silent and
+// youngest); admit then returns nil.
+func (t *pendingConns) admit(conn net.Conn, source string) *pendingConn {
+	t.mu.Lock()
+	t.seq++
+	p := &pendingConn{conn: conn, source: source, seq: t.seq, gone: make(chan struct{})}
+	var victim *pendingConn
+	var which string
+	switch {
+	case t.bySource[source] >= t.maxPerSource:
+		victim, which = t.lowest(p, source), capHost
+	case len(t.conns) >= t.max:
+		victim, which = t.lowest(p, ""), capTotal
+	}
+	if victim != p {
+		t.conns[p] = struct{}{}
+		t.bySource[source]++
+	}
+	if victim != nil {
+		t.dropLocked(victim)
+	}
+	t.gauge.Set(float64(len(t.conns)))
+	t.mu.Unlock()
+	if victim != nil {
+		t.shed[which].Inc()
+		_ = victim.conn.Close()
+	}
+	if victim == p {
+		return nil
+	}
+	return p
+}
+
+// lowest returns the pending connection of the lowest rank, the oldest
+// among those, of source ("": any), counting p, not yet recorded.
+func (t *pendingConns) lowest(p *pendingConn, source string) *pendingConn {
+	best, bestRank := (*pendingConn)(nil), 0
+	for c := range t.conns {
+		if source != "" && c.source != source {
+			continue
+		}
+		if r := c.rank(); best == nil || r < bestRank || r == bestRank && c.seq < best.seq {
+			best, bestRank = c, r
+		}
+	}
+	if p != nil && (best == nil || rankSilent < bestRank) {
+		best = p
+	}
+	return best
+}
+
+// dropLocked forgets p, marking it shed. Its caller closes its conn.
+func (t *pendingConns) dropLocked(p *pendingConn) {
+	if _, ok := t.conns[p]; !ok {
+		return
+	}
+	p.shed = true
+	close(p.gone)
+	delete(t.conns, p)
+	if t.bySource[p.source]--; t.bySource[p.source] <= 0 {
+		delete(t.bySource, p.source)
+	}
+}
+
+// shedOne closes the pending connection of the lowest rank, the oldest
+// among those, for want of file descriptors; it reports whether there
+// was one.
+func (t *pendingConns) shedOne() bool {
+	t.mu.Lock()
+	victim := t.lowest(nil, "")
+	if victim != nil {
+		t.dropLocked(victim)
+		t.gauge.Set(float64(len(t.conns)))
+	}
+	t.mu.Unlock()
+	if victim == nil {
+		return false
+	}
+	t.shed[capDescriptors].Inc()
+	_ = victim.conn.Close()
+	return true
+}
+
+// failed marks p as tarpitted; it reports false when p was shed already.
+func (t *pendingConns) failed(p *pendingConn) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	p.tarpit = true
+	return !p.shed
+}
+
+// release forgets p, past its handshake or closed.
+func (t *pendingConns) release(p *pendingConn) (wasShed bool) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if p.shed {
+		return true
+	}
+	delete(t.conns, p)
+	if t.bySource[p.source]--; t.bySource[p.source] <= 0 {
+		delete(t.bySource, p.source)
+	}
+	t.gauge.Set(float64(len(t.conns)))
+	return false
+}
+
+// len returns the number of pending connections.
+func (t *pendingConns) len() int {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return len(t.conns)
+}
+
+// admission is a listener's handshake policy: its pending connections'
+// caps and the tarpit of failed handshakes, and the counting and logging
+// of its Accept errors.
+type admission struct {
+	pending *pendingConns
+	limiter *handshakeLimiter
+	log     *slog.Logger
+
+	acceptErrors prometheus.Counter
+	acceptMu     sync.Mutex
+	acceptLogged time.Time // when an Accept error was last logged
+	acceptQuiet  int       // errors since, not logged
+}
+
+// newAdmission makes the admission of the tm2-remote listener of chain
+// and validator addr on network, its caps from the config, lowered to
+// fit the process's descriptors when they would not (logged). The caps
+// apply to TCP listeners; a Unix socket has no handshake to wait for.
+func (d *Daemon) newAdmission(chain, addr, network string, log *slog.Logger) *admission {
+	listeners := 0
+	for _, ch := range d.cfg.Chains {
+		for _, v := range ch.Validators {
+			if n, _, err := v.Network(); err == nil && n == "tcp" && ch.Protocol == ProtocolTM2Remote {
+				listeners++
+			}
+		}
+	}
+	total, perHost := d.cfg.pendingCaps(openFileLimit(), listeners)
+	if want, _ := d.cfg.pendingCaps(0, 0); total < want && network == "tcp" {
+		log.Warn("max_pending_handshakes lowered to fit the open-file limit (RLIMIT_NOFILE); raise LimitNOFILE to keep it",
+			"max_pending_handshakes", total, "configured", want, "nofile", openFileLimit())
+	}
+	shed := map[string]prometheus.Counter{}
+	for _, c := range []string{capHost, capTotal, capDescriptors} {
+		shed[c] = d.m.pendingShed.WithLabelValues(chain, addr, c)
+	}
+	return &admission{
+		pending:      newPendingConns(total, perHost, d.m.pending.WithLabelValues(chain, addr), shed),
+		limiter:      newHandshakeLimiter(d.m.throttled.WithLabelValues(chain, addr)),
+		log:          log,
+		acceptErrors: d.m.acceptErrors.WithLabelValues(chain, addr),
+	}
+}
+
+// pendingCaps returns the pending-handshake caps of each of listeners
+// TCP listeners: the config's (or the defaults), lowered so that together
+// they take at most half of nofile less reservedDescriptors. nofile 0
+// means no limit.
+func (c *Config) pendingCaps(nofile uint64, listeners int) (total, perHost int) {
+	total, perHost = c.MaxPendingHandshakes, c.MaxPendingHandshakesPerHost
+	if total <= 0 {
+		total = DefaultMaxPendingHandshakes
+	}
+	if perHost <= 0 {
+		perHost = DefaultMaxPendingHandshakesPerHost
+	}
+	if nofile > 0 && listeners > 0 {
+		budget := 2
+		if nofile > reservedDescriptors+4 {
+			budget = max(int(min(nofile, 1<<20)-reservedDescriptors)/2/listeners, 2)
+		}
+		total = min(total, budget)
+	}
+	return total, min(perHost, total)
+}
+
+// handshake runs h on conn, a connection accepted from source, under the
+// caps: at once, never delayed; a failure is recorded and the connection
+// tarpitted before it is closed.
+func (a *admission) handshake(ctx context.Context, conn net.Conn, h privval.Handshake) (net.Conn, ed25519.PublicKey, error) {
+	source := sourceKey(conn)
+	p := a.pending.admit(conn, source)
+	if p == nil {
+		return nil, nil, &handshakeError{errShed}
+	}
+	sc, peer, err := h(ctx, spokeConn{conn, p})
+	if err == nil {
+		if a.pending.release(p) {
+			// Shed as it completed: the connection is closed.
+			_ = sc.Close()
+			return nil, peer, &handshakeError{errShed}
+		}
+		a.limiter.result(source, true)
+		return sc, peer, nil
+	}
+	if !a.pending.failed(p) {
+		return nil, peer, &handshakeError{errShed}
+	}
+	a.limiter.result(source, false)
+	a.limiter.tarpit(ctx, source, p.gone)
+	a.pending.release(p)
+	return nil, peer, &handshakeError{err}
+}
+
+// acceptError counts a temporary Accept error (privval.ServerConfig.
+// OnAcceptError) and logs it, at most once a second.
+func (a *admission) acceptError(err error, wait time.Duration) {
+	a.acceptErrors.Inc()
+	a.acceptMu.Lock()
+	now := time.Now()
+	if now.Sub(a.acceptLogged) < time.Second {
+		a.acceptQuiet++
+		a.acceptMu.Unlock()
+		return
+	}
+	quiet := a.acceptQuiet
+	a.acceptLogged, a.acceptQuiet = now, 0
+	a.acceptMu.Unlock()
+	a.log.Warn("accept failed; retrying (a connection flood, or the open-file limit too low?)",
+		"err", err, "retry_in", wait, "unlogged_since_last", quiet, "pending_handshakes", a.pending.len())
+}
+
+// shed closes a pending connection for want of file descriptors
+// (privval.ServerConfig.Shed).
+func (a *admission) shed() bool { return a.pending.shedOne() }
+
+// sourceKey is the source a connection's caps and failures are counted
+// by: its IPv4 address, or its IPv6 /64 (one host's usual allotment).
+func sourceKey(conn net.Conn) string {
+	host := remoteHost(conn)
+	ip := net.ParseIP(host)
+	if ip == nil || ip.To4() != nil {
+		return host
+	}
+	return ip.Mask(net.CIDRMask(64, 128)).String() + "/64"
 }

@@ -36,6 +36,9 @@ type Metrics struct {
 	connects       *prometheus.CounterVec   // chain, validator
 	disconnects    *prometheus.CounterVec   // chain, validator, reason
 	throttled      *prometheus.CounterVec   // chain, validator
+	pending        *prometheus.GaugeVec     // chain, validator (limit.go)
+	pendingShed    *prometheus.CounterVec   // chain, validator, cap
+	acceptErrors   *prometheus.CounterVec   // chain, validator
 	backendUp      *prometheus.GaugeVec     // backend
 	backendErrors  *prometheus.CounterVec   // backend, cause
 	backendReopens *prometheus.CounterVec   // backend, result
@@ -67,7 +70,10 @@ func newMetrics(version string) *Metrics {
 	m.connected = gauge("validator_connected", "Connections to the validator that completed their handshake and are open.", "chain", "validator")
 	m.connects = counter("validator_connects_total", "Connections to the validator that completed their handshake.", "chain", "validator")
 	m.disconnects = counter("validator_disconnects_total", "Connections ended and dials failed, by reason.", "chain", "validator", "reason")
-	m.throttled = counter("handshakes_throttled_total", "Connections held back before their handshake because the peer failed recent ones.", "chain", "validator")
+	m.throttled = counter("handshakes_throttled_total", "Connections whose handshake failed held open (tarpitted) before they were closed, 100 ms doubling to 5 s with their source's failures in a row.", "chain", "validator")
+	m.pending = gauge("pending_handshakes", "Connections to a tm2-remote TCP listener accepted and not yet past their handshake (in it, or tarpitted).", "chain", "validator")
+	m.pendingShed = counter("pending_handshakes_shed_total", "Pending connections closed at once to stay under a cap, by cap: host (max_pending_handshakes_per_host), total (max_pending_handshakes), descriptors (accept ran out of file descriptors).", "chain", "validator", "cap")
+	m.acceptErrors = counter("accept_errors_total", "Temporary accept errors of a tm2-remote listener (out of file descriptors, a connection aborted); each is retried after 5 ms doubling to 1 s.", "chain", "validator")
 	m.backendUp = gauge("backend_up", "1 while the backend's key is open; 0 from the moment its device went away until it is reopened.", "backend")
 	m.backendErrors = counter("backend_errors_total", "Backend sign errors by typed cause.", "backend", "cause")
 	m.backendReopens = counter("backend_reopens_total", "Attempts to reopen a backend that went away, by result: ok, error, wrong_key, unhealthy.", "backend", "result")
@@ -76,7 +82,7 @@ func newMetrics(version string) *Metrics {
 	info := prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: "signerkit", Name: "build_info", Help: "Always 1; the labels say which build runs."}, []string{"version", "goversion"})
 	info.WithLabelValues(version, runtime.Version()).Set(1)
 	m.collectors = []prometheus.Collector{m.requestSeconds, m.backendSeconds, m.stageSeconds, m.requests, m.refusals, m.lastHeight, m.lastRound,
-		m.lastStep, m.connected, m.connects, m.disconnects, m.throttled, m.backendUp, m.backendErrors, m.backendReopens, m.healthChecks, m.lostSigns, info}
+		m.lastStep, m.connected, m.connects, m.disconnects, m.throttled, m.pending, m.pendingShed, m.acceptErrors, m.backendUp, m.backendErrors, m.backendReopens, m.healthChecks, m.lostSigns, info}
 	m.Registry.MustRegister(m.collectors...)
 	return m
 }
@@ -153,6 +159,8 @@ func disconnectReason(err error) string {
 		return "unauthorized"
 	case errors.As(err, &pe):
 		return "protocol"
+	case errors.Is(err, errShed):
+		return "shed"
 	case errors.As(err, &he):
 		return "handshake"
 	case errors.Is(err, signer.ErrProtocol): // the secure channel refused a frame (tampered, replayed)
