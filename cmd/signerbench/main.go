@@ -30,6 +30,11 @@
 //	go run ./cmd/signerbench -backends '^raw-ed25519$' -no-verify -no-phases \
 //	    -threshold '^sign/store=mem/' -threshold-benchtime 2000x   # every signing row of the threshold signer
 //
+// -input also takes the whole suite's output (go test -bench . ./...):
+// each row belongs to the package of the pkg: line above it, and the
+// rows of packages the report does not read (guard's, the threshold
+// package's own BenchmarkSign, …) are left out and named on stderr.
+//
 // Every figure says whether it was measured on this host or modeled from
 // a device's latency profile, and names the profile.
 package main
@@ -41,10 +46,13 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"os/signal"
+	"reflect"
 	"regexp"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -71,6 +79,26 @@ func main() {
 		}
 		os.Exit(2)
 	}
+}
+
+// thresholdPackage is the package of the BenchmarkThreshold rows
+// thresholdbench.ParseResults reads.
+var thresholdPackage = reflect.TypeFor[thresholdbench.Result]().PkgPath()
+
+// otherPackages says which packages' benchmark lines -input left out, or
+// "" when none.
+func otherPackages(other map[string]int) string {
+	pkgs := slices.DeleteFunc(slices.Sorted(maps.Keys(other)), func(p string) bool {
+		return p == thresholdPackage // read by the threshold tables
+	})
+	if len(pkgs) == 0 {
+		return ""
+	}
+	n := 0
+	for _, p := range pkgs {
+		n += other[p]
+	}
+	return fmt.Sprintf("left out %d benchmark lines of the packages the report does not read: %s", n, strings.Join(pkgs, ", "))
 }
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -147,14 +175,22 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		if err != nil {
 			return err
 		}
-		rows, verifies, err := report.ParseBenchOutput(bytes.NewReader(data))
+		// The output may be the whole suite's (go test -bench . ./...):
+		// each reader takes its package's lines, by their pkg: lines.
+		parsed, err := report.ParseBenchSuite(bytes.NewReader(data))
 		if err != nil {
 			return err
 		}
+		rows, verifies := parsed.Sign, parsed.Verify
 		var th []thresholdbench.Result
 		if !*noThreshold {
-			if th, err = thresholdbench.ParseResults(bytes.NewReader(data)); err != nil {
+			if th, err = thresholdbench.ParseResults(bytes.NewReader(report.PackageLines(data, thresholdPackage))); err != nil {
 				return err
+			}
+		}
+		if !*quiet {
+			if note := otherPackages(parsed.Other); note != "" {
+				fmt.Fprintln(stderr, note)
 			}
 		}
 		if len(rows) == 0 && len(verifies) == 0 && len(th) == 0 {

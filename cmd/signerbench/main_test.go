@@ -228,3 +228,27 @@ func TestCPUInfo(t *testing.T) {
 		}
 	}
 }
+
+// The whole suite's output (go test -bench . ./..., here at one
+// iteration a row) makes a report: the benchmarks of packages the report
+// does not read (guard's BenchmarkSign/disk once failed it) are left out
+// and named. .ci/run feeds the suite's live output to signerbench too.
+func TestReportFromWholeSuite(t *testing.T) {
+	out := t.TempDir()
+	var stdout, stderr bytes.Buffer
+	if err := run(context.Background(), []string{"-input", "../../internal/report/testdata/suite-1x.txt", "-out", out}, &stdout, &stderr); err != nil {
+		t.Fatalf("%v\n%s", err, stderr.String())
+	}
+	md, err := os.ReadFile(filepath.Join(out, "report.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"| raw-ed25519 | 128 |", "## Verification"} {
+		if !strings.Contains(string(md), want) {
+			t.Errorf("report lacks %q:\n%s", want, md)
+		}
+	}
+	if !strings.Contains(stderr.String(), "github.com/signerkit/signerkit/guard") || strings.Contains(stderr.String(), thresholdPackage) {
+		t.Errorf("the note on other packages does not name guard's, or names thresholdbench's (which the report reads):\n%s", stderr.String())
+	}
+}

@@ -2,6 +2,7 @@ package report
 
 import (
 	"bufio"
+	"bytes"
 	"fmt"
 	"io"
 	"regexp"
@@ -20,12 +21,23 @@ func isStage(name string) bool {
 	return slices.ContainsFunc(signer.Stages(), func(s signer.Stage) bool { return s.String() == name })
 }
 
+// RegistryPackage is the package whose BenchmarkSign and BenchmarkVerify
+// rows the report reads: the module's root, where the benchmark registry
+// runs. Other packages have benchmarks of those names too (guard's
+// BenchmarkSign/disk, threshold's, ed25519sign's), with other levels.
+const RegistryPackage = "github.com/signerkit/signerkit"
+
 // ParseBench reads `go test -bench` output and returns a row per
 // BenchmarkSign/backend=…/payload=…[/chunk=…] benchmark, in the order
 // first seen. Lines of other benchmarks and non-benchmark lines are
 // skipped; a row run several times (-count) is averaged. It fails on a
 // BenchmarkSign line it cannot read, so a truncated file is not mistaken
 // for a short one.
+//
+// The output may be a whole suite's (go test -bench . ./...): a line
+// belongs to the package of the `pkg:` line above it, and the benchmarks
+// of packages other than RegistryPackage are skipped (ParseBenchSuite
+// counts them). Lines above any `pkg:` line are taken as the registry's.
 func ParseBench(r io.Reader) ([]Row, error) {
 	sign, _, err := ParseBenchOutput(r)
 	return sign, err
@@ -34,6 +46,24 @@ func ParseBench(r io.Reader) ([]Row, error) {
 // ParseBenchOutput is ParseBench that also returns a row per
 // BenchmarkVerify/alg=…/payload=… benchmark, Backend naming the case.
 func ParseBenchOutput(r io.Reader) (sign, verify []Row, err error) {
+	out, err := ParseBenchSuite(r)
+	if err != nil {
+		return nil, nil, err
+	}
+	return out.Sign, out.Verify, nil
+}
+
+// BenchOutput is what ParseBenchSuite reads from `go test -bench` output.
+type BenchOutput struct {
+	Sign, Verify []Row
+	// Other counts the benchmark lines of the packages the report does
+	// not read, by import path, as the `pkg:` lines name them.
+	Other map[string]int
+}
+
+// ParseBenchSuite is ParseBenchOutput that also counts the benchmark
+// lines it skipped as other packages'.
+func ParseBenchSuite(r io.Reader) (*BenchOutput, error) {
 	type acc struct {
 		row    Row
 		runs   int
@@ -43,27 +73,41 @@ func ParseBenchOutput(r io.Reader) (sign, verify []Row, err error) {
 	var order []string
 	rows := map[string]*acc{}
 	verifies := map[string]bool{}
+	out := &BenchOutput{Other: map[string]int{}}
+	pkg := "" // the package of the lines that follow; "" before any pkg: line
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 64*1024), 1<<20)
 	lineNo := 0
 	for sc.Scan() {
 		lineNo++
 		line := strings.TrimSpace(sc.Text())
+		if p, ok := strings.CutPrefix(line, "pkg:"); ok {
+			pkg = strings.TrimSpace(p)
+			continue
+		}
 		m := benchLine.FindStringSubmatch(line)
 		if m == nil {
+			continue
+		}
+		if pkg != "" && pkg != RegistryPackage {
+			out.Other[pkg]++
 			continue
 		}
 		isVerify := strings.HasPrefix(m[1], "Verify/")
 		if !isVerify && !strings.HasPrefix(m[1], "Sign/") {
 			continue
 		}
+		where := fmt.Sprintf("line %d", lineNo)
+		if pkg != "" {
+			where += " (" + pkg + ")"
+		}
 		row, err := parseName(m[1])
 		if err != nil {
-			return nil, nil, fmt.Errorf("report: line %d: %w", lineNo, err)
+			return nil, fmt.Errorf("report: %s: %w", where, err)
 		}
 		fields := strings.Fields(m[3])
 		if len(fields)%2 != 0 {
-			return nil, nil, fmt.Errorf("report: line %d: odd number of value/unit fields", lineNo)
+			return nil, fmt.Errorf("report: %s: odd number of value/unit fields", where)
 		}
 		key := row.Path() + "/" + strconv.Itoa(row.Payload)
 		if isVerify {
@@ -80,7 +124,7 @@ func ParseBenchOutput(r io.Reader) (sign, verify []Row, err error) {
 		for i := 0; i < len(fields); i += 2 {
 			v, err := strconv.ParseFloat(fields[i], 64)
 			if err != nil {
-				return nil, nil, fmt.Errorf("report: line %d: value %q: %w", lineNo, fields[i], err)
+				return nil, fmt.Errorf("report: %s: value %q: %w", where, fields[i], err)
 			}
 			unit := fields[i+1]
 			if _, ok := a.values[unit]; !ok {
@@ -90,7 +134,7 @@ func ParseBenchOutput(r io.Reader) (sign, verify []Row, err error) {
 		}
 	}
 	if err := sc.Err(); err != nil {
-		return nil, nil, fmt.Errorf("report: %w", err)
+		return nil, fmt.Errorf("report: %w", err)
 	}
 	for _, key := range order {
 		a := rows[key]
@@ -126,12 +170,31 @@ func ParseBenchOutput(r io.Reader) (sign, verify []Row, err error) {
 			}
 		}
 		if verifies[key] {
-			verify = append(verify, row)
+			out.Verify = append(out.Verify, row)
 		} else {
-			sign = append(sign, row)
+			out.Sign = append(out.Sign, row)
 		}
 	}
-	return sign, verify, nil
+	return out, nil
+}
+
+// PackageLines returns the lines of `go test -bench` output that belong
+// to package pkg (below its `pkg:` line, up to the next one) or to no
+// package (above any `pkg:` line), for a reader of one package's
+// benchmarks.
+func PackageLines(data []byte, pkg string) []byte {
+	var out []byte
+	cur := ""
+	for line := range bytes.Lines(data) {
+		if p, ok := bytes.CutPrefix(bytes.TrimSpace(line), []byte("pkg:")); ok {
+			cur = string(bytes.TrimSpace(p))
+			continue
+		}
+		if cur == "" || cur == pkg {
+			out = append(out, line...)
+		}
+	}
+	return out
 }
 
 // parseName reads "Sign/backend=x/payload=n[/chunk=c]" and
