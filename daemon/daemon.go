@@ -65,7 +65,11 @@ type Daemon struct {
 	stateFS guard.FS
 	// bindings is state_dir's KeysFile, read at the first chain's check.
 	bindings *keyBindings
-	inflight *inflight // the backends' in-flight markers (inflight.go)
+	inflight *inflight  // the backends' in-flight markers (inflight.go)
+	lock     *StateLock // state_dir's lock, held from New to Close
+	// damaged holds the chains whose state file is damaged: they refuse
+	// every sign and /readyz says so (statedir.go).
+	damaged map[string]error
 
 	closeOnce sync.Once
 }
@@ -113,8 +117,13 @@ func New(ctx context.Context, cfg *Config, opts Options) (_ *Daemon, err error) 
 			d.close()
 		}
 	}()
-	if fi, err := os.Stat(cfg.StateDir); opts.StateFS == nil && (err != nil || !fi.IsDir()) {
-		return nil, fmt.Errorf("signerkit: state_dir %s is not a directory: run `signerkit init` or create it and run `signerkit state init`", cfg.StateDir)
+	if opts.StateFS == nil {
+		// Before any key is opened: a second daemon on this state must
+		// not take the device from the first (statedir.go).
+		if d.lock, err = LockStateDir(cfg.StateDir); err != nil {
+			return nil, err
+		}
+		warnStateDir(log, cfg.StateDir)
 	}
 	if cfg.IdentityKey != "" {
 		id, err := inprocess.Open(ctx, inprocess.Config{File: cfg.IdentityKey})
@@ -200,8 +209,12 @@ func (d *Daemon) checkState(ctx context.Context, ch ChainConfig) error {
 			"Run `signerkit state init -config %s -chain %s -height H`, H being one more than the last height any earlier signer of this key may have signed (1 for a new chain)",
 			ch.ID, d.cfg.StateDir, d.configPath(), ch.ID)
 	}
+	if errors.As(err, new(*guard.CorruptError)) {
+		d.stateDamaged(ch, err)
+		return nil
+	}
 	if err != nil {
-		return fmt.Errorf("signerkit: chain %q: %w (the state is never reset: restore it from a backup, or move it away and run `signerkit state init` at a height above anything signed)", ch.ID, err)
+		return fmt.Errorf("signerkit: chain %q: %w", ch.ID, err)
 	}
 	pub := d.keys[ch.Key].pub
 	if st.Signature != nil && !ed25519.Verify(pub, st.SignBytes, st.Signature) {
@@ -222,6 +235,7 @@ func (d *Daemon) checkState(ctx context.Context, ch ChainConfig) error {
 		}
 	}
 	d.setLast(ch.ID, st)
+	d.m.stateDamaged.WithLabelValues(ch.ID).Set(0)
 	return nil
 }
 
@@ -469,6 +483,11 @@ func (d *Daemon) IdentityKey() ed25519.PublicKey {
 // (a Ledger does one thing at a time). A probe that finds the device gone
 // takes the backend down and starts reopening it, as a failed sign does.
 func (d *Daemon) Ready(ctx context.Context) (bool, string) {
+	for _, ch := range d.cfg.Chains {
+		if err := d.damaged[ch.ID]; err != nil {
+			return false, fmt.Sprintf("chain %s: double-sign state damaged, refusing to sign (see `signerkit state show`)", ch.ID)
+		}
+	}
 	for _, v := range d.vals {
 		if v.conns.Load() <= 0 {
 			return false, fmt.Sprintf("chain %s: validator %s not connected", v.chain, v.addr)
@@ -622,6 +641,7 @@ func (d *Daemon) close() error {
 		if d.id != nil {
 			_ = d.id.Close()
 		}
+		_ = d.lock.Close()
 	})
 	return errors.Join(errs...)
 }

@@ -44,6 +44,7 @@ type Metrics struct {
 	backendReopens *prometheus.CounterVec   // backend, result
 	healthChecks   *prometheus.CounterVec   // backend, result
 	lostSigns      *prometheus.CounterVec   // chain, phase (inflight.go)
+	stateDamaged   *prometheus.GaugeVec     // chain (statedir.go)
 
 	collectors []prometheus.Collector
 }
@@ -77,12 +78,13 @@ func newMetrics(version string) *Metrics {
 	m.backendUp = gauge("backend_up", "1 while the backend's key is open; 0 from the moment its device went away until it is reopened.", "backend")
 	m.backendErrors = counter("backend_errors_total", "Backend sign errors by typed cause.", "backend", "cause")
 	m.backendReopens = counter("backend_reopens_total", "Attempts to reopen a backend that went away, by result: ok, error, wrong_key, unhealthy.", "backend", "result")
+	m.stateDamaged = gauge("state_damaged", "1 while the chain's double-sign state file is damaged and the chain refuses to sign: see `signerkit state show`.", "chain")
 	m.healthChecks = counter("backend_health_checks_total", "Health probes of a backend's device made for /readyz, by result: ok or the typed cause of the failure.", "backend", "result")
 	m.lostSigns = counter("device_refused_inflight_total", "Votes and proposals the device refused as double signs at the height/round/step of a sign whose answer was lost (the daemon killed while the device signed, or a timeout): the device signed it and the signature is lost.", "chain", "phase")
 	info := prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: "signerkit", Name: "build_info", Help: "Always 1; the labels say which build runs."}, []string{"version", "goversion"})
 	info.WithLabelValues(version, runtime.Version()).Set(1)
 	m.collectors = []prometheus.Collector{m.requestSeconds, m.backendSeconds, m.stageSeconds, m.requests, m.refusals, m.lastHeight, m.lastRound,
-		m.lastStep, m.connected, m.connects, m.disconnects, m.throttled, m.pending, m.pendingShed, m.acceptErrors, m.backendUp, m.backendErrors, m.backendReopens, m.healthChecks, m.lostSigns, info}
+		m.lastStep, m.connected, m.connects, m.disconnects, m.throttled, m.pending, m.pendingShed, m.acceptErrors, m.backendUp, m.backendErrors, m.backendReopens, m.healthChecks, m.lostSigns, m.stateDamaged, info}
 	m.Registry.MustRegister(m.collectors...)
 	return m
 }

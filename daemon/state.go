@@ -111,8 +111,11 @@ type ChainState struct {
 	// Key is the validator public key the state is bound to, or nil
 	// before the daemon's first start.
 	Key ed25519.PublicKey
-	// Err is why the state could not be read (no state, corrupt).
+	// Err is why the chain would not sign: no state, or a damaged state
+	// file (a *guard.CorruptError, with the slots in Report).
 	Err error
+	// Report is what the state file holds, slot by slot.
+	Report *guard.Report
 }
 
 // noKey is the signer.Signer under the Guard that state commands open: it
@@ -126,19 +129,26 @@ func (noKey) Sign(io.Reader, []byte, crypto.SignerOpts) ([]byte, error) {
 }
 func (noKey) SignContext(context.Context, []byte) ([]byte, error) { return nil, signer.ErrUnsupported }
 
-// ShowState reads the state of each of cfg's chains. A running daemon
-// holds the state files locked, so ShowState is refused while it runs.
-func ShowState(ctx context.Context, cfg *Config) ([]ChainState, error) {
-	g, err := guard.New(noKey{}, guard.Config{Dir: cfg.StateDir})
-	if err != nil {
-		return nil, fmt.Errorf("signerkit: %w", err)
+// ShowState reads the state of each of cfg's chains from the state
+// directory, read-only and checksum-verified, without a lock and without
+// opening any key: it works beside a running daemon, and shows the state
+// as last synced. running says whether a daemon holds the directory.
+func ShowState(ctx context.Context, cfg *Config) (states []ChainState, running bool, err error) {
+	if err := CheckStateDir(cfg.StateDir); err != nil {
+		return nil, false, err
 	}
-	defer g.Close()
+	running = StateDirInUse(cfg.StateDir)
 	kb, berr := readKeyBindings(cfg.StateDir) // once for all chains
-	var out []ChainState
+	fsys := guard.DirFS(cfg.StateDir)
 	for _, ch := range cfg.Chains {
-		st, err := g.State(ctx, ch.ID)
-		cs := ChainState{State: st, Err: err}
+		if err := ctx.Err(); err != nil {
+			return nil, running, err
+		}
+		rep, err := guard.Inspect(fsys, ch.ID)
+		if err != nil {
+			return nil, running, fmt.Errorf("signerkit: chain %q: %w", ch.ID, err)
+		}
+		cs := ChainState{State: rep.State, Err: rep.Err, Report: rep}
 		cs.ChainID = ch.ID
 		kerr := berr
 		if kerr == nil {
@@ -147,20 +157,50 @@ func ShowState(ctx context.Context, cfg *Config) ([]ChainState, error) {
 		if kerr != nil && cs.Err == nil {
 			cs.Err = kerr
 		}
-		out = append(out, cs)
+		states = append(states, cs)
 	}
-	return out, nil
+	return states, running, nil
 }
 
 // InitState gives chainID its state at height h, or raises it to h; it
-// refuses to lower a state. Run it with the daemon stopped.
+// refuses to lower a state. It takes the state directory's lock, so it
+// is refused (ErrStateInUse) while the daemon runs.
 func InitState(ctx context.Context, stateDir, chainID string, h int64) error {
+	l, err := LockStateDir(stateDir)
+	if err != nil {
+		return err
+	}
+	defer l.Close()
 	return initState(ctx, guard.Config{Dir: stateDir}, chainID, h)
 }
 
 // InitStateFS is InitState on a guard.FS (Options.StateFS).
 func InitStateFS(ctx context.Context, fsys guard.FS, chainID string, h int64) error {
 	return initState(ctx, guard.Config{FS: fsys}, chainID, h)
+}
+
+// RepairState starts chainID's damaged state again at height h (see
+// guard.Guard.Repair): h must be above the last height the validator may
+// have signed, as the chain shows it, and above every height the damaged
+// file reads. The damaged file is kept beside it; RepairState returns its
+// path. It takes the state directory's lock, so it is refused
+// (ErrStateInUse) while the daemon runs.
+func RepairState(ctx context.Context, stateDir, chainID string, h int64) (string, error) {
+	l, err := LockStateDir(stateDir)
+	if err != nil {
+		return "", err
+	}
+	defer l.Close()
+	g, err := guard.New(noKey{}, guard.Config{Dir: stateDir})
+	if err != nil {
+		return "", fmt.Errorf("signerkit: %w", err)
+	}
+	defer g.Close()
+	kept, err := g.Repair(ctx, chainID, h)
+	if err != nil {
+		return "", fmt.Errorf("signerkit: state repair: %w", err)
+	}
+	return filepath.Join(stateDir, kept), nil
 }
 
 func initState(ctx context.Context, cfg guard.Config, chainID string, h int64) error {

@@ -62,7 +62,7 @@ func TestInitHeight(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	st, err := daemon.ShowState(context.Background(), cfg2)
+	st, _, err := daemon.ShowState(context.Background(), cfg2)
 	if err != nil || len(st) != 1 || st[0].Err != nil || st[0].Height != 42 {
 		t.Fatalf("state after init -height 42: %+v, %v", st, err)
 	}

@@ -6,6 +6,7 @@ import (
 	"crypto/ed25519"
 	"crypto/sha256"
 	"encoding/base64"
+	"errors"
 	"fmt"
 	"io"
 	"text/tabwriter"
@@ -87,6 +88,22 @@ func keysShow(ctx context.Context, path string, uris []string, stdout, stderr io
 		if err != nil {
 			return err
 		}
+		// A running daemon holds the state directory and its devices:
+		// a Ledger or a Speculos serves one client, so opening the key
+		// here would take it from the daemon. Show the keys its state is
+		// bound to instead. Otherwise hold the lock while the keys are
+		// open, so that a daemon starting meanwhile is refused rather
+		// than losing its device.
+		lock, err := daemon.LockStateDir(cfg.StateDir)
+		if errors.Is(err, daemon.ErrStateInUse) {
+			if len(uris) > 0 {
+				return fmt.Errorf("signerkit keys show: a daemon is running on %s: show the config's keys alone, or stop it", cfg.StateDir)
+			}
+			return boundKeysShow(cfg, stdout)
+		}
+		if err == nil {
+			defer lock.Close()
+		}
 		for _, ch := range cfg.Chains {
 			keys = append(keys, named{"chain " + ch.ID + ": " + daemon.RedactURI(ch.Key), ch.Key})
 		}
@@ -105,6 +122,25 @@ func keysShow(ctx context.Context, path string, uris []string, stdout, stderr io
 		}
 		keyLines(stdout, k.name, s.Public())
 		_ = s.Close()
+	}
+	return nil
+}
+
+// boundKeysShow shows the public key each of cfg's chains is bound to in
+// its state directory, for a daemon that is running: no key is opened.
+func boundKeysShow(cfg *daemon.Config, stdout io.Writer) error {
+	fmt.Fprintf(stdout, "a daemon is running on %s: the keys its state is bound to (no device opened)\n", cfg.StateDir)
+	for _, ch := range cfg.Chains {
+		pub, err := daemon.BoundKey(cfg.StateDir, ch.ID)
+		if err != nil {
+			return fmt.Errorf("signerkit keys: chain %s: %w", ch.ID, err)
+		}
+		name := "chain " + ch.ID + ": " + daemon.RedactURI(ch.Key)
+		if pub == nil {
+			fmt.Fprintf(stdout, "%s\n  not bound yet (the daemon binds it at its first start)\n", name)
+			continue
+		}
+		keyLines(stdout, name, pub)
 	}
 	return nil
 }
