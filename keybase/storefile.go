@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/signerkit/signerkit/internal/flock"
 	"github.com/signerkit/signerkit/signer"
 )
 
@@ -258,14 +259,14 @@ func (s *Store) lock(ctx context.Context) (unlock func(), err error) {
 	}
 	wait := time.Millisecond
 	for {
-		ok, err := tryLock(f)
-		if err != nil {
+		err := flock.TryLock(f)
+		if err == nil {
+			break
+		}
+		if !errors.Is(err, flock.ErrLocked) {
 			f.Close()
 			<-s.sema
 			return nil, fmt.Errorf("keybase: lock file: %w", err)
-		}
-		if ok {
-			break
 		}
 		t := time.NewTimer(wait)
 		select {
@@ -279,7 +280,7 @@ func (s *Store) lock(ctx context.Context) (unlock func(), err error) {
 		wait = min(2*wait, 50*time.Millisecond)
 	}
 	return func() {
-		unlockFile(f)
+		flock.Unlock(f)
 		f.Close()
 		<-s.sema
 	}, nil
