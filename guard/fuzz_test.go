@@ -7,6 +7,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"hash/crc32"
+	"syscall"
 	"testing"
 	"time"
 
@@ -70,7 +71,8 @@ func FuzzDecodeState(f *testing.F) {
 
 // FuzzNoDoubleSign runs random sign sequences through Guards on one
 // state file, with restarts, random damage to the file between them
-// (bit flips, truncation, a write torn at any byte) and, where the Guard
+// (bit flips, truncation) and writes a power cut tears at any byte (their
+// sign fails) and, where the Guard
 // refuses a damaged file, the operator's Repair at one more than the
 // highest height the validator signed. Its invariant: no two different
 // messages are ever released for one height, round and step, and every
@@ -83,94 +85,138 @@ func FuzzNoDoubleSign(f *testing.F) {
 	f.Add([]byte{0, 2, 0, 0, 3, 0, 5, 0x20, 0x10, 0, 2, 1, 6, 0, 0, 0, 3, 0})
 	f.Add([]byte{0, 3, 0, 7, 0, 0, 0, 4, 1, 5, 0x01, 0x02, 0, 4, 1, 6, 0, 0, 0, 4, 2})
 	f.Add([]byte{0, 1, 0, 0, 2, 0, 0, 3, 0, 9, 0, 0, 4, 0, 0, 0, 2, 1})
-	f.Fuzz(func(t *testing.T, prog []byte) {
-		const chain = "fuzz-ds"
-		ctx := context.Background()
-		key := newKey(9)
-		pub := key.Public().(ed25519.PublicKey)
-		fsys := memFS{}
-		name := stateFileName(chain)
-		open := func() *Guard {
-			g, err := New(key, Config{FS: fsys})
-			if err != nil {
-				t.Fatal(err)
-			}
-			return g
-		}
-		g := open()
-		if err := g.Init(ctx, chain, 1); err != nil {
+	f.Fuzz(func(t *testing.T, prog []byte) { runDoubleSignProgram(t, prog) })
+}
+
+// programStats counts what a FuzzNoDoubleSign program did.
+type programStats struct{ signs, restarts, repairs int }
+
+// runDoubleSignProgram is FuzzNoDoubleSign's body.
+func runDoubleSignProgram(t *testing.T, prog []byte) (out programStats) {
+	const chain = "fuzz-ds"
+	ctx := context.Background()
+	pub := fuzzKey.Public().(ed25519.PublicKey)
+	fsys := memFS{}
+	ffs := &faultFS{FS: fsys}
+	name := stateFileName(chain)
+	open := func() *Guard {
+		// Closing a Guard closes its signer: each gets its own.
+		g, err := New(&edKey{priv: fuzzKey}, Config{FS: ffs})
+		if err != nil {
 			t.Fatal(err)
 		}
-		released := map[[3]int64][]byte{} // height, round, step → sign bytes
-		var top int64                     // the highest height released
-		var lastWrite [2][]byte           // the file before and after the last sign
-		for len(prog) >= 3 {
-			op, a, b := prog[0], prog[1], prog[2]
-			prog = prog[3:]
-			switch op % 8 {
-			case 0, 1, 2, 3: // sign: height 1-8, round 0-1, step, block, timestamp
-				h, r := int64(1+a%8), int64(a/8%2)
-				phase := signbytes.Phase(1 + b%3)
-				req := msg(t, signbytes.CometBFT, chain, phase, h, r, 1+b/3%2, baseTime.Add(time.Duration(b/6%2)*time.Second))
-				before := bytes.Clone(fsys[name])
-				s, err := g.SignBytes(ctx, req)
-				if err != nil {
-					continue
+		return g
+	}
+	var g *Guard
+	released := map[[3]int64][]byte{} // height, round, step → sign bytes
+	var top int64                     // the highest height released
+	// sign asks for a vote or proposal: height 1-8 and round 0-1 from a;
+	// step, block and timestamp from b. A released signature is checked.
+	sign := func(a, b byte) {
+		h, r := int64(1+a%8), int64(a/8%2)
+		phase := signbytes.Phase(1 + b%3)
+		req := msg(t, signbytes.CometBFT, chain, phase, h, r, 1+b/3%2, baseTime.Add(time.Duration(b/6%2)*time.Second))
+		s, err := g.SignBytes(ctx, req)
+		if err != nil {
+			return
+		}
+		if !ed25519.Verify(pub, s.SignBytes, s.Signature) {
+			t.Fatalf("released signature does not verify")
+		}
+		m, err := signbytes.Parse(s.SignBytes)
+		if err != nil {
+			t.Fatal(err)
+		}
+		k := [3]int64{m.Height, m.Round, int64(m.Step())}
+		if prev, ok := released[k]; ok && !bytes.Equal(prev, s.SignBytes) {
+			t.Fatalf("two messages released at %v:\n%x\n%x", k, prev, s.SignBytes)
+		}
+		released[k] = s.SignBytes
+		top = max(top, m.Height)
+		out.signs++
+	}
+	g = open()
+	if err := g.Init(ctx, chain, 1); err != nil {
+		t.Fatal(err)
+	}
+	// 64 operations at most: long programs add little but slow the fuzzer.
+	prog = prog[:min(len(prog), 3*64)]
+	for len(prog) >= 3 {
+		op, a, b := prog[0], prog[1], prog[2]
+		prog = prog[3:]
+		switch op % 8 {
+		case 0, 1, 2, 3:
+			sign(a, b)
+		case 4: // restart
+			g.Close()
+			g = open()
+			out.restarts++
+		case 5: // flip a bit, the Guard stopped
+			g.Close()
+			if file := fsys[name]; len(file) > 0 {
+				pos := (int(a)<<8 | int(b)) % (len(file) * 8)
+				file[pos/8] ^= 1 << (pos % 8)
+			}
+			g = open()
+		case 6: // a sign whose write a power cut tears at a byte: it fails, then a restart
+			out.restarts++
+			ffs.mu.Lock()
+			ffs.writeErr, ffs.tornBytes = syscall.EIO, int(b)*16%slotSize
+			ffs.mu.Unlock()
+			sign(a, b/16)
+			ffs.mu.Lock()
+			ffs.writeErr, ffs.tornBytes = nil, 0
+			ffs.mu.Unlock()
+			g.Close()
+			g = open()
+		case 7: // truncate, or repair as the operator does
+			if a%2 == 0 {
+				g.Close()
+				if file := fsys[name]; len(file) > 0 {
+					fsys[name] = file[:int(b)*len(file)/256]
 				}
-				lastWrite = [2][]byte{before, bytes.Clone(fsys[name])}
-				if !ed25519.Verify(pub, s.SignBytes, s.Signature) {
-					t.Fatalf("released signature does not verify")
-				}
-				m, err := signbytes.Parse(s.SignBytes)
+				g = open()
+				continue
+			}
+			if _, err := g.State(ctx, chain); errors.As(err, new(*CorruptError)) {
+				rep, err := Inspect(fsys, chain)
 				if err != nil {
 					t.Fatal(err)
 				}
-				k := [3]int64{m.Height, m.Round, int64(m.Step())}
-				if prev, ok := released[k]; ok && !bytes.Equal(prev, s.SignBytes) {
-					t.Fatalf("two messages released at %v:\n%x\n%x", k, prev, s.SignBytes)
+				h := max(top, rep.RepairAbove) + 1
+				if _, err := g.Repair(ctx, chain, h); err != nil {
+					t.Fatalf("Repair at %d: %v", h, err)
 				}
-				released[k] = s.SignBytes
-				top = max(top, m.Height)
-			case 4: // restart
-				g.Close()
-				g = open()
-			case 5: // flip a bit, the Guard stopped
-				g.Close()
-				if file := fsys[name]; len(file) > 0 {
-					pos := (int(a)<<8 | int(b)) % (len(file) * 8)
-					file[pos/8] ^= 1 << (pos % 8)
-				}
-				g = open()
-			case 6: // the last write torn at a byte, as a power cut would
-				g.Close()
-				if old, cur := lastWrite[0], lastWrite[1]; len(old) == fileSize && len(cur) == fileSize && bytes.Equal(fsys[name], cur) {
-					at := (int(a)<<8 | int(b)) % fileSize
-					torn := bytes.Clone(old)
-					copy(torn[:at], cur[:at])
-					fsys[name] = torn
-				}
-				g = open()
-			case 7: // truncate, or repair as the operator does
-				if a%2 == 0 {
-					g.Close()
-					if file := fsys[name]; len(file) > 0 {
-						fsys[name] = file[:int(b)*len(file)/256]
-					}
-					g = open()
-					continue
-				}
-				if _, err := g.State(ctx, chain); errors.As(err, new(*CorruptError)) {
-					rep, err := Inspect(fsys, chain)
-					if err != nil {
-						t.Fatal(err)
-					}
-					h := max(top, rep.RepairAbove) + 1
-					if _, err := g.Repair(ctx, chain, h); err != nil {
-						t.Fatalf("Repair at %d: %v", h, err)
-					}
-				}
+				out.repairs++
 			}
 		}
-		g.Close()
-	})
+	}
+	g.Close()
+	return out
 }
+
+// TestDoubleSignProgram checks that the fuzz target's operations do what
+// they say: signs after a restart and after a repair are released, so
+// the invariant is checked on them too.
+func TestDoubleSignProgram(t *testing.T) {
+	prog := []byte{
+		0, 1, 0, // prevote at 2
+		4, 0, 0, // restart
+		0, 2, 2, // precommit at 3
+		5, 0x00, 0x40, // flip bit 64 (slot 0's sequence number)
+		0, 3, 0, // prevote at 4: refused, the file is damaged
+		7, 1, 0, // repair above every height signed
+		0, 5, 0, // prevote at 6
+		6, 6, 100, // prevote at 7, its write torn at byte 1600: not released
+		0, 6, 0, // prevote at 7: refused, the torn slot
+		7, 1, 0, // repair
+		0, 7, 1, // precommit at 8
+	}
+	st := runDoubleSignProgram(t, prog)
+	if st.signs != 4 || st.restarts != 2 || st.repairs != 2 {
+		t.Fatalf("%+v, want 4 signs, 2 restarts, 2 repairs", st)
+	}
+}
+
+// fuzzKey is FuzzNoDoubleSign's validator key, made once.
+var fuzzKey = ed25519.NewKeyFromSeed(bytes.Repeat([]byte{9}, ed25519.SeedSize))
