@@ -323,7 +323,8 @@ func (d *Daemon) newValidator(ch ChainConfig, vc ValidatorConfig, pv parsedValid
 	case ProtocolTM2Remote:
 		v.admit = d.newAdmission(ch.ID, vc.Addr, network, log)
 		s, err := privval.NewServer(g, privval.ServerConfig{Handshake: hs, ChainID: ch.ID, RequestTimeout: ch.SignTimeout,
-			OnRequest: onRequest, OnConnect: onConnect, OnDisconnect: onDisconnect, OnAcceptError: v.admit.acceptError, Shed: v.admit.shed})
+			OnRequest: onRequest, OnConnect: onConnect, OnDisconnect: onDisconnect,
+			Admit: v.admit.accept, OnAcceptError: v.admit.acceptError, Shed: v.admit.shed})
 		if err != nil {
 			return nil, fmt.Errorf("signerkit: chain %q: %w", ch.ID, err)
 		}

@@ -1,6 +1,7 @@
 package daemon
 
 import (
+	"bytes"
 	"context"
 	"crypto/ed25519"
 	"errors"
@@ -40,11 +41,13 @@ import (
 //     max_pending_handshakes_per_host from one source (an IPv4 address,
 //     an IPv6 /64). A connection beyond a cap is never queued: at once,
 //     the pending connection least likely to be the validator's is closed
-//     to make room (pendingConns.admit). That is a tarpitted one first (it
-//     failed its handshake), then one that has sent no byte yet, then one
-//     in the middle of its handshake; the oldest of its kind. A newly
-//     accepted connection counts as one that has sent nothing, the
-//     youngest, so it is the one closed when every other has spoken.
+//     to make room (pendingConns.admit, which runs in the accept loop).
+//     That is one that failed its handshake or whose first bytes cannot
+//     start one (peeked at in the socket's buffer, before its goroutine
+//     reads them), then one that has sent no byte yet, then one in the
+//     middle of its handshake; the oldest of its kind. So a newly
+//     accepted connection that has sent nothing is closed only when
+//     every other has begun a handshake.
 //  4. Should Accept still run out of file descriptors, privval.Server
 //     backs off (5 ms doubling to 1 s) and first asks shed to close a
 //     pending connection, chosen the same way, so that the accept queue,
@@ -175,13 +178,6 @@ const (
 	reservedDescriptors                = 64
 )
 
-// Ranks of a pending connection, the lowest closed first.
-const (
-	rankTarpit  = iota // its handshake failed; held before it is closed
-	rankSilent         // nothing received yet
-	rankTalking        // mid-handshake
-)
-
 // Caps a pending connection was closed for (the cap label of
 // signerkit_pending_handshakes_shed_total).
 const (
@@ -197,33 +193,66 @@ var errShed = errors.New("closed to make room under the pending-handshake cap")
 type pendingConn struct {
 	conn   net.Conn
 	source string
-	seq    uint64      // admission order
-	spoke  atomic.Bool // the peer has sent a byte
-	tarpit bool        // its handshake failed; under pendingConns.mu
-	shed   bool        // closed to make room; under pendingConns.mu
-	gone   chan struct{}
+	seq    uint64 // admission order
+	// first is what the peer's first bytes say: firstNone (none yet),
+	// firstHandshake (the start of a handshake message), firstGarbage.
+	first  atomic.Int32
+	tarpit bool // its handshake failed; under pendingConns.mu
+	gone   bool // shed or released; under pendingConns.mu
+	shed   bool // closed to make room; under pendingConns.mu
+	// shedCh is closed when the connection is shed.
+	shedCh chan struct{}
 }
 
-func (p *pendingConn) rank() int {
-	switch {
-	case p.tarpit:
-		return rankTarpit
-	case p.spoke.Load():
-		return rankTalking
+// What a pending connection's first bytes say.
+const (
+	firstNone      = iota // nothing received yet
+	firstHandshake        // the start of a SecretConnection handshake
+	firstGarbage          // anything else: the handshake will fail
+)
+
+// ephemeralPrefix starts the first handshake message of both
+// SecretConnection variants: a length of 34, then field 1, 32 bytes (the
+// X25519 key).
+var ephemeralPrefix = []byte{0x22, 0x0a, 0x20}
+
+// classify says what first bytes b (at least one) are.
+func classify(b []byte) int32 {
+	if bytes.HasPrefix(ephemeralPrefix, b[:min(len(b), len(ephemeralPrefix))]) {
+		return firstHandshake
 	}
-	return rankSilent
+	return firstGarbage
 }
 
-// spokeConn marks its pendingConn when the first byte arrives.
-type spokeConn struct {
+// firstBytes returns what the peer's first bytes say: read already, or
+// waiting to be read. Under a flood the handshake's goroutine may not
+// have run yet while the validator's first message waits in the socket's
+// buffer, so the buffer is peeked at.
+func (p *pendingConn) firstBytes() int32 {
+	if f := p.first.Load(); f != firstNone {
+		return f
+	}
+	var buf [3]byte
+	n := peek(p.conn, buf[:])
+	if n == 0 {
+		return firstNone
+	}
+	f := classify(buf[:n])
+	p.first.CompareAndSwap(firstNone, f)
+	return f
+}
+
+// admittedConn is an admitted connection: it records in its pendingConn
+// what the first bytes read say.
+type admittedConn struct {
 	net.Conn
 	p *pendingConn
 }
 
-func (c spokeConn) Read(b []byte) (int, error) {
+func (c *admittedConn) Read(b []byte) (int, error) {
 	n, err := c.Conn.Read(b)
-	if n > 0 && !c.p.spoke.Load() {
-		c.p.spoke.Store(true)
+	if n > 0 && c.p.first.Load() == firstNone {
+		c.p.first.CompareAndSwap(firstNone, classify(b[:n]))
 	}
 	return n, err
 }
@@ -233,8 +262,9 @@ type pendingConns struct {
 	max, maxPerSource int
 
 	mu       sync.Mutex
-	conns    map[*pendingConn]struct{}
-	bySource map[string]int
+	n        int            // pending connections
+	order    []*pendingConn // by seq; gone ones are dropped lazily
+	bySource map[string]int // pending connections by source
 	seq      uint64
 
 	gauge prometheus.Gauge
@@ -242,35 +272,32 @@ type pendingConns struct {
 }
 
 func newPendingConns(max, maxPerSource int, gauge prometheus.Gauge, shed map[string]prometheus.Counter) *pendingConns {
-	return &pendingConns{max: max, maxPerSource: min(maxPerSource, max), conns: map[*pendingConn]struct{}{},
-		bySource: map[string]int{}, gauge: gauge, shed: shed}
+	return &pendingConns{max: max, maxPerSource: min(maxPerSource, max), bySource: map[string]int{}, gauge: gauge, shed: shed}
 }
 
 // admit records conn from source as pending. When that is beyond a cap,
-// the pending connection of the lowest rank, the oldest among those, is
-// closed at once — among source's alone for the per-source cap — conn
-// itself when it ranks lowest (a new connection ranks as silent and
-// youngest); admit then returns nil.
+// the pending connection to close first (lowest) is closed at once —
+// among source's alone for the per-source cap — conn itself when that is
+// conn; admit then returns nil.
 func (t *pendingConns) admit(conn net.Conn, source string) *pendingConn {
 	t.mu.Lock()
 	t.seq++
-	p := &pendingConn{conn: conn, source: source, seq: t.seq, gone: make(chan struct{})}
+	p := &pendingConn{conn: conn, source: source, seq: t.seq, shedCh: make(chan struct{})}
+	t.order = append(t.order, p)
+	t.n++
+	t.bySource[source]++
 	var victim *pendingConn
 	var which string
 	switch {
-	case t.bySource[source] >= t.maxPerSource:
-		victim, which = t.lowest(p, source), capHost
-	case len(t.conns) >= t.max:
-		victim, which = t.lowest(p, ""), capTotal
-	}
-	if victim != p {
-		t.conns[p] = struct{}{}
-		t.bySource[source]++
+	case t.bySource[source] > t.maxPerSource:
+		victim, which = t.lowest(source), capHost
+	case t.n > t.max:
+		victim, which = t.lowest(""), capTotal
 	}
 	if victim != nil {
-		t.dropLocked(victim)
+		t.dropLocked(victim, true)
 	}
-	t.gauge.Set(float64(len(t.conns)))
+	t.gauge.Set(float64(t.n))
 	t.mu.Unlock()
 	if victim != nil {
 		t.shed[which].Inc()
@@ -282,46 +309,74 @@ func (t *pendingConns) admit(conn net.Conn, source string) *pendingConn {
 	return p
 }
 
-// lowest returns the pending connection of the lowest rank, the oldest
-// among those, of source ("": any), counting p, not yet recorded.
-func (t *pendingConns) lowest(p *pendingConn, source string) *pendingConn {
-	best, bestRank := (*pendingConn)(nil), 0
-	for c := range t.conns {
-		if source != "" && c.source != source {
+// lowest returns the pending connection of source ("": any) to close
+// first: the oldest that failed its handshake or whose first bytes
+// cannot start one, else the oldest that has sent nothing, else the
+// oldest. So the connection just admitted, the newest, is closed only
+// when it is silent and no other is, or when it is alone.
+func (t *pendingConns) lowest(source string) *pendingConn {
+	var silent, oldest *pendingConn
+	for _, c := range t.order {
+		if c.gone || source != "" && c.source != source {
 			continue
 		}
-		if r := c.rank(); best == nil || r < bestRank || r == bestRank && c.seq < best.seq {
-			best, bestRank = c, r
+		if c.tarpit {
+			return c
+		}
+		switch c.firstBytes() {
+		case firstGarbage:
+			return c
+		case firstNone:
+			if silent == nil {
+				silent = c
+			}
+		}
+		if oldest == nil {
+			oldest = c
 		}
 	}
-	if p != nil && (best == nil || rankSilent < bestRank) {
-		best = p
+	if silent != nil {
+		return silent
 	}
-	return best
+	return oldest
 }
 
-// dropLocked forgets p, marking it shed. Its caller closes its conn.
-func (t *pendingConns) dropLocked(p *pendingConn) {
-	if _, ok := t.conns[p]; !ok {
+// dropLocked forgets p, marking it shed when shed is set (its caller
+// then closes its conn).
+func (t *pendingConns) dropLocked(p *pendingConn, shed bool) {
+	if p.gone {
 		return
 	}
-	p.shed = true
-	close(p.gone)
-	delete(t.conns, p)
+	p.gone = true
+	if shed {
+		p.shed = true
+		close(p.shedCh)
+	}
+	t.n--
 	if t.bySource[p.source]--; t.bySource[p.source] <= 0 {
 		delete(t.bySource, p.source)
 	}
+	if len(t.order) > 64 && len(t.order) > 2*t.n {
+		live := t.order[:0]
+		for _, c := range t.order {
+			if !c.gone {
+				live = append(live, c)
+			}
+		}
+		clear(t.order[len(live):])
+		t.order = live
+	}
 }
 
-// shedOne closes the pending connection of the lowest rank, the oldest
-// among those, for want of file descriptors; it reports whether there
-// was one.
+// shedOne closes the pending connection to close first, for want of file
+// descriptors; it reports whether there was one.
 func (t *pendingConns) shedOne() bool {
 	t.mu.Lock()
-	victim := t.lowest(nil, "")
-	if victim != nil {
-		t.dropLocked(victim)
-		t.gauge.Set(float64(len(t.conns)))
+	var victim *pendingConn
+	if t.n > 0 {
+		victim = t.lowest("")
+		t.dropLocked(victim, true)
+		t.gauge.Set(float64(t.n))
 	}
 	t.mu.Unlock()
 	if victim == nil {
@@ -340,18 +395,16 @@ func (t *pendingConns) failed(p *pendingConn) bool {
 	return !p.shed
 }
 
-// release forgets p, past its handshake or closed.
+// release forgets p, past its handshake or closed; it reports whether p
+// had been shed.
 func (t *pendingConns) release(p *pendingConn) (wasShed bool) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if p.shed {
 		return true
 	}
-	delete(t.conns, p)
-	if t.bySource[p.source]--; t.bySource[p.source] <= 0 {
-		delete(t.bySource, p.source)
-	}
-	t.gauge.Set(float64(len(t.conns)))
+	t.dropLocked(p, false)
+	t.gauge.Set(float64(t.n))
 	return false
 }
 
@@ -359,13 +412,14 @@ func (t *pendingConns) release(p *pendingConn) (wasShed bool) {
 func (t *pendingConns) len() int {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	return len(t.conns)
+	return t.n
 }
 
 // admission is a listener's handshake policy: its pending connections'
 // caps and the tarpit of failed handshakes, and the counting and logging
 // of its Accept errors.
 type admission struct {
+	tcp     bool // caps and tarpit apply: a TCP listener
 	pending *pendingConns
 	limiter *handshakeLimiter
 	log     *slog.Logger
@@ -399,6 +453,7 @@ func (d *Daemon) newAdmission(chain, addr, network string, log *slog.Logger) *ad
 		shed[c] = d.m.pendingShed.WithLabelValues(chain, addr, c)
 	}
 	return &admission{
+		tcp:          network == "tcp",
 		pending:      newPendingConns(total, perHost, d.m.pending.WithLabelValues(chain, addr), shed),
 		limiter:      newHandshakeLimiter(d.m.throttled.WithLabelValues(chain, addr)),
 		log:          log,
@@ -428,16 +483,38 @@ func (c *Config) pendingCaps(nofile uint64, listeners int) (total, perHost int) 
 	return total, min(perHost, total)
 }
 
-// handshake runs h on conn, a connection accepted from source, under the
-// caps: at once, never delayed; a failure is recorded and the connection
-// tarpitted before it is closed.
-func (a *admission) handshake(ctx context.Context, conn net.Conn, h privval.Handshake) (net.Conn, ed25519.PublicKey, error) {
-	source := sourceKey(conn)
-	p := a.pending.admit(conn, source)
-	if p == nil {
-		return nil, nil, &handshakeError{errShed}
+// accept admits conn, just accepted, under the caps
+// (privval.ServerConfig.Admit): it returns the connection to serve, or
+// nil when conn was closed at once. It runs in the accept loop, so that
+// a flood's connections are counted as fast as they are accepted, not
+// when their goroutines get to run.
+func (a *admission) accept(conn net.Conn) net.Conn {
+	if !a.tcp {
+		return conn
 	}
-	sc, peer, err := h(ctx, spokeConn{conn, p})
+	p := a.pending.admit(conn, sourceKey(conn))
+	if p == nil {
+		return nil
+	}
+	return &admittedConn{Conn: conn, p: p}
+}
+
+// handshake runs h on conn, which accept admitted: at once, never
+// delayed. A failure is recorded and the connection tarpitted before it
+// is closed.
+func (a *admission) handshake(ctx context.Context, conn net.Conn, h privval.Handshake) (net.Conn, ed25519.PublicKey, error) {
+	ac, ok := conn.(*admittedConn)
+	if !ok { // not through accept: admit it here
+		c := a.accept(conn)
+		if c == nil {
+			return nil, nil, &handshakeError{errShed}
+		}
+		if ac, ok = c.(*admittedConn); !ok {
+			return nil, nil, &handshakeError{errors.New("admission: not a TCP listener")}
+		}
+	}
+	p, source := ac.p, ac.p.source
+	sc, peer, err := h(ctx, ac)
 	if err == nil {
 		if a.pending.release(p) {
 			// Shed as it completed: the connection is closed.
@@ -451,7 +528,7 @@ func (a *admission) handshake(ctx context.Context, conn net.Conn, h privval.Hand
 		return nil, peer, &handshakeError{errShed}
 	}
 	a.limiter.result(source, false)
-	a.limiter.tarpit(ctx, source, p.gone)
+	a.limiter.tarpit(ctx, source, p.shedCh)
 	a.pending.release(p)
 	return nil, peer, &handshakeError{err}
 }

@@ -291,7 +291,7 @@ func TestPendingConnsOrder(t *testing.T) {
 		return entry{c, tab.admit(c, src)}
 	}
 	a, b, c := add("a"), add("a"), add("a")
-	b.p.spoke.Store(true)
+	b.p.first.Store(firstHandshake)
 	// a's fourth: a is at its cap; its oldest silent (a) goes.
 	d := add("a")
 	if !a.c.closed.Load() || b.c.closed.Load() || c.c.closed.Load() || d.p == nil {
@@ -299,9 +299,9 @@ func TestPendingConnsOrder(t *testing.T) {
 	}
 	// Another host: the total cap (4) is reached at the next.
 	e := add("b")
-	c.p.spoke.Store(true)
-	d.p.spoke.Store(true)
-	e.p.spoke.Store(true)
+	c.p.first.Store(firstHandshake)
+	d.p.first.Store(firstHandshake)
+	e.p.first.Store(firstHandshake)
 	// Everyone has spoken: the newcomer goes.
 	if f := add("c"); f.p != nil || !f.c.closed.Load() {
 		t.Fatal("a silent newcomer displaced a connection mid-handshake")
@@ -315,7 +315,7 @@ func TestPendingConnsOrder(t *testing.T) {
 		t.Fatal("the tarpitted connection was not the one closed")
 	}
 	select {
-	case <-c.p.gone:
+	case <-c.p.shedCh:
 	default:
 		t.Fatal("a shed connection's gone is open")
 	}

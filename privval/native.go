@@ -158,6 +158,11 @@ type ServerConfig struct {
 	// Handshake, with the node's identity key (nil without one).
 	OnConnect func(peer ed25519.PublicKey)
 
+	// Admit, if set, is called in the accept loop with each connection
+	// accepted, before its goroutine starts: it returns the connection to
+	// serve (conn, or a wrapper of it), or nil when it closed conn, which
+	// is then dropped. It must not block.
+	Admit func(conn net.Conn) net.Conn
 	// OnAcceptError, if set, is called when the listener's Accept fails
 	// with a TemporaryAcceptError, with the error and how long Serve
 	// waits before it accepts again.
@@ -260,6 +265,11 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 			continue
 		}
 		delay = 0
+		if s.cfg.Admit != nil {
+			if conn = s.cfg.Admit(conn); conn == nil {
+				continue
+			}
+		}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
