@@ -85,6 +85,7 @@ type validator struct {
 	ln               net.Listener
 	conns            atomic.Int64 // open connections past their handshake
 	admit            *admission   // tm2-remote listeners: caps, tarpit (limit.go)
+	refusedLog       logLimit     // refused identities: a log line a second
 }
 
 // peerAuth is a TCP validator's SecretConnection handshake with its
@@ -313,7 +314,12 @@ func (d *Daemon) newValidator(ch ChainConfig, vc ValidatorConfig, pv parsedValid
 		d.m.disconnects.WithLabelValues(ch.ID, vc.Addr, reason).Inc()
 		var ue *privval.UnauthorizedPeerError
 		if errors.As(err, &ue) {
-			log.Warn("validator refused: its identity key is not on the allowlist", "peer", peerString(ue.Key), "fix", "add it to allow and send SIGHUP")
+			// A refused gno node redials at once and for ever: a line a
+			// second at most (validator_disconnects_total counts them all).
+			if ok, quiet := v.refusedLog.allow(); ok {
+				log.Warn("validator refused: its identity key is not on the allowlist", "peer", peerString(ue.Key), "fix", "add it to allow and send SIGHUP",
+					"unlogged_since_last", quiet)
+			}
 		} else if reason != "shutdown" && reason != "shed" { // shed: counted, not logged (a flood)
 			log.Info("validator connection ended", "reason", reason, "err", err)
 		}

@@ -425,9 +425,7 @@ type admission struct {
 	log     *slog.Logger
 
 	acceptErrors prometheus.Counter
-	acceptMu     sync.Mutex
-	acceptLogged time.Time // when an Accept error was last logged
-	acceptQuiet  int       // errors since, not logged
+	acceptLog    logLimit // Accept errors: a line a second at most
 }
 
 // newAdmission makes the admission of the tm2-remote listener of chain
@@ -537,16 +535,10 @@ func (a *admission) handshake(ctx context.Context, conn net.Conn, h privval.Hand
 // OnAcceptError) and logs it, at most once a second.
 func (a *admission) acceptError(err error, wait time.Duration) {
 	a.acceptErrors.Inc()
-	a.acceptMu.Lock()
-	now := time.Now()
-	if now.Sub(a.acceptLogged) < time.Second {
-		a.acceptQuiet++
-		a.acceptMu.Unlock()
+	ok, quiet := a.acceptLog.allow()
+	if !ok {
 		return
 	}
-	quiet := a.acceptQuiet
-	a.acceptLogged, a.acceptQuiet = now, 0
-	a.acceptMu.Unlock()
 	a.log.Warn("accept failed; retrying (a connection flood, or the open-file limit too low?)",
 		"err", err, "retry_in", wait, "unlogged_since_last", quiet, "pending_handshakes", a.pending.len())
 }
