@@ -84,4 +84,4 @@ softhsm-scaling:
 ## report: the decision report of every signer path on simulated devices,
 ## into docs/report (report.md and two SVG charts).
 report:
-	$(GO) run ./cmd/signerbench -q -out docs/report -readme README.md
+	$(GO) run ./cmd/signerbench -q -out docs/report

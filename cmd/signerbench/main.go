@@ -122,7 +122,6 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	thresholdBenchtime := fs.String("threshold-benchtime", report.DefaultThresholdBenchtime, "benchtime of each threshold row, in go test -benchtime syntax (a `duration` or a count such as 300x)")
 	timeout := fs.Duration("timeout", time.Second, "the consensus `timeout` shares are taken of")
 	quiet := fs.Bool("q", false, "no progress lines")
-	readme := fs.String("readme", "", "also put the summary table into this markdown `file`, between the lines "+beginMarker+" and "+endMarker)
 	devFlags := map[string]*string{}
 	for _, d := range devices {
 		devFlags[d.env] = fs.String(d.flag, "", d.usage+" (sets "+d.env+")")
@@ -263,48 +262,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	fmt.Fprintf(stdout, "wrote %s/%s\n", *out, strings.Join(rep.Files(), ", "))
-	if *readme != "" {
-		if err := updateReadme(*readme, rep); err != nil {
-			return err
-		}
-		fmt.Fprintf(stdout, "updated the table in %s\n", *readme)
-	}
 	return nil
-}
-
-const (
-	beginMarker = "<!-- signerbench:summary:begin -->"
-	endMarker   = "<!-- signerbench:summary:end -->"
-)
-
-// updateReadme replaces what lies between the markers in the file at path
-// with rep's summary table, and fails if the markers are missing.
-func updateReadme(path string, rep *report.Report) error {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return err
-	}
-	text := string(data)
-	i := strings.Index(text, beginMarker)
-	j := strings.Index(text, endMarker)
-	if i < 0 || j < i {
-		return fmt.Errorf("%s: no %s … %s lines to put the table between", path, beginMarker, endMarker)
-	}
-	var b strings.Builder
-	b.WriteString(text[:i+len(beginMarker)])
-	how := "by `make report`; simulated devices, time " + rep.SimMode
-	if rep.SimMode == "" { // rows read from -input: no run, no simulator mode known
-		how = "from " + rep.Source
-	}
-	fmt.Fprintf(&b, "\n\n_Generated %s on %s %s._\n\n", rep.Generated.UTC().Format("2006-01-02"), rep.Host, how)
-	var t strings.Builder
-	if err := rep.WriteSummary(&t); err != nil {
-		return err
-	}
-	b.WriteString(t.String())
-	b.WriteString("\n")
-	b.WriteString(text[j:])
-	return os.WriteFile(path, []byte(b.String()), 0o644)
 }
 
 // host describes this machine: OS and architecture, the CPU's model and

@@ -193,29 +193,6 @@ func TestHelpListsThresholdFlags(t *testing.T) {
 	}
 }
 
-func TestReadmeTable(t *testing.T) {
-	dir := t.TempDir()
-	readme := filepath.Join(dir, "README.md")
-	os.WriteFile(readme, []byte("# x\n\n"+beginMarker+"\nold table\n"+endMarker+"\n\nafter\n"), 0o644)
-	var stdout, stderr bytes.Buffer
-	args := []string{"-input", "../../internal/report/testdata/bench.txt", "-out", filepath.Join(dir, "r"), "-readme", readme}
-	if err := run(context.Background(), args, &stdout, &stderr); err != nil {
-		t.Fatalf("%v\n%s", err, stderr.String())
-	}
-	got, _ := os.ReadFile(readme)
-	s := string(got)
-	if strings.Contains(s, "old table") || !strings.Contains(s, "| yubihsm-ed25519 | 128 |") || !strings.HasSuffix(s, endMarker+"\n\nafter\n") {
-		t.Errorf("README after update:\n%s", s)
-	}
-	if !strings.Contains(s, "from `go test -bench` output") || strings.Contains(s, "make report") {
-		t.Errorf("a table from -input is described as another run's:\n%s", s)
-	}
-	os.WriteFile(readme, []byte("no markers\n"), 0o644)
-	if err := run(context.Background(), args, &stdout, &stderr); err == nil {
-		t.Error("a README without markers was accepted")
-	}
-}
-
 func TestCPUInfo(t *testing.T) {
 	for in, want := range map[string]string{
 		"processor\t: 0\nmodel name\t: Intel(R)  Xeon(R) Processor\nflags\t\t: fpu sse2 sha_ni avx2\n\nprocessor\t: 1\nmodel name\t: other\n": "Intel(R) Xeon(R) Processor, with SHA-256 instructions, ",

@@ -242,13 +242,6 @@ func (r *Report) writeVerifies(bw *bufio.Writer) {
 	}
 }
 
-// WriteSummary writes only the summary table (the one the README carries).
-func (r *Report) WriteSummary(w io.Writer) error {
-	bw := bufio.NewWriter(w)
-	r.writeSummary(bw, float64(r.timeout().Milliseconds()))
-	return bw.Flush()
-}
-
 func (r *Report) writeSummary(bw *bufio.Writer, timeoutMs float64) {
 	p := func(format string, a ...any) { fmt.Fprintf(bw, format, a...) }
 	p("| signer path | payload B | p50 ms | p99 ms | basis | share of %s | dominant stage | stages that add up to it (ms per sign) | stages/e2e |\n", r.timeout())
