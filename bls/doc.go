@@ -98,12 +98,9 @@
 // instead, and Backend is "circl" rather than "blst". The two are
 // interoperable — same DSTs, encodings and KeyGen; the tests show
 // byte-equal signatures — and the same tests pass on both builds, with
-// the same refusals of bad keys and signatures. circl is slower: at a
-// 32-byte message on the 2-core test machine (BenchmarkBackends, median
-// of 3, a loaded machine), min-pk signs in 8.2 ms on circl against 1.2 ms
-// on blst and verifies in 24 ms against 6.6 ms; min-sig signs in 1.5 ms
-// against 0.85 ms and verifies in 9.0 ms against 3.1 ms. So a validator
-// should be built with cgo; check Backend if it matters. The circl build
+// the same refusals of bad keys and signatures. circl is several times
+// slower (BenchmarkBackends compares the two; docs/measurements.md has
+// figures). So a validator should be built with cgo; check Backend if it matters. The circl build
 // keeps the scalar in a circl Scalar, which Close zeroes.
 //
 // # Errors

@@ -1,6 +1,6 @@
 // Package inprocess holds signing keys in process memory: the fastest
-// signer path (an Ed25519 signature costs what crypto/ed25519's costs, about
-// 0.03 ms) and the floor every other backend is measured against.
+// signer path (an Ed25519 signature costs what crypto/ed25519's costs) and
+// the floor every other backend is measured against.
 //
 // It follows the shape every signerkit backend shares (see package
 // signer): Config names a key file, Open opens its key as a *Signer,
@@ -66,8 +66,7 @@
 // memory outside the Go heap, locked in RAM (mlock) and left out of core
 // dumps (MADV_DONTDUMP) where the system allows, and each sign wipes its
 // scratch state (hash states, nonce) and the stack below it. Signing
-// costs what ed25519.Sign costs (measured 0.85× to 0.97× of it, 32-byte
-// to 1 KiB messages, Go 1.26 on amd64). After Close, a scan of the
+// costs what ed25519.Sign costs (docs/measurements.md). After Close, a scan of the
 // whole process's memory finds no copy of the seed (TestEd25519NoResidue).
 // Key files are read and written without crypto/x509 for Ed25519 for the
 // same reason; the bytes of the file itself are the caller's to wipe.

@@ -3,12 +3,11 @@
 // signs at in-process speed.
 //
 // gnokey decrypts its key on every signature, running bcrypt at cost 12
-// each time: about 173 ms per sign in the latency analysis
-// (docs/latency-profiles.md §1, "sidecar → gnokey keybase"), 250-280 ms on
-// slower hosts. A Signer opened here in UnlockOnce mode (the default)
+// each time, hundreds of milliseconds a sign (docs/measurements.md). A
+// Signer opened here in UnlockOnce mode (the default)
 // decrypts once and then signs at in-process speed; PerSign mode
 // decrypts on every sign, as gnokey does, so benchmarks can show both.
-// Nothing here is simulated: every figure is measured on the host.
+// Nothing here is simulated: every stage is measured on the host.
 // Package keybase/gnokeyhome reads gnokey's own key database (a gnokey
 // home's data/keys.db) and signs with its keys through this package.
 //

@@ -124,9 +124,8 @@
 // SignContext honours its context: with a context that can end, the token
 // calls run on a goroutine and the caller gets ctx.Err() at the deadline
 // even if the token hangs; the session returns to the pool when the token
-// answers. The hand-off costs a few microseconds (6–11 µs a sign on
-// SoftHSM2 on a 2-core VM, +5–8%); a context that cannot end (Done() nil)
-// signs on the caller's goroutine. Sign, the crypto.Signer method, has no
+// answers. The hand-off costs a few microseconds a sign; a context that
+// cannot end (Done() nil) signs on the caller's goroutine. Sign, the crypto.Signer method, has no
 // context: it is bounded by Config.SignTimeout (DefaultSignTimeout, 10 s)
 // and pays that hand-off. A PKCS#11 call cannot be interrupted, so the
 // bound frees the caller, not the session: a token that never answers
@@ -142,43 +141,17 @@
 // # How far signing scales
 //
 // Two limits outside this package decide how much faster two goroutines
-// sign than one, and the benchmarks measure both in the same run as the
-// Signer. Figures are medians of 53 runs, one a minute for 55 minutes, on a
-// shared 2-core VM, with Debian 12's SoftHSM2 2.6.1 and OpenSSL 3.0.
-//
-// The token. P-256 signs from two C threads on SoftHSM2, no Go involved
-// (make softhsm-scaling), ran 1.31× as fast as one thread with these
-// mutexes and 1.15× with the module's own, while OpenSSL alone, doing what
-// SoftHSM2 does per sign, reached 1.58×. In the 35 runs where OpenSSL
-// reached 1.5× or more (median 1.62×), SoftHSM2 with these mutexes reached
-// a median 1.34× and at most 1.59×.
-//
-// Go. A cgo call longer than a sysmon tick (20 µs) is a system call to the
-// scheduler: when no P is idle, sysmon hands the caller's P to another
-// thread, and the thread wake-ups that follow are paid out of the same two
-// cores (golang/go#19574). Under b.RunParallel at -cpu 1,2, a lock-free C
-// loop as long as one sign (internal/cgoloop) scaled 1.60× through cgo,
-// against 1.99× for the same loop in Go. BenchmarkSignParallel runs both
-// loops beside the Signer, whose pool of 4 scaled 1.20× (1.09× with the
-// module's mutexes; a pool of 1, whose signs take turns, 0.91×). The last
-// 26 runs also signed through bare miekg/pkcs11 sessions on the same
-// module: they scaled 1.28× and the Signer 1.14×, but from different
-// starts. One goroutine signed at 82.8 µs a sign through the Signer and
-// 89.0 µs through the bare sessions; two goroutines at 73.7 and 71.6 µs,
-// the Signer the slower in 16 of the 26 runs.
-//
-// BenchmarkSignScaling alternates bursts of signs from one goroutine with
-// bursts from two, and the cgo loop scales further there (1.77×), as it
-// should if fewer calls pay the hand-off (sysmon backs off while a P is
-// idle). There the Signer scaled 1.44×, bare miekg/pkcs11 sessions on the
-// same module 1.49× and crypto/ecdsa 1.66×; in the same iterations the
-// Signer's ratio was a median 0.97 of the bare sessions', and below it in
-// 47 of the 53 runs. So the Signer keeps most, not all, of what the token
-// allows; most of what is lost is lost in SoftHSM2 and in the Go
-// scheduler. A hardware token's sign takes milliseconds on the device,
-// next to which what the hand-off cost the cgo loop here (a median 20 µs
-// a call at two goroutines over the Go loop) is small; how it scales is
-// the device's.
+// sign than one. The token: a software token's own locks (SoftHSM2's
+// above) serialize part of every sign, which no pool can undo. Go: a cgo
+// call longer than a sysmon tick (20 µs) is a system call to the
+// scheduler, which, when no P is idle, hands the caller's P to another
+// thread and makes each sign pay thread wake-ups (golang/go#19574).
+// BenchmarkSignParallel and BenchmarkSignScaling measure both in the same
+// run as the Signer, beside bare miekg/pkcs11 sessions, crypto/ecdsa and a
+// C loop as long as one sign (internal/cgoloop) called through cgo and in
+// Go; docs/measurements.md has what they found on SoftHSM2. A hardware
+// token's sign takes milliseconds on the device, next to which the
+// hand-off is small; how it scales is the device's.
 //
 // # Tracing
 //
@@ -187,10 +160,9 @@
 // happen, and the key's handle looked up again after a login), and
 // StageDevice, C_SignInit and C_Sign; counters round-trips
 // (PKCS#11 calls: 2 a sign) and retries. Both stages are measured; nothing is
-// modeled. On SoftHSM2, docs/latency-profiles.md ("SoftHSM2 via PKCS#11") gives
-// Ed25519 0.22 ms, P-256 0.06–0.1 ms, RSA-2048 1.2 ms, RSA-4096 6.0 ms a
-// sign and ~0.95 ms to open a session and log in, which is what the
-// session stage costs on a sign that has to.
+// modeled. A sign that has to open a session and log in pays for it in
+// the session stage; docs/latency-profiles.md ("SoftHSM2 via PKCS#11")
+// has SoftHSM2's figures.
 //
 // # Upstream defects worked around
 //

@@ -89,7 +89,8 @@
 // plus counters such as APDUs and bytes on the wire. A Collector sums them;
 // Instrument wraps a Signer and keeps latency statistics per caller-chosen
 // label (proposal, prevote, precommit). With no Trace attached, reporting a
-// stage costs a backend a context lookup and a nil check, about 5 ns.
+// stage costs a backend a context lookup and a nil check
+// (BenchmarkTraceOverhead).
 //
 // # Concurrency
 //

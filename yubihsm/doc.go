@@ -176,8 +176,7 @@
 //   - it takes the password as a string it cannot wipe: we derive the key
 //     once from the []byte Config.Secret returns and set it on each
 //     channel (NewSecureChannel still runs PBKDF2 on an empty password for
-//     every session, about 2 ms once per 9,000 commands, which cannot be
-//     avoided from outside);
+//     every session, which cannot be avoided from outside);
 //   - after a response it refuses (bad R-MAC) it does not count the command
 //     the device has counted: we do, so the dropped session can be closed
 //     rather than left to expire;

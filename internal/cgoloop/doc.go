@@ -9,9 +9,8 @@
 // takes the caller's P away, hands it to another thread, and the caller
 // gets one back through the scheduler when the call returns
 // (golang/go#19574). Each sign then pays for thread wake-ups that C threads
-// and Go code never see. On a 2-core VM, a 75 µs loop scaled from one
-// goroutine to two a median 1.60× through cgo against 1.99× in Go (53 runs
-// of the pkcs11 package's BenchmarkSignParallel).
+// and Go code never see. docs/measurements.md has what the pkcs11
+// package's BenchmarkSignParallel found with it.
 package cgoloop
 
 import "time"

@@ -54,12 +54,10 @@
 // public input, uses crypto/sha512 (its state on the stack, no
 // allocation). Each sign zeroes 8 KiB of stack twice; ed25519.Sign for
 // its part looks its key up in the cache (a weak pointer, a sync.Map and
-// a 64-byte compare) on every call. Counted by valgrind on Go 1.26.8,
-// linux/amd64 (make overhead, the root table's inprocess-ed25519 row
-// against raw-ed25519), a sign runs 0.90× the instructions of
-// ed25519.Sign at 256 bytes and 0.89× at 128; BenchmarkSign compares the
-// two, and SignSeed, which expands the key too (a SHA-512 and a second
-// fixed-base multiplication), in one run.
+// a 64-byte compare) on every call, so a sign runs fewer instructions than
+// ed25519.Sign (make overhead counts them; docs/measurements.md).
+// BenchmarkSign compares the two, and SignSeed, which expands the key too
+// (a SHA-512 and a second fixed-base multiplication), in one run.
 package ed25519sign
 
 import (
