@@ -4,38 +4,61 @@
 //
 // Every backend opens a key from one string (signer.Open with a URI such
 // as keybase:dir=/var/lib/keys;label=validator) and gives it the one
-// interface of package signer: a
-// crypto.Signer (so it plugs into crypto/x509, crypto/tls and
-// golang.org/x/crypto/ssh) that also signs whole messages under a context
-// deadline and reports the stages of each sign to a latency trace.
+// interface of package signer: a crypto.Signer (so it plugs into
+// crypto/x509, crypto/tls and golang.org/x/crypto/ssh) that also signs
+// whole messages under a context deadline and reports the stages of each
+// sign to a latency trace. This package itself has no API: it holds this
+// map and the benchmark tables.
 //
-// A map of the module:
+// A map of the module, every package but internal/ ones (docs/layout.md
+// groups those by role):
 //   - signer: the Signer interface, the algorithms and their Verify, the
 //     errors every backend wraps, latency tracing (Trace, Collector) and
-//     Instrumented, which keeps per-label statistics such as proposal,
-//     prevote and precommit latencies.
+//     Instrument, which keeps per-label statistics such as proposal,
+//     prevote and precommit latencies, and the registry of URI schemes.
 //   - signer/signertest: the conformance suite every backend runs on
 //     itself, and that other implementations can run too.
 //   - inprocess: keys in process memory, the floor every other path is
-//     compared with (~0.03 ms an Ed25519 signature).
+//     compared with.
 //   - keybase: gnokey-compatible armored key files, unlocked once or
 //     decrypted on every sign as gnokey does.
-//   - ledger and ledger/ledgersim: the Ledger Tendermint validator app over
-//     a stall-free HID transport, ledger-go's or Speculos, and a simulated
-//     Nano S Plus that users' tests can import.
+//   - keybase/gnokeyhome: gnokey's own key database, read-only.
+//   - bls: BLS12-381 keys (min-pk as CometBFT v0.40, and min-sig) on blst,
+//     or on pure-Go circl without cgo.
+//   - ledger: the Ledger Tendermint validator app over a stall-free HID
+//     transport or Speculos.
+//   - ledger/ledgergo: zondax/ledger-go's transport for package ledger,
+//     kept apart for its dependencies.
+//   - ledger/ledgersim: a simulated Nano S Plus that users' tests can
+//     import.
 //   - yubihsm and yubihsm/yubihsmsim: the YubiHSM 2 over yubihsm-connector
 //     with sessions that survive load, and a simulated device served as a
 //     connector.
 //   - pkcs11 and pkcs11/pkcs11test: any PKCS#11 token, Ed25519 included,
-//     tested on real SoftHSM2 tokens.
+//     and throwaway SoftHSM2 tokens for tests.
+//   - threshold, threshold/frost and threshold/thresholdtest: FROST
+//     2-of-3 signing over mutual TLS as a signer.Signer, the RFC 9591
+//     protocol, and loopback clusters for tests.
 //   - guard: the double-sign guard around any signer, with state that
-//     survives a crash; signbytes: tm2 and CometBFT sign bytes.
+//     survives a crash.
+//   - signbytes: parse and build tm2 and CometBFT sign bytes.
 //   - privval and privval/privvaltest: the remote-signer protocols gno and
 //     CometBFT validators speak, over Unix or TCP with SecretConnection,
 //     and a validator-side twin for tests.
+//   - daemon: the remote-signer daemon's engine (config, chains, metrics,
+//     lifecycle), which a program can embed.
+//   - netshape: shaped sockets (delay, jitter, bandwidth, loss) and cloud
+//     round-trip profiles, for tests and benchmarks.
 //   - hardening: no core dumps, and locked memory for keys.
+//
+// And the commands:
+//   - cmd/signerkit: the remote signer for gno and CometBFT validators
+//     (docs/daemon.md).
 //   - cmd/signerbench: the decision report — per signer path p50/p99, the
-//     dominant stage and the share of a 1 s consensus timeout.
+//     dominant stage and the share of a 1 s consensus timeout
+//     (docs/report).
+//   - cmd/ledgersim and cmd/yubihsmsim: the simulated Ledger and YubiHSM 2
+//     as processes, for clients in other languages.
 //
 // The benchmark suite in this directory (bench_test.go) measures every
 // registered backend over payloads of 32 to 1024 bytes in one table:
@@ -49,5 +72,6 @@
 // stage (sign, kdf, session, transport, stall, wire, device, …), with
 // <stage>-modeled-ms/op saying how much of it came from a latency profile
 // rather than a clock, and counters such as apdus/op. The rows are
-// registered in internal/bench, one file per backend.
+// registered in internal/bench, one file per backend. docs/benchmarks.md
+// says how to read and compare them.
 package signerkit
