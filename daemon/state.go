@@ -16,6 +16,7 @@ import (
 	"path/filepath"
 
 	"github.com/signerkit/signerkit/guard"
+	"github.com/signerkit/signerkit/internal/atomicfile"
 	"github.com/signerkit/signerkit/signer"
 )
 
@@ -102,7 +103,7 @@ func (kb *keyBindings) bind(chainID string, pub ed25519.PublicKey) error {
 // fresh temporary name opened with O_EXCL and O_NOFOLLOW, mode 0600,
 // synced, renamed into place, the directory synced).
 func writeFileSync(path string, data []byte) error {
-	return writeFileDurable(path, data, randomSuffix)
+	return writeFileDurable(path, data, atomicfile.RandomHex)
 }
 
 // ChainState is one chain's state as `signerkit state show` prints it.

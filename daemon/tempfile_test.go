@@ -8,6 +8,8 @@ import (
 	"slices"
 	"testing"
 	"time"
+
+	"github.com/signerkit/signerkit/internal/atomicfile"
 )
 
 // suffixes returns a suffix function that hands out names in order, then
@@ -15,7 +17,7 @@ import (
 func suffixes(names ...string) func() string {
 	return func() string {
 		if len(names) == 0 {
-			return randomSuffix()
+			return atomicfile.RandomHex()
 		}
 		n := names[0]
 		names = names[1:]
@@ -106,8 +108,8 @@ func TestKeysFileTempEveryNameTaken(t *testing.T) {
 	if err := os.WriteFile(path+".y.tmp", []byte("a leftover"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	names := make([]string, 0, tempAttempts)
-	for i := range tempAttempts {
+	names := make([]string, 0, atomicfile.TempAttempts)
+	for i := range atomicfile.TempAttempts {
 		names = append(names, []string{"x", "y"}[i%2])
 	}
 	err := writeFileDurable(path, []byte("new"), suffixes(names...))

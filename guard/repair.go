@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/signerkit/signerkit/internal/statefile"
 	"github.com/signerkit/signerkit/signer"
 )
 
@@ -99,7 +100,7 @@ func Inspect(fsys FS, chainID string) (*Report, error) {
 // files it has open.
 func readWhole(fsys FS, name string) ([]byte, error) {
 	buf := make([]byte, fileSize+1)
-	if d, ok := fsys.(dirFS); ok {
+	if d, ok := fsys.(statefile.Dir); ok {
 		f, err := os.Open(filepath.Join(string(d), name))
 		if err != nil {
 			return nil, err

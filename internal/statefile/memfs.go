@@ -1,4 +1,4 @@
-package guard
+package statefile
 
 import (
 	"bytes"
@@ -8,7 +8,7 @@ import (
 )
 
 // MemFS is an FS in memory, for tests and benchmarks: nothing it holds
-// survives the process, and its Sync does nothing, so a Guard on it is
+// survives the process, and its Sync does nothing, so state kept in it is
 // not durable. The zero value is an empty FS. It is safe for concurrent
 // use.
 type MemFS struct {

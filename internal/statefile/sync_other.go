@@ -1,6 +1,6 @@
 //go:build !linux
 
-package guard
+package statefile
 
 import "os"
 

@@ -4,7 +4,7 @@ import (
 	"crypto/rand"
 	"testing"
 
-	"github.com/signerkit/signerkit/guard"
+	"github.com/signerkit/signerkit/internal/statefile"
 )
 
 func benchKeys(b *testing.B) *Dealt {
@@ -31,7 +31,7 @@ func BenchmarkCommit(b *testing.B) {
 // 256 (MemFS: no sync cost), per commitment.
 func BenchmarkNonceStoreGenerate(b *testing.B) {
 	d := benchKeys(b)
-	s, err := OpenNonceStore(d.Shares[0], NonceStoreConfig{FS: &guard.MemFS{}, Capacity: 1 << 16})
+	s, err := OpenNonceStore(d.Shares[0], NonceStoreConfig{FS: &statefile.MemFS{}, Capacity: 1 << 16})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -43,7 +43,7 @@ func BenchmarkNonceStoreGenerate(b *testing.B) {
 		if err != nil || len(ps) == 0 {
 			// Full: empty it by reopening a new store.
 			s.Close()
-			s, _ = OpenNonceStore(d.Shares[0], NonceStoreConfig{FS: &guard.MemFS{}, Capacity: 1 << 16})
+			s, _ = OpenNonceStore(d.Shares[0], NonceStoreConfig{FS: &statefile.MemFS{}, Capacity: 1 << 16})
 			continue
 		}
 		n += len(ps)
@@ -116,7 +116,7 @@ func BenchmarkParseSigningCommitments(b *testing.B) {
 func BenchmarkNonceStoreGenerateFile(b *testing.B) {
 	d := benchKeys(b)
 	open := func() *NonceStore {
-		s, err := OpenNonceStore(d.Shares[0], NonceStoreConfig{FS: guard.DirFS(b.TempDir()), Capacity: 1 << 14})
+		s, err := OpenNonceStore(d.Shares[0], NonceStoreConfig{FS: statefile.Dir(b.TempDir()), Capacity: 1 << 14})
 		if err != nil {
 			b.Fatal(err)
 		}

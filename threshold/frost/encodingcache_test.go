@@ -11,7 +11,7 @@ import (
 	"testing"
 
 	"filippo.io/edwards25519"
-	"github.com/signerkit/signerkit/guard"
+	"github.com/signerkit/signerkit/internal/statefile"
 	"github.com/signerkit/signerkit/signer"
 )
 
@@ -176,7 +176,7 @@ func TestCachedEncodingFollowsPoints(t *testing.T) {
 // by Generate or loaded from the file, carry their encodings.
 func TestNonceStoreCommitmentsCarryEncodings(t *testing.T) {
 	f := newNonceFixture(t)
-	var mem guard.MemFS
+	var mem statefile.MemFS
 	s, err := OpenNonceStore(f.d.Shares[0], NonceStoreConfig{FS: &mem, Capacity: 8})
 	if err != nil {
 		t.Fatal(err)
@@ -225,7 +225,7 @@ func TestNonceStoreSignAmong(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := OpenNonceStore(d.Shares[1], NonceStoreConfig{FS: &guard.MemFS{}, Capacity: 8})
+	s, err := OpenNonceStore(d.Shares[1], NonceStoreConfig{FS: &statefile.MemFS{}, Capacity: 8})
 	if err != nil {
 		t.Fatal(err)
 	}

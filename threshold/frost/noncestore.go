@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"filippo.io/edwards25519"
-	"github.com/signerkit/signerkit/guard"
+	"github.com/signerkit/signerkit/internal/statefile"
 	"github.com/signerkit/signerkit/signer"
 )
 
@@ -78,12 +78,20 @@ func (e *StorageError) Error() string { return fmt.Sprintf("frost: nonce store: 
 // Unwrap returns Err.
 func (e *StorageError) Unwrap() error { return e.Err }
 
+// FS is where a NonceStore keeps its file: the same type as guard.FS
+// (guard.DirFS for a directory, guard.MemFS in memory), defined in an
+// internal package so that this package does not depend on guard.
+type FS = statefile.FS
+
+// File is an open nonce file: the same type as guard.File.
+type File = statefile.File
+
 // NonceStoreConfig says where a NonceStore keeps its file.
 type NonceStoreConfig struct {
 	// FS holds the nonce file: guard.DirFS(dir) for a real directory
 	// (it locks the file, so two processes cannot share it), a test FS to
 	// inject failures.
-	FS guard.FS
+	FS FS
 	// Name is the file's name in FS; empty means "nonces-<id>".
 	Name string
 	// Capacity is the number of slots of a new file (the most nonce pairs
@@ -108,7 +116,7 @@ type NonceStore struct {
 	rand io.Reader
 
 	mu      sync.Mutex
-	f       guard.File
+	f       File
 	fresh   map[uint32]*storedNonce // by slot
 	free    []uint32
 	gens    []uint32 // last generation written per slot

@@ -7,19 +7,19 @@ import (
 	"testing"
 	"time"
 
-	"github.com/signerkit/signerkit/guard"
+	"github.com/signerkit/signerkit/internal/statefile"
 	"github.com/signerkit/signerkit/signer"
 )
 
-// slowSyncFS is a guard.MemFS whose syncs take a while, so that Generate,
+// slowSyncFS is a statefile.MemFS whose syncs take a while, so that Generate,
 // which unlocks the store for its sync, overlaps Signs that free slots.
-type slowSyncFS struct{ guard.MemFS }
+type slowSyncFS struct{ statefile.MemFS }
 
-type slowSyncFile struct{ guard.File }
+type slowSyncFile struct{ File }
 
 func (f slowSyncFile) Sync() error { time.Sleep(2 * time.Millisecond); return f.File.Sync() }
 
-func (s *slowSyncFS) Open(name string) (guard.File, error) {
+func (s *slowSyncFS) Open(name string) (File, error) {
 	f, err := s.MemFS.Open(name)
 	if err != nil {
 		return nil, err
@@ -107,10 +107,10 @@ func TestGenerateWhileSigning(t *testing.T) {
 	}
 }
 
-// gatedSyncFS is a guard.MemFS whose syncs, once armed, signal that they
+// gatedSyncFS is a statefile.MemFS whose syncs, once armed, signal that they
 // started and wait to be released, so a test can act during a sync.
 type gatedSyncFS struct {
-	guard.MemFS
+	statefile.MemFS
 	mu      sync.Mutex
 	armed   bool
 	started chan struct{}
@@ -118,7 +118,7 @@ type gatedSyncFS struct {
 }
 
 type gatedSyncFile struct {
-	guard.File
+	File
 	fs *gatedSyncFS
 }
 
@@ -134,7 +134,7 @@ func (f gatedSyncFile) Sync() error {
 	return f.File.Sync()
 }
 
-func (s *gatedSyncFS) Open(name string) (guard.File, error) {
+func (s *gatedSyncFS) Open(name string) (File, error) {
 	f, err := s.MemFS.Open(name)
 	if err != nil {
 		return nil, err

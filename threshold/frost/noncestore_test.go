@@ -13,11 +13,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/signerkit/signerkit/guard"
+	"github.com/signerkit/signerkit/internal/statefile"
 	"github.com/signerkit/signerkit/signer"
 )
 
-// crashFS is a guard.FS in memory that keeps apart what was synced from
+// crashFS is a FS in memory that keeps apart what was synced from
 // what was only written, so a test can take the image a crash would leave:
 // the synced bytes plus any subset of the later writes, each possibly torn.
 type crashFS struct {
@@ -40,7 +40,7 @@ type pendingWrite struct {
 	data []byte
 }
 
-func (c *crashFS) Open(name string) (guard.File, error) {
+func (c *crashFS) Open(name string) (File, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if f := c.files[name]; f != nil {
@@ -182,7 +182,7 @@ func (f *nonceFixture) sign(t *testing.T, s *NonceStore, p Presigned, msg []byte
 
 func TestNonceStoreSignsOnce(t *testing.T) {
 	f := newNonceFixture(t)
-	var mem guard.MemFS
+	var mem statefile.MemFS
 	s, err := OpenNonceStore(f.d.Shares[0], NonceStoreConfig{FS: &mem, Capacity: 8})
 	if err != nil {
 		t.Fatal(err)
@@ -353,7 +353,7 @@ func TestNonceStoreSyncFailureReleasesNothing(t *testing.T) {
 func TestNonceStoreDirFS(t *testing.T) {
 	f := newNonceFixture(t)
 	dir := t.TempDir()
-	s, err := OpenNonceStore(f.d.Shares[0], NonceStoreConfig{FS: guard.DirFS(dir), Capacity: 16})
+	s, err := OpenNonceStore(f.d.Shares[0], NonceStoreConfig{FS: statefile.Dir(dir), Capacity: 16})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -365,7 +365,7 @@ func TestNonceStoreDirFS(t *testing.T) {
 		t.Fatal(err)
 	}
 	s.Close()
-	s2, err := OpenNonceStore(f.d.Shares[0], NonceStoreConfig{FS: guard.DirFS(dir)})
+	s2, err := OpenNonceStore(f.d.Shares[0], NonceStoreConfig{FS: statefile.Dir(dir)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -380,11 +380,11 @@ func TestNonceStoreDirFS(t *testing.T) {
 
 // countingFS counts the writes to its files.
 type countingFS struct {
-	guard.MemFS
+	statefile.MemFS
 	writes int
 }
 
-func (c *countingFS) Open(name string) (guard.File, error) {
+func (c *countingFS) Open(name string) (File, error) {
 	f, err := c.MemFS.Open(name)
 	if err != nil {
 		return nil, err
@@ -393,7 +393,7 @@ func (c *countingFS) Open(name string) (guard.File, error) {
 }
 
 type countingFile struct {
-	guard.File
+	File
 	fs *countingFS
 }
 
@@ -473,7 +473,7 @@ func TestNonceStoreFullAndRelease(t *testing.T) {
 		t.Fatal(err)
 	}
 	k1, k2 := d.Shares[0], d.Shares[1]
-	fsys := &guard.MemFS{}
+	fsys := &statefile.MemFS{}
 	st, err := OpenNonceStore(k1, NonceStoreConfig{FS: fsys, Capacity: 4})
 	if err != nil {
 		t.Fatal(err)
