@@ -98,24 +98,11 @@ type Config struct {
 	SignTimeout time.Duration
 	// HTTPClient, when set, is used instead of the package's own client
 	// (which has timeouts, reads at most 16 KiB of response headers and
-	// never uses a proxy). RequestTimeout applies to it too.
+	// never uses a proxy). RequestTimeout applies to it too. A request it
+	// fails with an error wrapping a *DeadlineError fails the command
+	// with that error; yubihsm/yubihsmsim's HTTPClient does so for a
+	// simulator in accounted time.
 	HTTPClient *http.Client
-	// Simulator says the connector is the simulator of
-	// yubihsm/yubihsmsim, whose modeled device time the client then
-	// reports on the caller's signer.Trace, from the X-Signerkit-Modeled
-	// response header of successful responses, within limits (at most 8
-	// stages of at most 256 bytes and 10 minutes each; a header beyond
-	// them is ignored). Leave it false for a real yubihsm-connector, which never
-	// sends the header: whatever answers at the connector URL (a relay, a
-	// proxy, another process on the port) could otherwise put forged
-	// times in the caller's traces and metrics. With it the client also
-	// tells the simulator how much time the caller's deadline leaves (in
-	// an X-Signerkit-Time-Left request header, less the modeled time
-	// already reported under the caller's context), so that a simulator
-	// that only accounts its modeled time can fail a command that would
-	// run past the deadline: the command then returns a *DeadlineError,
-	// which wraps context.DeadlineExceeded. It changes nothing else.
-	Simulator bool
 }
 
 func (c Config) signTimeout() time.Duration {
@@ -180,7 +167,7 @@ func OpenStore(ctx context.Context, cfg Config) (*Store, error) {
 	if timeout <= 0 {
 		timeout = DefaultRequestTimeout
 	}
-	t, err := newTransport(cfg.Connector, cfg.HTTPClient, timeout, cfg.Simulator)
+	t, err := newTransport(cfg.Connector, cfg.HTTPClient, timeout)
 	if err != nil {
 		return nil, err
 	}

@@ -48,13 +48,22 @@ func deviceTime(ctx context.Context) (context.Context, func() time.Duration) {
 	return ctx, func() time.Duration { mu.Lock(); defer mu.Unlock(); return sum }
 }
 
+// longRequests lets a request last as long as the longest deadline
+// here: the deadline a request carries to the simulator is the earlier of
+// its caller's and RequestTimeout, as a real device that took that long
+// would hit RequestTimeout.
+func longRequests(cfg yubihsm.Config) yubihsm.Config {
+	cfg.RequestTimeout = 2 * longTime
+	return cfg
+}
+
 // TestAccountedDeadline: in accounted mode a sign whose modeled time runs
 // past the caller's deadline fails with context.DeadlineExceeded, having
 // accounted only the time up to the deadline, without sleeping it; with a
 // longer deadline it succeeds; modeled time under one context adds up.
 func TestAccountedDeadline(t *testing.T) {
 	dev, url := sim(t, yubihsmsim.Config{Time: yubihsmsim.Accounted, Profile: &slowSign})
-	st := openStore(t, config(url))
+	st := openStore(t, longRequests(config(url)))
 	k := openSigner(t, st, generate(t, st, signer.Ed25519, "slow").Ref())
 	msg := make([]byte, 108)
 	if err := signVerified(t, context.Background(), k, msg); err != nil { // the session is open from here on
@@ -112,9 +121,9 @@ func TestAccountedDeadline(t *testing.T) {
 	}
 }
 
-// TestTimeLeftHeader: the client tells the connector its caller's
-// deadline only when it is configured for a simulator: a client for a real
-// connector sends nothing a real yubihsm-connector does not expect.
+// TestTimeLeftHeader: the caller's deadline reaches the connector only
+// through the simulator's HTTPClient: the package's own client sends
+// nothing a real yubihsm-connector does not expect.
 func TestTimeLeftHeader(t *testing.T) {
 	dev := yubihsmsim.New(yubihsmsim.Config{Time: yubihsmsim.Accounted, Profile: &slowSign})
 	h := dev.Handler()
@@ -140,7 +149,7 @@ func TestTimeLeftHeader(t *testing.T) {
 	// A client for a real connector sends no such header, whatever its
 	// deadline.
 	real := config(srv.URL)
-	real.Simulator = false
+	real.HTTPClient = nil
 	st := openStore(t, real)
 	ki := generate(t, st, signer.Ed25519, "real")
 	k := openSigner(t, st, ki.Ref())
@@ -159,17 +168,18 @@ func TestTimeLeftHeader(t *testing.T) {
 		}
 	}
 
-	// A client for a simulator sends it with a deadline, at most the
-	// deadline; without one it sends none.
-	sim := openStore(t, config(srv.URL))
+	// The simulator's client sends it, at most the deadline; without one,
+	// at most RequestTimeout, which bounds every request.
+	simCfg := longRequests(config(srv.URL))
+	sim := openStore(t, simCfg)
 	ks := openSigner(t, sim, ki.Ref())
 	requests()
 	if err := signVerified(t, context.Background(), ks, make([]byte, 32)); err != nil {
 		t.Fatal(err)
 	}
 	for i, v := range requests() {
-		if v != "" {
-			t.Errorf("request %d without a deadline carries X-Signerkit-Time-Left: %q", i, v)
+		if n, err := strconv.ParseInt(v, 10, 64); err != nil || n <= 0 || time.Duration(n) > simCfg.RequestTimeout {
+			t.Errorf("request %d without a deadline carries X-Signerkit-Time-Left: %q, want at most RequestTimeout", i, v)
 		}
 	}
 	ctx, cancel = context.WithTimeout(context.Background(), longTime)

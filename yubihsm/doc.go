@@ -60,9 +60,6 @@
 //	                 such as 10s (Config.SignTimeout)
 //	domains          the domains of keys a Store creates: numbers from 1 to
 //	                 16 separated by commas, or all (Config.Domains)
-//	simulator        true when the connector is yubihsm/yubihsmsim's
-//	                 (Config.Simulator), false (the default) for a real
-//	                 yubihsm-connector
 //
 // Write ';', '?', '&' and '%' inside a value as %3B, %3F, %26 and %25.
 // ParseURI checks every attribute; its errors are *signer.URIError values
@@ -136,26 +133,20 @@
 // # Tracing
 //
 // A sign reports to the signer.Trace in its context: StageSession when it
-// has to open a session (measured), StageTransport for each HTTP round trip
-// (measured), and StageDevice when the connector is the simulator in
-// yubihsm/yubihsmsim and Config.Simulator says so: the simulator sends its
-// modeled device time back in the X-Signerkit-Modeled response header,
-// which the client honours only then, only on a 200 response (or the 504
-// below) and only within bounds (8 stages of at most 256 bytes and 10
-// minutes each; a Collector's sums saturate rather than overflow). A real
-// connector sends no such header, and a client not configured for the
-// simulator ignores any that a relay or another process at the connector
-// URL sends: device time is then inside the transport stage. Counters:
-// round-trips, bytes-out, bytes-in and retries.
+// has to open a session (measured) and StageTransport for each HTTP round
+// trip (measured), which holds the device's time. Counters: round-trips,
+// bytes-out, bytes-in and retries. The package sends a connector nothing
+// but yubihsm-connector's protocol and reads nothing else back.
 //
-// A simulator that only accounts its modeled time answers at once, so a
-// client configured for it sends the time its caller's deadline leaves,
-// less the modeled time already reported under the caller's context; a
-// command whose modeled time would run past it fails with a
-// *DeadlineError, which wraps context.DeadlineExceeded, and only the time
-// up to the deadline is on the trace. The simulator has executed the
-// command, as a real device does when its host gives up waiting, so the
-// session is replaced, as after any command that went unanswered.
+// # Simulators
+//
+// The simulator in yubihsm/yubihsmsim plugs in at Config.HTTPClient, the
+// seam any caller has: its HTTPClient reports the simulator's modeled
+// device time on the caller's trace and, in accounted time, passes the
+// caller's deadline on, failing a command that would run past it with a
+// *DeadlineError. Its package doc says how, and that importing it
+// registers the yubihsmsim: URI scheme. A program that imports this
+// package alone links no simulator code.
 //
 // # github.com/certusone/yubihsm-go
 //

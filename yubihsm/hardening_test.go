@@ -112,16 +112,16 @@ func deviceReports(t *testing.T, k *yubihsm.Signer) ([]signer.StageInfo, signer.
 }
 
 // TestModeledHeaderNeedsSimulator: a relay at the connector URL forges a
-// 3-hour device stage; a client not configured for a simulator reports
-// nothing of it. One configured for a simulator still refuses a stage
-// beyond the limits, and a header on an error response.
+// 3-hour device stage; the package's own client reports nothing of it.
+// The simulator's HTTPClient still refuses a stage beyond the limits, and
+// a header on an error response.
 func TestModeledHeaderNeedsSimulator(t *testing.T) {
 	f, url := forgingConnector(t)
 	threeHours := "device=" + strconv.FormatInt(int64(3*time.Hour), 10) + ";profile=forged"
 	overflow := "device=9223372036854775807, device=9223372036854775807"
 
 	plain := config(url)
-	plain.Simulator = false
+	plain.HTTPClient = nil
 	st := openStore(t, plain)
 	k := openSigner(t, st, generate(t, st, signer.Ed25519, "plain").Ref())
 	for _, forged := range []string{threeHours, overflow, "device=1000000;profile=forged"} {
@@ -171,7 +171,9 @@ func TestModeledHeaderNeedsSimulator(t *testing.T) {
 // no trace callback per entry, through a client with a larger limit.
 func TestModeledHeaderHuge(t *testing.T) {
 	f, url := forgingConnector(t)
-	st := openStore(t, config(url))
+	own := config(url)
+	own.HTTPClient = nil
+	st := openStore(t, own)
 	k := openSigner(t, st, generate(t, st, signer.Ed25519, "huge").Ref())
 	huge := strings.Repeat("device=1000000,", 9<<20/15)
 	f.set(huge, 0)
@@ -186,7 +188,7 @@ func TestModeledHeaderHuge(t *testing.T) {
 
 	f.set("", 0)
 	cfg := config(url)
-	cfg.HTTPClient = &http.Client{Transport: &http.Transport{MaxResponseHeaderBytes: 32 << 20}}
+	cfg.HTTPClient = &http.Client{Transport: yubihsmsim.NewTransport(&http.Transport{MaxResponseHeaderBytes: 32 << 20})}
 	t.Cleanup(cfg.HTTPClient.CloseIdleConnections)
 	st2 := openStore(t, cfg)
 	k2 := openSigner(t, st2, generate(t, st2, signer.Ed25519, "huge2").Ref())

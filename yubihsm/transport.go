@@ -3,11 +3,11 @@ package yubihsm
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
-	"strconv"
 	"strings"
 	"time"
 
@@ -15,7 +15,6 @@ import (
 	"github.com/certusone/yubihsm-go/connector"
 
 	"github.com/signerkit/signerkit/internal/scp03"
-	"github.com/signerkit/signerkit/internal/simtime"
 	"github.com/signerkit/signerkit/signer"
 )
 
@@ -24,24 +23,30 @@ type transport struct {
 	base, api, status string
 	client            *http.Client
 	own               *http.Transport // closed on Close when we made it
-	// timeout bounds every request, whichever client carries it.
-	timeout time.Duration
-	// modeled says the connector is a simulator whose modeled-time header
-	// (simtime.Header) is reported on the caller's trace.
-	modeled bool
 }
 
 // maxResponseHeader bounds the response headers the package's own client
 // reads: a yubihsm-connector sends a few hundred bytes.
 const maxResponseHeader = 16 << 10
 
-func newTransport(connector string, hc *http.Client, timeout time.Duration, modeled bool) (*transport, error) {
+// newTransport returns a transport to the connector at connector, through
+// hc when it is set. timeout bounds every request, whichever client
+// carries it: a copy of hc gets it as its Timeout, unless hc has a shorter
+// one. net/http then bounds each request, and leaves its context the
+// caller's when the caller's deadline is the earlier one.
+func newTransport(connector string, hc *http.Client, timeout time.Duration) (*transport, error) {
 	base, err := connectorURL(connector)
 	if err != nil {
 		return nil, fmt.Errorf("yubihsm: connector URL: %s: %w", err, signer.ErrInvalidArgument)
 	}
-	t := &transport{base: base, api: base + "/connector/api", status: base + "/connector/status", client: hc, timeout: timeout, modeled: modeled}
-	if hc == nil {
+	t := &transport{base: base, api: base + "/connector/api", status: base + "/connector/status"}
+	if hc != nil {
+		c := *hc
+		if c.Timeout <= 0 || c.Timeout > timeout {
+			c.Timeout = timeout
+		}
+		t.client = &c
+	} else {
 		t.own = &http.Transport{
 			Proxy:                  nil, // the connector is local; never send frames through a proxy
 			DialContext:            (&net.Dialer{Timeout: 5 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
@@ -92,39 +97,17 @@ func (e *transportError) Unwrap() []error {
 	return []error{e.err, signer.ErrDisconnected}
 }
 
-// requestContext bounds one request by the request timeout. The package's
-// own client has it as its Timeout already, so only a caller's HTTPClient,
-// which may have no timeout of its own, costs a context and a timer per
-// request.
-func (t *transport) requestContext(ctx context.Context) (context.Context, context.CancelFunc) {
-	if t.own != nil {
-		return ctx, func() {}
-	}
-	return context.WithTimeout(ctx, t.timeout)
-}
-
 // exchange posts one frame and returns the response body, reporting bytes,
-// round trips, transport time and the simulator's modeled stages.
+// round trips and transport time.
 func (t *transport) exchange(c call, frame []byte) ([]byte, error) {
 	if err := c.ctx.Err(); err != nil {
 		return nil, fmt.Errorf("yubihsm: connector: %w", err)
 	}
-	ctx, cancel := t.requestContext(c.ctx)
-	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, t.api, bytes.NewReader(frame))
+	req, err := http.NewRequestWithContext(c.ctx, http.MethodPost, t.api, bytes.NewReader(frame))
 	if err != nil {
 		return nil, fmt.Errorf("yubihsm: %w", err)
 	}
 	req.Header.Set("Content-Type", "application/octet-stream")
-	if t.modeled {
-		// A simulator in accounted mode answers at once, so it must be
-		// told the caller's deadline to honour it in modeled time. A real
-		// connector is never told anything it does not expect.
-		if deadline, ok := c.ctx.Deadline(); ok {
-			left := max(time.Until(deadline)-simtime.AccountedUnder(c.ctx), 0)
-			req.Header.Set(timeLeftHeader, strconv.FormatInt(int64(left), 10))
-		}
-	}
 	start := c.tr.Start()
 	c.tr.Add(signer.CountRoundTrips, 1)
 	c.tr.Add(signer.CountBytesOut, int64(len(frame)))
@@ -135,6 +118,13 @@ func (t *transport) exchange(c call, frame []byte) ([]byte, error) {
 		// (which still wraps context.DeadlineExceeded).
 		if ctxErr := c.ctx.Err(); ctxErr != nil {
 			return nil, fmt.Errorf("yubihsm: connector: %w", ctxErr)
+		}
+		var de *DeadlineError
+		if errors.As(err, &de) {
+			if c.stage == signer.StageTransport {
+				c.tr.Measured(signer.StageTransport, start)
+			}
+			return nil, de
 		}
 		return nil, &transportError{err: err}
 	}
@@ -150,38 +140,23 @@ func (t *transport) exchange(c call, frame []byte) ([]byte, error) {
 		}
 		return nil, &transportError{err: err}
 	}
-	if t.modeled && resp.StatusCode == http.StatusGatewayTimeout {
-		if v := resp.Header.Get(deadlineExceededHeader); v != "" {
-			return nil, t.deadlineExceeded(c, resp.Header, v)
-		}
-	}
 	if resp.StatusCode != http.StatusOK {
 		return nil, &transportError{status: resp.StatusCode}
-	}
-	if t.modeled {
-		t.reportModeled(c, resp.Header)
 	}
 	return body, nil
 }
 
-// The headers of the deadline exchange with yubihsm/yubihsmsim, which
-// writes the same names: the client sends the time its caller's deadline
-// leaves (less the modeled time already accounted under it), in
-// nanoseconds; the simulator, in accounted mode, answers 504 with the
-// command's full modeled time in nanoseconds when the deadline fell within
-// it, and the part before the deadline in the modeled-time header.
-const (
-	timeLeftHeader         = "X-Signerkit-Time-Left"
-	deadlineExceededHeader = "X-Signerkit-Deadline-Exceeded"
-)
-
-// DeadlineError is the error of a command that the simulator
-// (Config.Simulator; yubihsm/yubihsmsim) did not answer because, in its
-// accounted time mode, the command's modeled device time would have run
-// past the caller's deadline: a real device would still have been busy
-// when the caller gave up. The device did execute the command. The
-// caller's trace has the modeled time up to the deadline. It unwraps to
+// DeadlineError says that the device could not have answered a command
+// by the caller's deadline, as the HTTPClient that carried it judged in
+// the device's modeled time: the device did run the command, and a real
+// one would still have been busy when the caller gave up. The caller's
+// trace has the modeled time up to the deadline. It unwraps to
 // context.DeadlineExceeded.
+//
+// A command fails with it when Config.HTTPClient fails the request with an
+// error that wraps one, as the client of yubihsm/yubihsmsim does in its
+// accounted time mode; a real connector never causes it. Like any other
+// unanswered command, it costs the session.
 type DeadlineError struct {
 	// Modeled is the command's modeled device time, and Accounted the
 	// part of it before the deadline.
@@ -190,54 +165,11 @@ type DeadlineError struct {
 
 // Error describes the timeout in modeled time.
 func (e *DeadlineError) Error() string {
-	return fmt.Sprintf("yubihsm: the simulated device needed %v of modeled time, %v of it before the deadline: %v", e.Modeled, e.Accounted, context.DeadlineExceeded)
+	return fmt.Sprintf("yubihsm: the device needed %v of modeled time, %v of it before the deadline: %v", e.Modeled, e.Accounted, context.DeadlineExceeded)
 }
 
 // Unwrap returns context.DeadlineExceeded.
 func (e *DeadlineError) Unwrap() error { return context.DeadlineExceeded }
-
-// deadlineExceeded reports the modeled time a simulator accounted before
-// the caller's deadline and returns the error for the command.
-func (t *transport) deadlineExceeded(c call, h http.Header, modeled string) error {
-	e := &DeadlineError{}
-	if n, err := strconv.ParseInt(modeled, 10, 64); err == nil && n > 0 && n <= int64(simtime.MaxStageDuration) {
-		e.Modeled = time.Duration(n)
-	}
-	if stages, err := simtime.Decode(h.Get(simtime.Header)); err == nil {
-		for _, s := range stages {
-			e.Accounted += s.Duration
-		}
-	}
-	t.reportModeled(c, h)
-	return e
-}
-
-// reportModeled reports the modeled stages a simulator sent in its
-// response header, which simtime.Decode bounds (entries, their length and
-// each duration); a header beyond those bounds is ignored whole. Only a
-// transport configured for a simulator (Config.Simulator) calls it, and
-// only for a 200 response or a 504 that says the caller's deadline fell
-// within the command's modeled time. Accounted (not slept) time also
-// counts against the caller's deadline for its next commands.
-func (t *transport) reportModeled(c call, h http.Header) {
-	v := h.Get(simtime.Header)
-	if v == "" {
-		return
-	}
-	stages, err := simtime.Decode(v)
-	if err != nil {
-		return
-	}
-	for _, s := range stages {
-		if !s.Slept && c.ctx != nil {
-			simtime.Account(c.ctx, s.Duration)
-		}
-		if s.Slept && c.stage != signer.StageTransport {
-			s.Within = c.stage
-		}
-		c.tr.Report(s)
-	}
-}
 
 // Status is what the connector reports about itself and its device.
 type Status struct {
@@ -250,9 +182,7 @@ type Status struct {
 }
 
 func (t *transport) getStatus(ctx context.Context) (Status, error) {
-	rctx, cancel := t.requestContext(ctx)
-	defer cancel()
-	req, err := http.NewRequestWithContext(rctx, http.MethodGet, t.status, nil)
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, t.status, nil)
 	if err != nil {
 		return Status{}, fmt.Errorf("yubihsm: %w", err)
 	}

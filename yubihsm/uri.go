@@ -19,7 +19,7 @@ const scheme = "yubihsm"
 // in the query (see the package doc).
 var (
 	uriPath  = []string{"connector", "auth-key", "id", "label", "algorithm"}
-	uriQuery = []string{signer.AttrPINSource, signer.AttrPINValue, "sessions", "message-limit", "keep-alive", "request-timeout", "sign-timeout", "domains", "simulator"}
+	uriQuery = []string{signer.AttrPINSource, signer.AttrPINValue, "sessions", "message-limit", "keep-alive", "request-timeout", "sign-timeout", "domains"}
 )
 
 func init() {
@@ -143,15 +143,6 @@ func ParseURI(uri string) (Config, error) {
 	if v, ok := u.Attr("domains"); ok {
 		if cfg.Domains, ok = parseDomains(v); !ok {
 			return Config{}, u.Errorf("domains", "%q: want domain numbers from 1 to 16 separated by commas (1,2,5), or all", truncate(v))
-		}
-	}
-	if v, ok := u.Attr("simulator"); ok {
-		switch v {
-		case "true":
-			cfg.Simulator = true
-		case "false":
-		default:
-			return Config{}, u.Errorf("simulator", "%q is not true or false", truncate(v))
 		}
 	}
 	return cfg, nil

@@ -35,8 +35,6 @@ func TestParseURI(t *testing.T) {
 		"yubihsm:id=ffff?keep-alive=1m&domains=all&sessions=16&sign-timeout=3s": {
 			Key: signer.KeyRef{ID: "ffff"}, KeepAlive: time.Minute, Domains: 0xffff, Sessions: 16, SignTimeout: 3 * time.Second},
 		"yubihsm:connector=https://proxy.example/hsm/": {Connector: "https://proxy.example/hsm/"},
-		"yubihsm:label=v1?simulator=true":              {Key: signer.KeyRef{Label: "v1"}, Simulator: true},
-		"yubihsm:label=v1?simulator=false":             {Key: signer.KeyRef{Label: "v1"}},
 	} {
 		got, err := yubihsm.ParseURI(in)
 		if err != nil {
@@ -136,9 +134,8 @@ func TestParseURIErrors(t *testing.T) {
 		{"yubihsm:label=k?domains=17", "domains", false},
 		{"yubihsm:label=k?domains=1,,2", "domains", false},
 		{"yubihsm:label=k?domains=01", "domains", false},
-		{"yubihsm:label=k?simulator=yes", "simulator", false},
-		{"yubihsm:label=k?simulator=", "simulator", false},
 		{"yubihsm:label=k;simulator=true", "simulator", false},
+		{"yubihsm:label=k?simulator=true", "simulator", false}, // yubihsmsim: URIs are the simulator's
 	} {
 		in := tc.in
 		if !strings.Contains(in, "pin-") && strings.HasPrefix(in, "yubihsm:") {
@@ -178,7 +175,6 @@ func FuzzParseURI(f *testing.F) {
 		"yubihsm:label=k?pin-source=/run/pw",
 		"yubihsm:label=k;pin-value=x",
 		"yubihsm:algorithm=p384?domains=all",
-		"yubihsm:label=k?simulator=true",
 		"pkcs11:object=k",
 	} {
 		f.Add(s, "")
@@ -321,39 +317,6 @@ func TestOpenURI(t *testing.T) {
 	// The session the wrong password began cannot be closed without the
 	// password: the device drops it after IdleTimeout, as a YubiHSM 2 does.
 	waitOpenSessions(t, dev, 2, "the Store's and the wrong password's; every Signer opened by URI is closed")
-}
-
-// TestOpenURISimulator: simulator=true in a URI makes the Signer a
-// simulator's client, as Config.Simulator does: it tells the accounted
-// simulator the caller's deadline, and a sign whose modeled time runs
-// past it fails with a *yubihsm.DeadlineError; without it the simulator
-// is not told, and the same sign succeeds.
-func TestOpenURISimulator(t *testing.T) {
-	_, url := sim(t, yubihsmsim.Config{Time: yubihsmsim.Accounted, Profile: &slowSign})
-	st := openStore(t, config(url))
-	generate(t, st, signer.Ed25519, "slow")
-	base := "yubihsm:connector=" + url + ";label=slow?pin-value=password"
-	for _, simulator := range []bool{true, false} {
-		uri := base
-		if simulator {
-			uri += "&simulator=true"
-		}
-		s, err := signer.Open(context.Background(), uri)
-		if err != nil {
-			t.Fatalf("Open(%q): %v", uri, err)
-		}
-		ctx, cancel := context.WithTimeout(context.Background(), shortTime)
-		_, err = s.SignContext(ctx, []byte("a vote"))
-		cancel()
-		s.Close()
-		var de *yubihsm.DeadlineError
-		if simulator && !errors.As(err, &de) {
-			t.Errorf("%s: a %v sign under %v: %v, want a *yubihsm.DeadlineError", uri, slowSignTime, shortTime, err)
-		}
-		if !simulator && err != nil {
-			t.Errorf("%s: a sign that tells no deadline: %v, want success", uri, err)
-		}
-	}
 }
 
 // verifyStdlib checks sig, as SignContext returns it, with crypto/ed25519

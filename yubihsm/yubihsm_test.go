@@ -31,9 +31,10 @@ func sim(t testing.TB, cfg yubihsmsim.Config) (*yubihsmsim.Device, string) {
 }
 
 // config reaches the simulator's connector at url with the factory
-// authentication key and its password, trusting its modeled time.
+// authentication key and its password, through the simulator's client,
+// which reports its modeled time and passes deadlines on.
 func config(url string) yubihsm.Config {
-	return yubihsm.Config{Connector: url, Secret: signer.SecretBytes([]byte("password")), Simulator: true}
+	return yubihsm.Config{Connector: url, Secret: signer.SecretBytes([]byte("password")), HTTPClient: yubihsmsim.HTTPClient()}
 }
 
 func openStore(t testing.TB, cfg yubihsm.Config) *yubihsm.Store {

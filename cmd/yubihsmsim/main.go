@@ -20,9 +20,9 @@
 //	-time      accounted (answer at once, report modeled time in the
 //	           X-Signerkit-Modeled header) or realtime (also sleep it); empty
 //	           means accounted unless SIGNERKIT_SIM=realtime. Accounted time
-//	           honours the deadline a signerkit yubihsm client configured
-//	           with Simulator sends (X-Signerkit-Time-Left): a command that
-//	           would run past it is executed and answered 504
+//	           honours the deadline that yubihsmsim.HTTPClient sends
+//	           (X-Signerkit-Time-Left): a command that would run past it
+//	           is executed and answered 504
 //	-password  password of the factory authentication key, object 1 (default "password")
 //	-serial    the device's serial number (default 12345678)
 //	-seed      hex Ed25519 seed (32 bytes) of a key to put on the device at start

@@ -14,6 +14,7 @@ import (
 
 	"github.com/signerkit/signerkit/signer"
 	"github.com/signerkit/signerkit/yubihsm"
+	"github.com/signerkit/signerkit/yubihsm/yubihsmsim"
 )
 
 // TestMain removes the command proctest builds, once for all the tests.
@@ -65,14 +66,14 @@ func TestSignThroughProcess(t *testing.T) {
 }
 
 // TestDeadlineThroughProcess: in accounted mode the process honours the
-// deadline a client for a simulator sends: a 1024-byte message, 353 ms of
+// deadline that yubihsmsim.HTTPClient sends: a 1024-byte message, 353 ms of
 // modeled time on the yubihsm2 profile, fails under a 300 ms deadline with
 // context.DeadlineExceeded and succeeds under a longer one.
 func TestDeadlineThroughProcess(t *testing.T) {
 	t.Parallel()
 	cmd, url := start(t, "-addr", "127.0.0.1:0", "-profile", "yubihsm2", "-time", "accounted", "-seed", strings.Repeat("22", 32))
 	k, err := yubihsm.Open(context.Background(), yubihsm.Config{Connector: url, Secret: signer.SecretBytes([]byte("password")),
-		Key: signer.KeyRef{Label: "validator"}, KeepAlive: -1, Simulator: true})
+		Key: signer.KeyRef{Label: "validator"}, KeepAlive: -1, HTTPClient: yubihsmsim.HTTPClient()})
 	if err != nil {
 		t.Fatal(err)
 	}

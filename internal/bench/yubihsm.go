@@ -3,6 +3,7 @@ package bench
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"os"
 
 	"github.com/signerkit/signerkit/signer"
@@ -44,7 +45,7 @@ func openYubiHSMSim(alg signer.Algorithm) func(context.Context, Params) (*Instan
 		if err != nil {
 			return nil, err
 		}
-		inst, err := openYubiHSM(ctx, alg, srv.URL(), signer.SecretBytes([]byte("password")), true)
+		inst, err := openYubiHSM(ctx, alg, srv.URL(), signer.SecretBytes([]byte("password")), yubihsmsim.HTTPClient())
 		if err != nil {
 			srv.Close()
 			return nil, err
@@ -65,15 +66,15 @@ func openYubiHSMDevice(alg signer.Algorithm) func(context.Context, Params) (*Ins
 		if os.Getenv("SIGNERKIT_YUBIHSM_PASSWORD") != "" {
 			secret = signer.SecretEnv("SIGNERKIT_YUBIHSM_PASSWORD")
 		}
-		return openYubiHSM(ctx, alg, os.Getenv("SIGNERKIT_YUBIHSM"), secret, false)
+		return openYubiHSM(ctx, alg, os.Getenv("SIGNERKIT_YUBIHSM"), secret, nil)
 	}
 }
 
 // openYubiHSM generates a key for the row and deletes it when the row
-// closes. simulator trusts the connector's modeled-time header, which only
-// yubihsmsim sends.
-func openYubiHSM(ctx context.Context, alg signer.Algorithm, connector string, secret signer.Secret, simulator bool) (*Instance, error) {
-	st, err := yubihsm.OpenStore(ctx, yubihsm.Config{Connector: connector, Secret: secret, Simulator: simulator})
+// closes. hc is the simulator's HTTPClient, which reports its modeled
+// device time, or nil for a real connector.
+func openYubiHSM(ctx context.Context, alg signer.Algorithm, connector string, secret signer.Secret, hc *http.Client) (*Instance, error) {
+	st, err := yubihsm.OpenStore(ctx, yubihsm.Config{Connector: connector, Secret: secret, HTTPClient: hc})
 	if err != nil {
 		return nil, err
 	}

@@ -1,7 +1,7 @@
 // Package proctest starts the repository's commands as processes for
 // tests: build the package in the current directory (once per test
 // binary), start it, read the address it prints first, and stop it with
-// SIGTERM.
+// SIGTERM; and check what a build of a package links (LinksNone).
 package proctest
 
 import (

@@ -259,12 +259,11 @@ func (c *Manual) Advance(d time.Duration) {
 }
 
 // Header is the HTTP response header through which a simulator behind a
-// network face (the YubiHSM connector) tells the backend, which holds the
+// network face (the YubiHSM connector) tells its client, which holds the
 // caller's trace, what modeled time the request cost. Real devices never
-// send it, and anything that answers at a connector URL can: a backend
-// honours it only when it was configured for a simulator
-// (yubihsm.Config.Simulator), only on a successful response, and only
-// within the limits Decode enforces.
+// send it, and anything that answers at a connector URL can: only the
+// simulator's own client (yubihsmsim.HTTPClient) reads it, only on a
+// successful response, and only within the limits Decode enforces.
 const Header = "X-Signerkit-Modeled"
 
 // Encode renders modeled stages for Header: "device=131000000ns;slept=1;

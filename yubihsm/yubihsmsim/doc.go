@@ -86,29 +86,45 @@
 // overview as quoted in docs/latency-profiles.md §2. Commands without a
 // published figure take no modeled time. By default the time is only
 // accounted (Accounted): the device reports it as a signer.Modeled
-// StageDevice, sent back in the X-Signerkit-Modeled response header, which
-// the yubihsm client reports on the caller's trace when its
-// yubihsm.Config.Simulator is set (a client configured for a real
-// connector ignores the header). With Config.Time
-// Realtime, or with the zero Config.Time (TimeFromEnv) when the environment
-// variable SIGNERKIT_SIM is realtime, it also sleeps it, holding the device
-// lock, as a busy device would; ledger/ledgersim reads the same variable.
+// StageDevice, sent back in the X-Signerkit-Modeled response header. With
+// Config.Time Realtime, or with the zero Config.Time (TimeFromEnv) when
+// the environment variable SIGNERKIT_SIM is realtime, it also sleeps it,
+// holding the device lock, as a busy device would; ledger/ledgersim reads
+// the same variable.
 //
 // Accounted time still honours the caller's deadline, as in
 // ledger/ledgersim. Handle measures a command's modeled time against its
-// context's deadline; over the connector, a yubihsm client configured
-// with Simulator sends the time its caller's deadline leaves (less the
-// modeled time already accounted under that context) in an
-// X-Signerkit-Time-Left request header, and the sim measures against
-// that. A command whose modeled time would run past the deadline is
+// context's deadline; over the connector, the sim measures against the
+// X-Signerkit-Time-Left request header, the time the caller's deadline
+// leaves. A command whose modeled time would run past the deadline is
 // executed, as a real device executes a command its host gave up
 // waiting for, but not answered: Handle returns an error wrapping
-// context.DeadlineExceeded, the connector answers 504 with the time
-// accounted up to the deadline, and the client returns a
-// *yubihsm.DeadlineError wrapping context.DeadlineExceeded. So a 531 ms
-// sign under a 300 ms context fails at once, with 300 ms or less of
-// device time on the caller's trace. A client for a real connector sends
-// no such header.
+// context.DeadlineExceeded and the connector answers 504 with the time
+// accounted up to the deadline. A request without the header is bounded
+// by its own context only.
+//
+// # Plugging into package yubihsm
+//
+// The yubihsm package speaks only yubihsm-connector's protocol. The
+// simulator's extension of it lives here, in HTTPClient, which goes in
+// yubihsm.Config.HTTPClient:
+//
+//	yubihsm.Config{Connector: srv.URL(), Secret: secret, HTTPClient: yubihsmsim.HTTPClient()}
+//
+// With it the modeled device time is on the caller's trace, the caller's
+// deadline reaches the simulator, and a command whose modeled time would
+// run past the deadline fails with a *yubihsm.DeadlineError wrapping
+// context.DeadlineExceeded. So a 531 ms sign under a 300 ms context fails
+// at once, with 300 ms or less of device time on the caller's trace.
+// Without it the simulator is a plain connector to the client: device
+// time is inside the transport stage, and no deadline is passed on.
+//
+// Importing this package also registers the URI scheme yubihsmsim with
+// signer.Open: a yubihsmsim: URI has the attributes of a yubihsm: URI
+// (yubihsm.ParseURI) and opens the key with HTTPClient, for a program
+// that opens keys by URI, such as a daemon's tests:
+//
+//	yubihsmsim:connector=http://127.0.0.1:12345;label=validator?pin-value=password
 //
 // # Faults
 //

@@ -24,8 +24,9 @@ func Example() {
 	defer srv.Close()
 
 	ctx := context.Background()
-	// Simulator: report the simulator's modeled device time on traces.
-	store, err := yubihsm.OpenStore(ctx, yubihsm.Config{Connector: srv.URL(), Secret: signer.SecretBytes([]byte("password")), Simulator: true})
+	// The simulator's HTTPClient reports its modeled device time on traces
+	// and passes deadlines on.
+	store, err := yubihsm.OpenStore(ctx, yubihsm.Config{Connector: srv.URL(), Secret: signer.SecretBytes([]byte("password")), HTTPClient: yubihsmsim.HTTPClient()})
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -27,7 +27,7 @@ const ConnectorVersion = "3.0.4"
 // GET /connector/status answers the connector's text/plain status. Modeled
 // device time travels back in the X-Signerkit-Modeled response header. In
 // Accounted mode a request's X-Signerkit-Time-Left header (nanoseconds, as
-// the yubihsm client sends it when configured for a simulator) bounds the
+// HTTPClient sends it) bounds the
 // command's modeled time: a command that would run past it is executed
 // and answered 504, with X-Signerkit-Deadline-Exceeded (its full modeled
 // time in nanoseconds) and the time accounted up to the deadline in
@@ -98,21 +98,6 @@ func (d *Device) serveAPI(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Length", strconv.Itoa(len(resp)))
 	w.Write(resp)
 }
-
-// The headers through which the yubihsm client, configured for a
-// simulator (yubihsm.Config.Simulator), tells the connector how much time
-// its caller's deadline leaves, and the connector answers that the
-// deadline fell within the command's modeled time. The yubihsm package
-// writes the same names.
-const (
-	// timeLeftHeader carries the time left before the caller's deadline,
-	// less the modeled time already accounted under it, in nanoseconds.
-	timeLeftHeader = "X-Signerkit-Time-Left"
-	// deadlineExceededHeader, on a 504 answer, carries the command's full
-	// modeled time in nanoseconds; X-Signerkit-Modeled carries the part
-	// accounted before the deadline.
-	deadlineExceededHeader = "X-Signerkit-Deadline-Exceeded"
-)
 
 // timeLeft reads timeLeftHeader: a decimal count of nanoseconds, negative
 // meaning none (the deadline has passed in modeled time).
