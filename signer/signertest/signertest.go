@@ -123,6 +123,7 @@ var checks = []check{
 	{"SignContext", checkSignContext},
 	{"MessageTooLarge", checkMaxMessage},
 	{"CryptoSigner", checkCryptoSigner},
+	{"MessageSigner", checkMessageSigner},
 	{"Concurrent", checkConcurrent},
 	{"Canceled", checkCanceled},
 	{"Deadline", checkDeadline},
