@@ -11,8 +11,8 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 
+	"github.com/signerkit/signerkit/internal/atomicfile"
 	"github.com/signerkit/signerkit/signer"
 )
 
@@ -60,30 +60,20 @@ func MarshalKeyFile(priv crypto.PrivateKey) ([]byte, error) {
 }
 
 // WriteKeyFile writes priv (see MarshalKeyFile) to a new file at path,
-// mode 0600, and syncs it. An existing file is left alone and the error
-// wraps signer.ErrKeyExists.
+// mode 0600, atomically and durably: the file appears whole or not at
+// all, and once WriteKeyFile returns nil it survives a power cut. An
+// existing file is left alone and the error wraps signer.ErrKeyExists.
 func WriteKeyFile(path string, priv crypto.PrivateKey) error {
 	data, err := MarshalKeyFile(priv)
 	if err != nil {
 		return err
 	}
 	defer clear(data)
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	err = atomicfile.CreateFile(path, data, atomicfile.Options{})
 	if errors.Is(err, fs.ErrExist) {
 		return &keyFileError{path: path, err: signer.ErrKeyExists}
 	}
 	if err != nil {
-		return fmt.Errorf("inprocess: %w", err)
-	}
-	_, err = f.Write(data)
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		os.Remove(path)
 		return fmt.Errorf("inprocess: writing key file %s: %w", path, err)
 	}
 	return nil

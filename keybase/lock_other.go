@@ -6,6 +6,3 @@ package keybase
 // here only writers sharing one Store are, through the Store's own lock.
 // Renames are still atomic, so no file is ever half written.
 const crossProcessLock = false
-
-// syncDir does nothing where directories cannot be opened for syncing.
-func syncDir(string) error { return nil }

@@ -14,7 +14,7 @@ import (
 const MaxName = 1024
 
 // maxStem bounds the file name a key name maps to, before ".key": with
-// the temporary files' ".<stem>.tmp-<digits>" it stays under the 255
+// the temporary files' ".<stem>.tmp-<16 hex digits>" it stays under the 255
 // bytes most file systems allow.
 const maxStem = 200
 

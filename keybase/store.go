@@ -13,6 +13,7 @@ import (
 	"strings"
 	"sync/atomic"
 
+	"github.com/signerkit/signerkit/internal/atomicfile"
 	"github.com/signerkit/signerkit/signer"
 )
 
@@ -300,7 +301,7 @@ func (s *Store) DeleteKey(ctx context.Context, ref signer.KeyRef) error {
 		return fmt.Errorf("keybase: %w", err)
 	}
 	s.removeTemps(name, 0) // a crashed writer's copies, however fresh
-	if err := syncDir(s.dir); err != nil {
+	if err := atomicfile.SyncDir(s.dir); err != nil {
 		return fmt.Errorf("keybase: key %q removed, but syncing the directory failed: %w", name, err)
 	}
 	return nil

@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/rand"
 	"fmt"
-	"os"
 
 	"github.com/signerkit/signerkit/signer"
 )
@@ -133,6 +132,6 @@ func (s *Store) ChangePassphrase(ctx context.Context, label string, newSecret si
 	if err != nil {
 		return err
 	}
-	defer os.Remove(tmp)
+	defer tmp.Remove()
 	return s.rename(tmp, label, true)
 }

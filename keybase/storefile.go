@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/signerkit/signerkit/internal/atomicfile"
 	"github.com/signerkit/signerkit/internal/flock"
 	"github.com/signerkit/signerkit/signer"
 )
@@ -290,29 +291,18 @@ func (s *Store) lock(ctx context.Context) (unlock func(), err error) {
 // the name and the rename, to widen the window the lock must guard.
 var testHookChecked func()
 
-// writeTemp writes data to a new temporary file in the directory, mode
-// 0600, and syncs it.
-func (s *Store) writeTemp(name string, data []byte) (string, error) {
-	f, err := os.CreateTemp(s.dir, "."+fileStem(name)+".tmp-*")
+// writeTemp writes data to a new temporary file of name's in the
+// directory, ".<stem>.tmp-<random hex>", mode 0600, and syncs it
+// (atomicfile.CreateTemp).
+func (s *Store) writeTemp(name string, data []byte) (*atomicfile.Temp, error) {
+	tempName := func(_, random string) string {
+		return filepath.Join(s.dir, "."+fileStem(name)+".tmp-"+random)
+	}
+	t, err := atomicfile.CreateTemp(s.path(name), data, atomicfile.Options{TempName: tempName})
 	if err != nil {
-		return "", fmt.Errorf("keybase: %w", err)
+		return nil, fmt.Errorf("keybase: writing key %q: %w", name, err)
 	}
-	tmp := f.Name()
-	_, err = f.Write(data)
-	if err == nil {
-		err = f.Chmod(0o600)
-	}
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		os.Remove(tmp)
-		return "", fmt.Errorf("keybase: writing key %q: %w", name, err)
-	}
-	return tmp, nil
+	return t, nil
 }
 
 // staleTemp is the age past which a temporary file of a key is taken to
@@ -326,27 +316,19 @@ const staleTemp = time.Hour
 // lock, under which writers write their temporary files (on systems
 // without flock(2), only this Store's writers are held off).
 func (s *Store) removeTemps(name string, age time.Duration) {
-	entries, _ := os.ReadDir(s.dir)
-	for _, e := range entries {
-		// os.CreateTemp puts decimal digits where writeTemp's pattern has
-		// its "*"; anything else after the prefix is another key's temporary
-		// file (a key named "<name>.tmp-x" has ".<name>.tmp-x.tmp-123").
-		digits, ok := strings.CutPrefix(e.Name(), "."+fileStem(name)+".tmp-")
-		if !ok || !allDigits(digits) || !e.Type().IsRegular() {
-			continue
-		}
-		if age > 0 {
-			if fi, err := e.Info(); err != nil || time.Since(fi.ModTime()) <= age {
-				continue
-			}
-		}
-		os.Remove(filepath.Join(s.dir, e.Name()))
-	}
+	atomicfile.RemoveTemps(s.dir, func(e fs.DirEntry) bool {
+		// writeTemp puts hex digits (decimal ones in earlier versions)
+		// after the prefix; anything else after it is another key's
+		// temporary file (a key named "<name>.tmp-x" has
+		// ".<name>.tmp-x.tmp-123").
+		random, ok := strings.CutPrefix(e.Name(), "."+fileStem(name)+".tmp-")
+		return ok && allHex(random) && e.Type().IsRegular()
+	}, age)
 }
 
-func allDigits(s string) bool {
+func allHex(s string) bool {
 	for _, c := range []byte(s) {
-		if c < '0' || c > '9' {
+		if (c < '0' || c > '9') && (c < 'a' || c > 'f') {
 			return false
 		}
 	}
@@ -374,12 +356,12 @@ func (s *Store) put(ctx context.Context, name string, data []byte, replace bool)
 	if err != nil {
 		return err
 	}
-	defer os.Remove(tmp) // after a successful rename there is nothing to remove
+	defer tmp.Remove() // after a successful rename there is nothing to remove
 	return s.rename(tmp, name, replace)
 }
 
 // rename moves tmp into place as name's file; the caller holds the lock.
-func (s *Store) rename(tmp, name string, replace bool) error {
+func (s *Store) rename(tmp *atomicfile.Temp, name string, replace bool) error {
 	_, err := os.Lstat(s.path(name))
 	switch {
 	case err == nil && !replace:
@@ -392,11 +374,11 @@ func (s *Store) rename(tmp, name string, replace bool) error {
 	if testHookChecked != nil {
 		testHookChecked()
 	}
-	if err := os.Rename(tmp, s.path(name)); err != nil {
+	if err := tmp.Rename(); err != nil {
 		return fmt.Errorf("keybase: %w", err)
 	}
 	s.removeTemps(name, staleTemp)
-	if err := syncDir(s.dir); err != nil {
+	if err := atomicfile.SyncDir(s.dir); err != nil {
 		return fmt.Errorf("keybase: key %q written, but syncing the directory failed: %w", name, err)
 	}
 	return nil

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"crypto/ed25519"
 	"crypto/rand"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/signerkit/signerkit/daemon"
 	"github.com/signerkit/signerkit/inprocess"
+	"github.com/signerkit/signerkit/internal/atomicfile"
 )
 
 var configTemplate = template.Must(template.New("config").Parse(`# signerkit.toml — the config of ` + "`signerkit start`" + `.
@@ -120,14 +122,11 @@ func initHome(home, chain, protocol, key, validator string, height int64, stdout
 	if err := inprocess.WriteKeyFile(idPath, priv); err != nil {
 		return fmt.Errorf("signerkit init: %w", err)
 	}
-	f, err := os.OpenFile(cfgPath, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
-	if err != nil {
-		return fmt.Errorf("signerkit init: %w", err)
-	}
-	err = configTemplate.Execute(f, map[string]string{"StateDir": stateDir, "IdentityKey": idPath, "Chain": chain,
+	var cfg bytes.Buffer
+	err = configTemplate.Execute(&cfg, map[string]string{"StateDir": stateDir, "IdentityKey": idPath, "Chain": chain,
 		"Protocol": protocol, "Key": key, "Validator": validator})
-	if cerr := f.Close(); err == nil {
-		err = cerr
+	if err == nil {
+		err = atomicfile.CreateFile(cfgPath, cfg.Bytes(), atomicfile.Options{})
 	}
 	if err != nil {
 		return fmt.Errorf("signerkit init: %w", err)

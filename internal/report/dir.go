@@ -7,14 +7,16 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+
+	"github.com/signerkit/signerkit/internal/atomicfile"
 )
 
 // WriteDir writes report.md, latency-payload.svg and stages.svg into dir,
 // creating it, and threshold-latency.svg when the report has threshold rows
 // it plots; without them it removes a threshold-latency.svg an earlier run
 // left, which report.md would no longer describe. Each file is written
-// whole to a temporary name and renamed, so a failed run leaves the
-// previous report intact.
+// with atomicfile.WriteFile (mode 0644): whole to a temporary name, synced
+// and renamed, so a failed run leaves the previous report intact.
 func (r *Report) WriteDir(dir string) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("report: %w", err)
@@ -36,24 +38,8 @@ func (r *Report) WriteDir(dir string) error {
 		if err := f.write(&b); err != nil {
 			return fmt.Errorf("report: %s: %w", f.name, err)
 		}
-		tmp, err := os.CreateTemp(dir, "."+f.name+".*")
-		if err != nil {
-			return fmt.Errorf("report: %w", err)
-		}
-		_, werr := tmp.Write(b.Bytes())
-		cerr := tmp.Close()
-		if werr == nil {
-			werr = cerr
-		}
-		if werr == nil {
-			werr = os.Chmod(tmp.Name(), 0o644)
-		}
-		if werr == nil {
-			werr = os.Rename(tmp.Name(), filepath.Join(dir, f.name))
-		}
-		if werr != nil {
-			os.Remove(tmp.Name())
-			return fmt.Errorf("report: %s: %w", f.name, werr)
+		if err := atomicfile.WriteFile(filepath.Join(dir, f.name), b.Bytes(), atomicfile.Options{Perm: 0o644}); err != nil {
+			return fmt.Errorf("report: %s: %w", f.name, err)
 		}
 	}
 	if !r.hasThresholdChart() {
