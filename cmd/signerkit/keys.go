@@ -15,9 +15,7 @@ import (
 	"github.com/signerkit/signerkit/daemon"
 	"github.com/signerkit/signerkit/inprocess"
 	"github.com/signerkit/signerkit/keybase"
-	"github.com/signerkit/signerkit/pkcs11"
 	"github.com/signerkit/signerkit/signer"
-	"github.com/signerkit/signerkit/yubihsm"
 )
 
 // CometBFTAddress is a validator's address as CometBFT shows it: the first
@@ -145,53 +143,27 @@ func boundKeysShow(cfg *daemon.Config, stdout io.Writer) error {
 	return nil
 }
 
-// store is what keys list and import need of a backend's Store.
-type store interface {
-	signer.KeyLister
-	Close() error
-}
-
-func openStore(ctx context.Context, uri string) (store, error) {
-	switch daemon.Scheme(uri) {
-	case "keybase":
-		cfg, err := keybase.ParseURI(uri)
-		if err != nil {
-			// A store needs only its directory: keys list takes
-			// keybase:dir=… without a label.
-			u, uerr := signer.ParseURI(uri)
-			dir, ok := "", false
-			if uerr == nil {
-				dir, ok = u.Attr("dir")
-			}
-			if !ok || dir == "" {
-				return nil, err
-			}
-			cfg = keybase.Config{Dir: dir}
-		}
-		return keybase.OpenStore(ctx, cfg)
-	case "yubihsm":
-		cfg, err := yubihsm.ParseURI(uri)
-		if err != nil {
-			return nil, err
-		}
-		return yubihsm.OpenStore(ctx, cfg)
-	case "pkcs11":
-		cfg, err := pkcs11.ParseURI(uri)
-		if err != nil {
-			return nil, err
-		}
-		return pkcs11.OpenStore(ctx, cfg)
+// openStore opens the key store a URI names, through the stores the
+// backends register (signer.RegisterStore), with the key it names.
+func openStore(ctx context.Context, uri string) (signer.Store, signer.KeyRef, error) {
+	st, ref, err := signer.OpenStore(ctx, uri)
+	if err != nil {
+		return nil, ref, fmt.Errorf("signerkit keys: %s: %w", daemon.RedactURI(uri), err)
 	}
-	return nil, fmt.Errorf("signerkit keys: %s: a store URI is keybase:, yubihsm: or pkcs11:", daemon.RedactURI(uri))
+	return st, ref, nil
 }
 
 func keysList(ctx context.Context, uri string, stdout io.Writer) error {
-	st, err := openStore(ctx, uri)
+	st, _, err := openStore(ctx, uri)
 	if err != nil {
 		return err
 	}
 	defer st.Close()
-	infos, err := st.ListKeys(ctx)
+	lister, ok := st.(signer.KeyLister)
+	if !ok {
+		return fmt.Errorf("signerkit keys list: %s cannot list its keys", daemon.Scheme(uri))
+	}
+	infos, err := lister.ListKeys(ctx)
 	if err != nil {
 		return fmt.Errorf("signerkit keys list: %w", err)
 	}
@@ -220,18 +192,7 @@ func keysImport(ctx context.Context, from, to string, stdout io.Writer) error {
 		return fmt.Errorf("signerkit keys import: %s holds a %T; validators take Ed25519", from, priv)
 	}
 	defer clear(edPriv)
-	if daemon.Scheme(to) == "inprocess" {
-		cfg, err := inprocess.ParseURI(to)
-		if err != nil {
-			return err
-		}
-		if err := inprocess.WriteKeyFile(cfg.File, edPriv); err != nil {
-			return fmt.Errorf("signerkit keys import: %w", err)
-		}
-		keyLines(stdout, "imported to "+cfg.File, edPriv.Public())
-		return nil
-	}
-	st, err := openStore(ctx, to)
+	st, ref, err := openStore(ctx, to)
 	if err != nil {
 		return err
 	}
@@ -240,9 +201,9 @@ func keysImport(ctx context.Context, from, to string, stdout io.Writer) error {
 	if !ok {
 		return fmt.Errorf("signerkit keys import: %s cannot import keys", daemon.Scheme(to))
 	}
-	label := uriLabel(to)
+	label := ref.Label
 	if label == "" {
-		return fmt.Errorf("signerkit keys import: %s names no label (label=… or object=…)", daemon.RedactURI(to))
+		return fmt.Errorf("signerkit keys import: %s names no key (label=…, object=… or file=…)", daemon.RedactURI(to))
 	}
 	info, err := imp.ImportKey(ctx, edPriv, signer.Ed25519, label)
 	if err != nil {
@@ -250,26 +211,4 @@ func keysImport(ctx context.Context, from, to string, stdout io.Writer) error {
 	}
 	keyLines(stdout, fmt.Sprintf("imported to %s as %q", daemon.Scheme(to), info.Label), info.Public)
 	return nil
-}
-
-// uriLabel returns the key label a store URI names.
-func uriLabel(uri string) string {
-	switch daemon.Scheme(uri) {
-	case "keybase":
-		c, err := keybase.ParseURI(uri)
-		if err == nil {
-			return c.Key.Label
-		}
-	case "yubihsm":
-		c, err := yubihsm.ParseURI(uri)
-		if err == nil {
-			return c.Key.Label
-		}
-	case "pkcs11":
-		c, err := pkcs11.ParseURI(uri)
-		if err == nil {
-			return c.Key.Label
-		}
-	}
-	return ""
 }
