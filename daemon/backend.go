@@ -8,13 +8,13 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"math/rand/v2"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/signerkit/signerkit/internal/backoff"
 	"github.com/signerkit/signerkit/signer"
 )
 
@@ -245,17 +245,11 @@ func (b *backend) down(s signer.Signer, cause error) {
 
 func (b *backend) reopen() {
 	defer b.reopenDone.Done()
-	backoff := b.minBackoff
+	wait := backoff.Backoff{Min: b.minBackoff, Max: maxReopenBackoff, Jitter: 0.5}
 	for attempt := 1; ; attempt++ {
-		wait := backoff/2 + rand.N(backoff/2+1)
-		t := time.NewTimer(wait)
-		select {
-		case <-b.life.Done():
-			t.Stop()
+		if !wait.Sleep(b.life) {
 			return
-		case <-t.C:
 		}
-		backoff = min(2*backoff, maxReopenBackoff)
 		ctx, cancel := context.WithTimeout(b.life, openTimeout)
 		s, result, err := b.tryOpen(ctx)
 		cancel()
@@ -264,7 +258,7 @@ func (b *backend) reopen() {
 			if result == "wrong_key" {
 				b.log.Error("the reopened device has another key; not signing with it", "attempt", attempt)
 			} else {
-				b.log.Warn("backend reopen failed", "attempt", attempt, "result", result, "cause", Cause(err), "err", err, "next_in", backoff)
+				b.log.Warn("backend reopen failed", "attempt", attempt, "result", result, "cause", Cause(err), "err", err, "next_in", wait.Current())
 			}
 			continue
 		}

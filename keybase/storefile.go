@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/signerkit/signerkit/internal/atomicfile"
+	"github.com/signerkit/signerkit/internal/backoff"
 	"github.com/signerkit/signerkit/internal/flock"
 	"github.com/signerkit/signerkit/signer"
 )
@@ -258,7 +259,7 @@ func (s *Store) lock(ctx context.Context) (unlock func(), err error) {
 		}
 		return nil, fmt.Errorf("keybase: lock file: %w", err)
 	}
-	wait := time.Millisecond
+	wait := backoff.Backoff{Min: time.Millisecond, Max: 50 * time.Millisecond}
 	for {
 		err := flock.TryLock(f)
 		if err == nil {
@@ -269,16 +270,11 @@ func (s *Store) lock(ctx context.Context) (unlock func(), err error) {
 			<-s.sema
 			return nil, fmt.Errorf("keybase: lock file: %w", err)
 		}
-		t := time.NewTimer(wait)
-		select {
-		case <-t.C:
-		case <-ctx.Done():
-			t.Stop()
+		if !wait.Sleep(ctx) {
 			f.Close()
 			<-s.sema
 			return nil, fmt.Errorf("keybase: waiting for another process's lock on the store: %w", ctx.Err())
 		}
-		wait = min(2*wait, 50*time.Millisecond)
 	}
 	return func() {
 		flock.Unlock(f)

@@ -12,6 +12,7 @@ import (
 
 	p11 "github.com/miekg/pkcs11"
 
+	"github.com/signerkit/signerkit/internal/backoff"
 	"github.com/signerkit/signerkit/signer"
 )
 
@@ -323,6 +324,7 @@ const maxBackoff = 50 * time.Millisecond
 // logins count as session time; op times what it does itself.
 func (p *pool) do(ctx context.Context, st *opStats, op func(p11.SessionHandle) error) error {
 	general := 0
+	wait := backoff.Backoff{Min: time.Millisecond, Max: maxBackoff}
 	for retries := 0; ; retries++ {
 		var retry bool
 		var err error
@@ -338,7 +340,7 @@ func (p *pool) do(ctx context.Context, st *opStats, op func(p11.SessionHandle) e
 			general++
 			retry = general < maxGeneralErrors
 		}
-		if !retry || !pause(ctx, retries) {
+		if !retry || !pause(ctx, retries, &wait) {
 			return err
 		}
 		st.retries++
@@ -347,26 +349,16 @@ func (p *pool) do(ctx context.Context, st *opStats, op func(p11.SessionHandle) e
 
 // pause waits before retry number n+1 and reports whether to make it: not
 // when ctx ended, nor after maxRetriesNoDeadline when ctx has no deadline.
-func pause(ctx context.Context, n int) bool {
+// The first retry is immediate; later ones wait wait.Next() (1 ms,
+// doubling up to maxBackoff).
+func pause(ctx context.Context, n int, wait *backoff.Backoff) bool {
 	if ctx.Err() != nil {
 		return false
 	}
 	if _, ok := ctx.Deadline(); !ok && n >= maxRetriesNoDeadline {
 		return false
 	}
-	if n == 0 {
-		return true
-	}
-	d := time.Millisecond << min(n-1, 6)
-	d = min(d, maxBackoff)
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return true
-	case <-ctx.Done():
-		return false
-	}
+	return n == 0 || wait.Sleep(ctx)
 }
 
 // retryError is an error an operation returns to have the pool retry it:

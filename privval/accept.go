@@ -6,6 +6,8 @@ import (
 	"net"
 	"syscall"
 	"time"
+
+	"github.com/signerkit/signerkit/internal/backoff"
 )
 
 // Bounds of the wait after a temporary Accept error: 5 ms, doubling with
@@ -47,10 +49,11 @@ func OutOfDescriptors(err error) bool {
 	return errors.Is(err, syscall.EMFILE) || errors.Is(err, syscall.ENFILE)
 }
 
-// acceptBackoff is the wait after one more temporary Accept error in a
-// row, the last wait being last (zero after a success).
-func acceptBackoff(last time.Duration) time.Duration {
-	return min(max(2*last, MinAcceptBackoff), MaxAcceptBackoff)
+// acceptBackoff returns the waits after temporary Accept errors in a row:
+// MinAcceptBackoff, doubling up to MaxAcceptBackoff, without jitter (the
+// listener is local); Reset after a success.
+func acceptBackoff() backoff.Backoff {
+	return backoff.Backoff{Min: MinAcceptBackoff, Max: MaxAcceptBackoff}
 }
 
 // sleepCtx waits d, or less when ctx ends or stop is closed.

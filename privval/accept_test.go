@@ -103,9 +103,10 @@ func TestServeOutlivesTemporaryAcceptErrors(t *testing.T) {
 // TestServeAcceptBackoffBounded: the wait doubles up to 1 s and no
 // further, and a permanent error still ends Serve.
 func TestServeAcceptBackoffBounded(t *testing.T) {
+	wait := acceptBackoff()
 	var last time.Duration
 	for range 20 {
-		last = acceptBackoff(last)
+		last = wait.Next()
 	}
 	if last != MaxAcceptBackoff {
 		t.Fatalf("backoff after 20 errors %v, want %v", last, MaxAcceptBackoff)

@@ -6,11 +6,11 @@ import (
 	"crypto/ed25519"
 	"errors"
 	"fmt"
-	"math/rand/v2"
 	"net"
 	"time"
 
 	"github.com/signerkit/signerkit/guard"
+	"github.com/signerkit/signerkit/internal/backoff"
 	"github.com/signerkit/signerkit/signbytes"
 	"github.com/signerkit/signerkit/signer"
 )
@@ -157,7 +157,7 @@ func (e *Endpoint) Run(ctx context.Context) error {
 		return err
 	}
 	defer e.drain.leave()
-	backoff := e.cfg.MinBackoff
+	wait := backoff.Backoff{Min: e.cfg.MinBackoff, Max: e.cfg.MaxBackoff, Jitter: 0.5}
 	for {
 		if err := ctx.Err(); err != nil {
 			return err
@@ -174,20 +174,10 @@ func (e *Endpoint) Run(ctx context.Context) error {
 		}
 		e.disconnected(err)
 		if served {
-			backoff = e.cfg.MinBackoff
+			wait.Reset()
 		}
-		wait := backoff/2 + rand.N(backoff/2+1)
-		t := time.NewTimer(wait)
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return ctx.Err()
-		case <-e.drain.stopping:
-			t.Stop()
-			return ErrShutdown
-		case <-t.C:
-		}
-		backoff = min(2*backoff, e.cfg.MaxBackoff)
+		// The loop's top returns when ctx ended or Shutdown began.
+		sleepCtx(ctx, e.drain.stopping, wait.Next())
 	}
 }
 

@@ -240,7 +240,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	}()
 	var wg sync.WaitGroup
 	defer wg.Wait()
-	var delay time.Duration
+	wait := acceptBackoff()
 	for {
 		conn, err := ln.Accept()
 		if err != nil {
@@ -254,17 +254,17 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 				_ = ln.Close()
 				return fmt.Errorf("privval: accept: %w", err)
 			}
-			delay = acceptBackoff(delay)
 			if OutOfDescriptors(err) && s.cfg.Shed != nil && s.cfg.Shed() {
-				delay = MinAcceptBackoff
+				wait.Reset()
 			}
+			delay := wait.Next()
 			if s.cfg.OnAcceptError != nil {
 				s.cfg.OnAcceptError(err, delay)
 			}
 			sleepCtx(ctx, s.drain.stopping, delay)
 			continue
 		}
-		delay = 0
+		wait.Reset()
 		if s.cfg.Admit != nil {
 			if conn = s.cfg.Admit(conn); conn == nil {
 				continue

@@ -15,6 +15,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/signerkit/signerkit/internal/backoff"
 	"github.com/signerkit/signerkit/signer"
 	"github.com/signerkit/signerkit/threshold/frost"
 )
@@ -335,7 +336,8 @@ func dialPeer(ctx context.Context, cfg DKGConfig, dial func(context.Context, str
 		return err
 	}
 	conf.ServerName = p.name
-	for backoff := 10 * time.Millisecond; ; backoff = min(2*backoff, time.Second) {
+	wait := backoff.Backoff{Min: 10 * time.Millisecond, Max: time.Second}
+	for {
 		raw, err := dial(ctx, "tcp", p.Addr)
 		if err == nil {
 			c := tls.Client(raw, conf)
@@ -352,9 +354,7 @@ func dialPeer(ctx context.Context, cfg DKGConfig, dial func(context.Context, str
 				return fmt.Errorf("threshold: DKG: participant %d: %w", p.ID, err)
 			}
 		}
-		select {
-		case <-time.After(backoff):
-		case <-ctx.Done():
+		if !wait.Sleep(ctx) {
 			return fmt.Errorf("threshold: DKG: dialing participant %d: %w", p.ID, ctx.Err())
 		}
 	}

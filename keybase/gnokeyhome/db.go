@@ -14,6 +14,7 @@ import (
 	lerrors "github.com/syndtr/goleveldb/leveldb/errors"
 	"github.com/syndtr/goleveldb/leveldb/opt"
 
+	"github.com/signerkit/signerkit/internal/backoff"
 	"github.com/signerkit/signerkit/signer"
 )
 
@@ -110,7 +111,7 @@ func openDB(ctx context.Context, home string, wait time.Duration) (db *leveldb.D
 		return db, true, nil
 	}
 	start := time.Now()
-	pause := time.Millisecond
+	pause := backoff.Backoff{Min: time.Millisecond, Max: maxLockMS * time.Millisecond}
 	for {
 		if err := ctx.Err(); err != nil {
 			return nil, false, fmt.Errorf("gnokeyhome: %w", err)
@@ -129,21 +130,15 @@ func openDB(ctx context.Context, home string, wait time.Duration) (db *leveldb.D
 		if waited >= wait {
 			return nil, false, &LockedError{Path: path, Waited: waited}
 		}
-		t := time.NewTimer(min(pause, wait-waited))
-		select {
-		case <-t.C:
-		case <-ctx.Done():
-			t.Stop()
-		}
+		backoff.Sleep(ctx, min(pause.Next(), wait-waited))
 		// A context done during the pause ends the wait, whichever of the
-		// two the select saw first: when both were ready (a deadline that
+		// two the sleep saw first: when both were ready (a deadline that
 		// fell with the pause's end, or a late wakeup), it may have taken
 		// the timer, and the wait must still end with a *LockedError, not
 		// with the bare context error of the check before the first try.
 		if err := ctx.Err(); err != nil {
 			return nil, false, &LockedError{Path: path, Waited: time.Since(start), Err: err}
 		}
-		pause = min(2*pause, maxLockMS*time.Millisecond)
 	}
 }
 
