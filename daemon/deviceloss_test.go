@@ -234,9 +234,9 @@ func TestDeviceLossRealSimulators(t *testing.T) {
 			p := startSimProcess(t, simBin(t, "yubihsmsim"), "-seed", hex.EncodeToString(seed), "-key-id", "64", "-label", "validator")
 			return p, "yubihsm:connector=http://" + p.addr + ";auth-key=1;label=validator?pin-value=password&request-timeout=2s"
 		}},
-		{"ledgersim", "ledger", func(t *testing.T) (*simProcess, string) {
+		{"ledgersim", "ledgersim", func(t *testing.T) (*simProcess, string) {
 			p := startSimProcess(t, simBin(t, "ledgersim"), "-seed", hex.EncodeToString(seed), "-time", "accounted")
-			return p, "ledger:speculos=" + p.addr + "?simulator=true"
+			return p, "ledgersim:speculos=" + p.addr
 		}},
 	} {
 		t.Run(c.name, func(t *testing.T) {

@@ -1,9 +1,9 @@
 package ledger_test
 
 import (
-	"os/exec"
-	"strings"
 	"testing"
+
+	"github.com/signerkit/signerkit/internal/proctest"
 )
 
 // Importing ledger or ledgersim must not link zondax/ledger-go, nor the
@@ -11,28 +11,23 @@ import (
 // ledgergo alone. Measured by go list, as a build would see it.
 func TestNoLedgerGoDependency(t *testing.T) {
 	t.Parallel()
-	if testing.Short() {
-		t.Skip("runs go list")
-	}
-	goTool, err := exec.LookPath("go")
-	if err != nil {
-		t.Skip("no go command on PATH")
-	}
 	for _, pkg := range []string{"github.com/signerkit/signerkit/ledger", "github.com/signerkit/signerkit/ledger/ledgersim"} {
-		out, err := exec.Command(goTool, "list", "-deps", "-f", "{{if not .Standard}}{{.ImportPath}}{{end}}", pkg).CombinedOutput()
-		if err != nil {
-			t.Fatalf("go list %s: %v\n%s", pkg, err, out)
-		}
-		deps := strings.Fields(string(out))
-		if len(deps) == 0 {
-			t.Fatalf("go list %s listed nothing", pkg)
-		}
-		for _, dep := range deps {
-			for _, banned := range []string{"github.com/zondax/ledger-go", "google.golang.org/grpc", "google.golang.org/protobuf", "go.uber.org/zap", "github.com/golang/protobuf"} {
-				if dep == banned || strings.HasPrefix(dep, banned+"/") {
-					t.Errorf("%s depends on %s", pkg, dep)
-				}
-			}
-		}
+		proctest.LinksNone(t, pkg, "github.com/zondax/ledger-go", "google.golang.org/grpc", "google.golang.org/protobuf", "go.uber.org/zap", "github.com/golang/protobuf")
 	}
+}
+
+// A program that imports ledger links no simulator code: the simulator,
+// its time plumbing and its Speculos client (ledgersim.SpeculosDialer,
+// with the extension frames of ledger/internal/specext) live in
+// ledger/ledgersim, which plugs in through Config.Dial. Nor does it link
+// a test package.
+func TestNoSimulatorDependency(t *testing.T) {
+	t.Parallel()
+	proctest.LinksNone(t, "github.com/signerkit/signerkit/ledger",
+		"github.com/signerkit/signerkit/ledger/ledgersim",
+		"github.com/signerkit/signerkit/ledger/internal/specext",
+		"github.com/signerkit/signerkit/yubihsm/yubihsmsim",
+		"github.com/signerkit/signerkit/internal/simtime",
+		"net/http/httptest",
+		"testing")
 }

@@ -28,10 +28,9 @@
 //	ledger:                                   the first Ledger over USB HID
 //	ledger:hid=/dev/hidraw3?chunk-size=32     the Ledger at this HID path
 //	ledger:speculos=127.0.0.1:9999            Speculos's APDU server
-//	ledger:speculos=127.0.0.1:9999?simulator=true   ledgersim's (cmd/ledgersim)
 //
-// with chunk-size (1–250), min-version (x.y.z), sign-timeout and, for
-// ledgersim only, simulator as options; ParseURI lists them. The device
+// with chunk-size (1–250), min-version (x.y.z) and sign-timeout as
+// options; ParseURI lists them. The device
 // needs no secret: its owner unlocks it with the PIN on the device.
 //
 // # The validator app
@@ -70,12 +69,8 @@
 //     context does. It needs cgo; a pure-Go build's HIDDialer returns an
 //     error wrapping signer.ErrUnsupported.
 //   - SpeculosDialer: Speculos's raw APDU TCP server (docs/protocols.md A.10).
-//   - SpeculosSimulatorDialer: ledgersim's Speculos face, with signerkit's
-//     extension frames, through which the simulator learns the caller's
-//     deadline and sends back each exchange's modeled time (a
-//     *DeadlineError when, in accounted mode, the deadline fell within it).
-//     Never for a real Speculos.
-//   - any HIDDevice through NewHIDTransport, and ledgersim's faces.
+//   - any HIDDevice through NewHIDTransport, and ledgersim's faces and its
+//     SpeculosDialer (below).
 //   - package ledgergo: zondax/ledger-go's own LedgerDeviceHID, for users
 //     who want the upstream transport and to measure its stall. It lives
 //     in its own package so that this one does not link ledger-go and the
@@ -113,7 +108,18 @@
 // stage; HIDTransport counts hid-reports and bytes. Against ledgersim the
 // device's modeled wire, confirm and device time — and, for the ledger-go
 // model, the stall — reach the caller's signer.Trace as modeled stages
-// (through ledgersim's Speculos face, with SpeculosSimulatorDialer only).
+// (through ledgersim's Speculos face, with ledgersim.SpeculosDialer only).
+//
+// # Simulators
+//
+// The simulator in ledger/ledgersim plugs in at Config.Dial, the seam any
+// caller has: its in-process faces, and its SpeculosDialer for its
+// Speculos face (cmd/ledgersim), which passes the caller's deadline on and
+// reports the simulator's modeled time. A simulator in accounted time
+// fails an exchange that would run past the deadline with a
+// *DeadlineError. Importing ledgersim registers the ledgersim: URI scheme.
+// This package sends Speculos nothing but its own protocol, and a program
+// that imports it alone links no simulator code.
 //
 // # Upstream defects worked around
 //

@@ -5,10 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"testing"
-	"time"
 
-	"github.com/signerkit/signerkit/internal/simtime"
-	"github.com/signerkit/signerkit/ledger/internal/specext"
 	"github.com/signerkit/signerkit/signer"
 )
 
@@ -110,58 +107,6 @@ func FuzzHIDDeframer(f *testing.F) {
 					t.Fatalf("reframed %x does not deframe to itself", d.buf)
 				}
 				return
-			}
-		}
-	})
-}
-
-// FuzzSpeculosReply reads arbitrary bytes as a Speculos reply.
-func FuzzSpeculosReply(f *testing.F) {
-	f.Add([]byte{0, 0, 0, 0, 0x90, 0x00})
-	f.Add(append([]byte{0, 0, 0, 64}, make([]byte, 66)...))
-	f.Add([]byte{0, 0, 0, 1, 7, 0x69, 0x84})
-	f.Add([]byte{0xff, 0xff, 0xff, 0xff})
-	f.Add([]byte{0, 0, 0, 5, 1})
-	// With signerkit's extension frames (ledger/internal/specext), which
-	// only a simulator client reads.
-	stages := []signer.StageInfo{
-		{Stage: signer.StageWire, Duration: 3 * time.Millisecond, Source: signer.Modeled, Profile: "nanosplus"},
-		{Stage: signer.StageDevice, Duration: 526 * time.Millisecond, Source: signer.Modeled, Profile: "nanosplus"},
-	}
-	f.Add(append(specext.AppendReply(nil, false, 0, stages), 0, 0, 0, 0, 0x90, 0x00))
-	f.Add(specext.AppendReply(nil, true, 529*time.Millisecond, stages[:1]))
-	f.Fuzz(func(t *testing.T, b []byte) {
-		resp, ext, err := readSpeculosReply(bytes.NewReader(b), false)
-		if ext != nil {
-			t.Fatalf("a standard client read an extension frame from %x", b)
-		}
-		if err != nil {
-			if len(b) >= 4 && binary.BigEndian.Uint32(b) > maxSpeculosReply && !errors.Is(err, signer.ErrProtocol) {
-				t.Fatalf("oversized reply: %v, want ErrProtocol", err)
-			}
-		} else {
-			n := int(binary.BigEndian.Uint32(b))
-			if len(resp) != n+2 || !bytes.Equal(resp, b[4:4+n+2]) {
-				t.Fatalf("reply %x from %x", resp, b)
-			}
-		}
-
-		resp, ext, err = readSpeculosReply(bytes.NewReader(b), true)
-		switch {
-		case err != nil:
-			return
-		case ext != nil && ext.Exceeded:
-			if resp != nil {
-				t.Fatalf("a reply with a deadline frame, from %x", b)
-			}
-		case len(resp) < 2:
-			t.Fatalf("reply %x from %x", resp, b)
-		}
-		if ext != nil {
-			for _, s := range ext.Stages {
-				if s.Source != signer.Modeled || s.Duration < 0 || s.Duration > simtime.MaxStageDuration {
-					t.Fatalf("stage %+v from %x", s, b)
-				}
 			}
 		}
 	})

@@ -17,7 +17,8 @@ type Transport interface {
 	// arrives or ctx ends, whichever is first; errors wrap
 	// signer.ErrDisconnected (the device went away), signer.ErrProtocol (a
 	// reply that does not follow the framing), signer.ErrClosed, or ctx's
-	// error. A status word other than 0x9000 is not an error here.
+	// error, or are a *DeadlineError (a device modeled past ctx's
+	// deadline). A status word other than 0x9000 is not an error here.
 	Exchange(ctx context.Context, apdu []byte) ([]byte, error)
 	// Close releases the device. An Exchange in flight returns an error
 	// wrapping signer.ErrClosed. Close is idempotent.

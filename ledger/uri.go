@@ -17,7 +17,6 @@ const (
 	attrChunkSize   = "chunk-size"
 	attrMinVersion  = "min-version"
 	attrSignTimeout = "sign-timeout"
-	attrSimulator   = "simulator"
 )
 
 func init() {
@@ -50,11 +49,6 @@ func openURI(ctx context.Context, uri string, _ signer.Secret) (signer.Signer, e
 //	chunk-size=<1–250>     Config.ChunkSize
 //	min-version=<x.y.z>    Config.MinVersion
 //	sign-timeout=<30s>     Config.SignTimeout, a positive duration
-//	simulator=true         with speculos: the server is ledgersim's
-//	                       (cmd/ledgersim), which is then told the
-//	                       caller's deadline and sends back modeled time
-//	                       (SpeculosSimulatorDialer); never for a real
-//	                       Speculos
 //
 // hid and speculos exclude each other; with neither, the URI means the
 // first Ledger found over USB HID, so "ledger:" alone is the usual
@@ -63,7 +57,6 @@ func openURI(ctx context.Context, uri string, _ signer.Secret) (signer.Signer, e
 //	ledger:
 //	ledger:hid=/dev/hidraw3?chunk-size=32
 //	ledger:speculos=127.0.0.1:9999?min-version=0.9.1
-//	ledger:speculos=127.0.0.1:9999?simulator=true
 //
 // The device needs no secret, so pin-source and pin-value are refused as
 // unknown attributes. Errors are *signer.URIError values, which name the
@@ -76,7 +69,7 @@ func ParseURI(uri string) (Config, error) {
 	if u.Scheme != "ledger" {
 		return Config{}, &signer.URIError{Scheme: u.Scheme, Problem: "not a ledger: URI"}
 	}
-	if err := u.Allow([]string{attrHID, attrSpeculos}, []string{attrChunkSize, attrMinVersion, attrSignTimeout, attrSimulator}); err != nil {
+	if err := u.Allow([]string{attrHID, attrSpeculos}, []string{attrChunkSize, attrMinVersion, attrSignTimeout}); err != nil {
 		return Config{}, err
 	}
 	var cfg Config
@@ -95,16 +88,6 @@ func ParseURI(uri string) (Config, error) {
 			return Config{}, u.Errorf(attrSpeculos, "%q is not host:port", truncate(addr))
 		}
 		cfg.Dial = SpeculosDialer(addr)
-	}
-	if v, ok := u.Attr(attrSimulator); ok {
-		switch {
-		case !hasSpeculos:
-			return Config{}, u.Errorf(attrSimulator, "only goes with speculos: the simulator's Speculos face")
-		case v == "true":
-			cfg.Dial = SpeculosSimulatorDialer(addr)
-		case v != "false":
-			return Config{}, u.Errorf(attrSimulator, "%q is not true or false", truncate(v))
-		}
 	}
 	n, ok, err := u.Uint(attrChunkSize, MaxChunkSize)
 	switch {

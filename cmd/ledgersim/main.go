@@ -24,9 +24,9 @@
 //	                unless SIGNERKIT_SIM=realtime. Through a TCP port no modeled
 //	                time reaches a standard Speculos client, so only realtime
 //	                shows it; signerkit's ledger client pointed here with
-//	                ledger:speculos=HOST:PORT?simulator=true gets the modeled
-//	                time in its trace, and in accounted mode its deadline is
-//	                honoured in modeled time
+//	                ledgersim.SpeculosDialer (a ledgersim:speculos=HOST:PORT
+//	                URI) gets the modeled time in its trace, and in
+//	                accounted mode its deadline is honoured in modeled time
 //	-seed           hex Ed25519 seed (32 bytes) of the app's key; default random
 //	-confirm        accept (default) or reject: what the user answers to the
 //	                first sign after the app starts

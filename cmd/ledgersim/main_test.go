@@ -64,14 +64,14 @@ func TestSignThroughProcess(t *testing.T) {
 	proctest.Stop(t, cmd)
 }
 
-// TestDeadlineThroughProcess: pointed at the process with
-// ?simulator=true, a sign under 300 ms of the Nano S Plus's 526 modeled
-// ms fails with context.DeadlineExceeded, having accounted up to the
+// TestDeadlineThroughProcess: pointed at the process by a ledgersim: URI
+// (ledgersim.SpeculosDialer), a sign under 300 ms of the Nano S Plus's
+// 526 modeled ms fails with context.DeadlineExceeded, having accounted up to the
 // deadline in the caller's trace, and under a minute it signs.
 func TestDeadlineThroughProcess(t *testing.T) {
 	t.Parallel()
 	cmd, addr := start(t, "-addr", "127.0.0.1:0", "-time", "accounted", "-seed", hex.EncodeToString(seed))
-	s, err := signer.Open(context.Background(), "ledger:speculos="+addr+"?simulator=true")
+	s, err := signer.Open(context.Background(), "ledgersim:speculos="+addr)
 	if err != nil {
 		t.Fatalf("Open: %v", err)
 	}

@@ -66,7 +66,7 @@ func startLedgerKey(t *testing.T) (addr string, pub ed25519.PublicKey) {
 func TestCommandsBesideRunningDaemon(t *testing.T) {
 	addr, pub := startLedgerKey(t)
 	ln := listener(t, "unix")
-	_, cfgPath := setup(t, "cometbft-v0.34", "ledger:speculos="+addr+"?simulator=true", "unix://"+ln.Address(), "")
+	_, cfgPath := setup(t, "cometbft-v0.34", "ledgersim:speculos="+addr, "unix://"+ln.Address(), "")
 	p := startProc(t, "start", "-config", cfgPath)
 	c := accept(t, ln)
 	defer c.Close()

@@ -21,7 +21,7 @@ func speculosSim(t *testing.T, dev *ledgersim.Device) ledger.Dialer {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { srv.Close() })
-	return ledger.SpeculosSimulatorDialer(srv.Addr())
+	return ledgersim.SpeculosDialer(srv.Addr())
 }
 
 // The deadline tests model a sign far longer than the real time a test
@@ -45,7 +45,7 @@ func slowDevice() *ledgersim.Device {
 // accounted its modeled time up to the deadline; with enough time it
 // signs. On the Speculos face the deadline goes to the simulator, and the
 // modeled time comes back, in signerkit's extension frames
-// (ledger.SpeculosSimulatorDialer).
+// (ledgersim.SpeculosDialer).
 func TestAccountedDeadline(t *testing.T) {
 	faces := []struct {
 		name string

@@ -61,10 +61,9 @@
 // realtime (or Config.Time) the device also sleeps it, within the
 // caller's context. The APDU face models the wire as if over HID. The
 // Speculos face reaches the caller's trace only through signerkit's own
-// extension of Speculos's protocol, which a client speaks when told it
-// talks to this simulator (ledger.SpeculosSimulatorDialer, or a
-// ledger:speculos=…?simulator=true URI): the modeled stages of each
-// exchange then come back to the caller's trace. To any other client it
+// extension of Speculos's protocol, which this package's SpeculosDialer
+// speaks: the modeled stages of each exchange then come back to the
+// caller's trace. To any other client (ledger.SpeculosDialer included) it
 // is plain Speculos, reports nothing, and only sleeps in realtime mode.
 //
 // Accounted time still honours the caller's deadline, on the APDU and HID
@@ -80,6 +79,18 @@
 // its reply, the modeled time up to the deadline, and the client fails
 // with a *ledger.DeadlineError (context.DeadlineExceeded). A standard
 // Speculos client sends no deadline and gets its reply at once.
+//
+// # Plugging into package ledger
+//
+// Package ledger speaks only the device's protocols. Every face plugs in
+// at ledger.Config.Dial: Device.Dialer and Device.HIDDialer in process,
+// and SpeculosDialer for the Speculos face of a Device served elsewhere
+// (cmd/ledgersim). Importing this package also registers the URI scheme
+// ledgersim with signer.Open, for programs that open keys by URI, such as
+// a daemon's tests: a ledgersim: URI is a ledger: URI that names the
+// Speculos face, opened through SpeculosDialer (ParseURI):
+//
+//	ledgersim:speculos=127.0.0.1:9999
 //
 // # Faults
 //

@@ -27,7 +27,7 @@ const maxSpeculosCommand = 260
 // old one. A TCP byte stream has no side channel for the caller's trace
 // or deadline, so to a standard client this face reports no modeled
 // stages and, in realtime mode, sleeps them before replying. A client
-// that sends signerkit's extension frames (ledger.SpeculosSimulatorDialer;
+// that sends signerkit's extension frames (SpeculosDialer;
 // the format is in ledger/internal/specext, a length with its top bit set
 // that no Speculos client sends) gets each exchange's modeled stages
 // back, and in accounted mode its deadline honoured in modeled time (see

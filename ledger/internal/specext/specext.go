@@ -1,14 +1,15 @@
 // Package specext is signerkit's extension of Speculos's APDU protocol,
-// spoken only between package ledger configured for a simulator
-// (ledger.SpeculosSimulatorDialer, ledger:speculos=…?simulator=true) and
-// ledgersim's Speculos face. It carries what a TCP byte stream otherwise
-// cannot: the caller's deadline to the simulator, and the modeled time of
-// each exchange back to the caller's trace.
+// spoken only between ledgersim's client (ledgersim.SpeculosDialer, the
+// ledgersim: URI scheme) and ledgersim's Speculos face; package ledger
+// never links it. It carries what a TCP byte stream otherwise cannot: the
+// caller's deadline to the simulator, and the modeled time of each
+// exchange back to the caller's trace.
 //
 // Speculos frames each message as a 4-byte big-endian length and the
 // bytes (docs/protocols.md A.10); an APDU is at most 260 bytes. An
-// extension frame sets the length's top bit (Flag), a length no Speculos
-// client or server ever sends, so the two can never be confused:
+// extension frame sets the length's top bit (Flag, which is
+// ledger/internal/speculos's ExtensionFlag), a length no Speculos client
+// or server ever sends, so the two can never be confused:
 //
 //	client → sim, before an APDU:  Flag|9,  KindTimeLeft, i64be(ns left; -1: no deadline)
 //	sim → client, before its reply: Flag|n, KindModeled,  i64be(0), stages
@@ -28,11 +29,12 @@ import (
 	"time"
 
 	"github.com/signerkit/signerkit/internal/simtime"
+	"github.com/signerkit/signerkit/ledger/internal/speculos"
 	"github.com/signerkit/signerkit/signer"
 )
 
 // Flag marks an extension frame's length.
-const Flag = 1 << 31
+const Flag = speculos.ExtensionFlag
 
 // The kinds of extension frame.
 const (

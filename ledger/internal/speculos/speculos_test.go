@@ -1,13 +1,17 @@
-package ledger
+package speculos
 
 import (
+	"bytes"
 	"context"
 	"encoding/binary"
+	"errors"
 	"io"
 	"net"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/signerkit/signerkit/signer"
 )
 
 // raceConn forces the interleaving in which the deadline that a cancelled
@@ -89,9 +93,9 @@ func TestSpeculosCancelledExchangeLeavesNoDeadline(t *testing.T) {
 			cancel1()
 		}
 	}
-	tr := &SpeculosTransport{conn: rc, closed: make(chan struct{})}
+	tr := New(rc, nil)
 	defer tr.Close()
-	apdu := []byte{CLA, INSGetVersion, 0, 0, 0}
+	apdu := []byte{0xe0, 0x00, 0, 0, 0} // GET_VERSION
 	if _, err := tr.Exchange(ctx1, apdu); err != nil {
 		t.Fatalf("first exchange: %v", err)
 	}
@@ -101,4 +105,31 @@ func TestSpeculosCancelledExchangeLeavesNoDeadline(t *testing.T) {
 	if resp, err := tr.Exchange(ctx2, apdu); err != nil {
 		t.Fatalf("the exchange after a cancelled one failed: %x, %v", resp, err)
 	}
+}
+
+// FuzzReadReply reads arbitrary bytes as a Speculos reply, as a standard
+// client does (ledgersim's FuzzSpeculosReply reads them as its client
+// does, with the simulator's extension frames).
+func FuzzReadReply(f *testing.F) {
+	f.Add([]byte{0, 0, 0, 0, 0x90, 0x00})
+	f.Add(append([]byte{0, 0, 0, 64}, make([]byte, 66)...))
+	f.Add([]byte{0, 0, 0, 1, 7, 0x69, 0x84})
+	f.Add([]byte{0xff, 0xff, 0xff, 0xff})
+	f.Add([]byte{0, 0, 0, 5, 1})
+	f.Fuzz(func(t *testing.T, b []byte) {
+		resp, answer, err := ReadReply(context.Background(), bytes.NewReader(b), nil)
+		if answer != nil {
+			t.Fatalf("a standard client read an answer from %x", b)
+		}
+		if err != nil {
+			if len(b) >= 4 && binary.BigEndian.Uint32(b) > MaxReply && !errors.Is(err, signer.ErrProtocol) {
+				t.Fatalf("oversized reply: %v, want ErrProtocol", err)
+			}
+			return
+		}
+		n := int(binary.BigEndian.Uint32(b))
+		if len(resp) != n+2 || !bytes.Equal(resp, b[4:4+n+2]) {
+			t.Fatalf("reply %x from %x", resp, b)
+		}
+	})
 }
