@@ -7,7 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/signerkit/signerkit/internal/tm2"
 	"github.com/signerkit/signerkit/signer"
 )
 
@@ -15,8 +14,9 @@ import (
 // signer.ErrInvalidMessage, and that whatever it accepts is rebuilt byte
 // for byte in each dialect it reports, before and after a timestamp change.
 func FuzzParse(f *testing.F) {
-	for _, k := range tm2.Kinds() {
-		f.Add(tm2.Message(k, 1, tm2.SampleChainID))
+	for _, r := range referenceMessages(1) {
+		r.m.Format = TM2
+		f.Add(mustBytes(f, r.m))
 	}
 	r := rand.New(rand.NewPCG(3, 4))
 	for range 32 {

@@ -10,7 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/signerkit/signerkit/internal/tm2"
 	"github.com/signerkit/signerkit/signer"
 )
 
@@ -29,36 +28,49 @@ func mustBytes(t testing.TB, m Message) []byte {
 	return b
 }
 
-// The module's internal tm2 builder, whose sizes match the Ledger
-// validator app's reference messages, and this package agree.
-func TestAgreesWithInternalTM2(t *testing.T) {
-	want := map[tm2.Kind]Message{
-		tm2.KindPrevote:   {Phase: Prevote, Height: 7, BlockID: sampleID(), Timestamp: sampleTime, ChainID: tm2.SampleChainID},
-		tm2.KindPrecommit: {Phase: Precommit, Height: 7, Round: 1, BlockID: sampleID(), Timestamp: sampleTime, ChainID: tm2.SampleChainID},
-		tm2.KindProposal:  {Phase: Proposal, Height: 7, Round: 1, POLRound: -1, BlockID: sampleID(), Timestamp: sampleTime, ChainID: tm2.SampleChainID},
-		tm2.KindNilVote:   {Phase: Prevote, Height: 7, Timestamp: sampleTime, ChainID: tm2.SampleChainID},
+// referenceMessages are the four messages whose sizes on chain "test11"
+// docs/protocols.md A.5 gives (the Ledger validator app's reference
+// messages; package signbytestest hands them out).
+func referenceMessages(h int64) []struct {
+	name string
+	m    Message
+	size int
+} {
+	return []struct {
+		name string
+		m    Message
+		size int
+	}{
+		{"prevote", Message{Phase: Prevote, Height: h, BlockID: sampleID(), Timestamp: sampleTime, ChainID: "test11"}, 108},
+		{"precommit", Message{Phase: Precommit, Height: h, Round: 1, BlockID: sampleID(), Timestamp: sampleTime, ChainID: "test11"}, 117},
+		{"proposal", Message{Phase: Proposal, Height: h, Round: 1, POLRound: -1, BlockID: sampleID(), Timestamp: sampleTime, ChainID: "test11"}, 128},
+		{"nil-vote", Message{Phase: Prevote, Height: h, Timestamp: sampleTime, ChainID: "test11"}, 34},
 	}
-	sizes := map[tm2.Kind]int{tm2.KindPrevote: 108, tm2.KindPrecommit: 117, tm2.KindProposal: 128, tm2.KindNilVote: 34}
-	for _, k := range tm2.Kinds() {
-		b := tm2.Message(k, 7, tm2.SampleChainID)
-		if len(b) != sizes[k] {
-			t.Fatalf("%v: %d bytes, want %d", k, len(b), sizes[k])
+}
+
+// The reference messages have their reference sizes in the TM2 dialect,
+// and parse back, in both dialects, to what they were built from.
+func TestReferenceMessages(t *testing.T) {
+	for _, r := range referenceMessages(7) {
+		w := r.m
+		w.Format = TM2
+		b := mustBytes(t, w)
+		if len(b) != r.size {
+			t.Fatalf("%s: %d bytes, want %d", r.name, len(b), r.size)
 		}
 		m, err := ParseTM2(b)
 		if err != nil {
-			t.Fatalf("%v: %v", k, err)
+			t.Fatalf("%s: %v", r.name, err)
 		}
-		w := want[k]
-		w.Format = TM2
 		if !reflect.DeepEqual(m, w) {
-			t.Errorf("%v: got %+v, want %+v", k, m, w)
+			t.Errorf("%s: got %+v, want %+v", r.name, m, w)
 		}
 		w.Format = AnyFormat
 		if m, err := Parse(b); err != nil || !reflect.DeepEqual(m, w) {
-			t.Errorf("%v: Parse = %+v, %v; want both dialects", k, m, err)
+			t.Errorf("%s: Parse = %+v, %v; want both dialects", r.name, m, err)
 		}
 		if got := mustBytes(t, w); !bytes.Equal(got, b) {
-			t.Errorf("%v: Bytes = %x, want %x", k, got, b)
+			t.Errorf("%s: Bytes = %x, want %x", r.name, got, b)
 		}
 	}
 }

@@ -6,10 +6,10 @@ import (
 	"strings"
 	"time"
 
-	"github.com/signerkit/signerkit/internal/tm2"
 	"github.com/signerkit/signerkit/ledger"
 	"github.com/signerkit/signerkit/ledger/ledgergo"
 	"github.com/signerkit/signerkit/ledger/ledgersim"
+	"github.com/signerkit/signerkit/signbytes/signbytestest"
 	"github.com/signerkit/signerkit/signer"
 )
 
@@ -46,7 +46,7 @@ var (
 	ledgerChunks   = []int{32, 64, 128, 250}
 	// Heights rise across every row and run, above what a real device's
 	// app may have signed in an earlier run.
-	ledgerHeights = tm2.NewHeights("", time.Now().Unix()*1000)
+	ledgerHeights = signbytestest.NewHeights("", time.Now().Unix()*1000)
 )
 
 func init() {
@@ -74,7 +74,7 @@ func init() {
 // voteMessages returns sign bytes of the kind whose size is size, at
 // rising heights.
 func voteMessages(size int) func() []byte {
-	kind, ok := tm2.KindOfSize(size)
+	kind, ok := signbytestest.KindOfSize(size)
 	if !ok {
 		return func() []byte { return ledgerHeights.OfSize(size) }
 	}

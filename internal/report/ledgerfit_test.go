@@ -6,35 +6,37 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/signerkit/signerkit/internal/tm2"
 	"github.com/signerkit/signerkit/ledger"
+	"github.com/signerkit/signerkit/signbytes"
+	"github.com/signerkit/signerkit/signbytes/signbytestest"
 )
 
-// tm2Bytes builds the sign bytes of c with package internal/tm2's own
-// encoder, independent of package signbytes.
+// tm2Bytes builds the sign bytes of c from a signbytes.Message filled in
+// here, apart from FitCase.SignBytes.
 func tm2Bytes(c FitCase, n int) []byte {
-	chain := strings.Repeat("x", n)
-	var id tm2.BlockID
+	m := signbytes.Message{Height: 1, Round: c.Round, Timestamp: FitTime, ChainID: strings.Repeat("x", n)}
 	if !c.Nil {
-		id = tm2.BlockID{Hash: bytes.Repeat([]byte{0x22}, 32), PartsTotal: 1, PartsHash: bytes.Repeat([]byte{0x11}, 32)}
+		m.BlockID = signbytestest.SampleBlockID()
 	}
 	switch c.Phase.String() {
 	case "proposal":
-		return tm2.CanonicalProposal{Height: 1, Round: c.Round, POLRound: c.POLRound, BlockID: id, Timestamp: FitTime, ChainID: chain}.Bytes()
+		m.Phase, m.POLRound = signbytes.Proposal, c.POLRound
 	case "prevote":
-		return tm2.Vote{Type: tm2.Prevote, Height: 1, Round: c.Round, BlockID: id, Timestamp: FitTime, ChainID: chain}.Bytes()
+		m.Phase = signbytes.Prevote
 	case "precommit":
-		return tm2.Vote{Type: tm2.Precommit, Height: 1, Round: c.Round, BlockID: id, Timestamp: FitTime, ChainID: chain}.Bytes()
+		m.Phase = signbytes.Precommit
+	default:
+		panic(c.Phase.String())
 	}
-	panic(c.Phase.String())
+	return signbytestest.Bytes(m)
 }
 
 func TestLedgerFitAgainstTM2(t *testing.T) {
 	if LedgerAppMax != ledger.AppMaxMessage {
 		t.Fatalf("LedgerAppMax %d, ledger.AppMaxMessage %d", LedgerAppMax, ledger.AppMaxMessage)
 	}
-	if !FitTime.Equal(tm2.SampleTime) {
-		t.Fatalf("FitTime %v is not tm2.SampleTime %v", FitTime, tm2.SampleTime)
+	if !FitTime.Equal(signbytestest.SampleTime) {
+		t.Fatalf("FitTime %v is not signbytestest.SampleTime %v", FitTime, signbytestest.SampleTime)
 	}
 	for _, c := range FitCases {
 		want := -1
@@ -53,17 +55,17 @@ func TestLedgerFitAgainstTM2(t *testing.T) {
 	}
 	// The reference sizes of docs/protocols.md A.5 on "test11".
 	for _, tc := range []struct {
-		k tm2.Kind
+		k signbytestest.Kind
 		c FitCase
-	}{{tm2.KindPrevote, FitCases[5]}, {tm2.KindPrecommit, FitCases[9]}, {tm2.KindProposal, FitCases[1]}} {
-		if got, want := len(tc.c.SignBytes(len(tm2.SampleChainID))), len(tm2.Message(tc.k, 1, tm2.SampleChainID)); got != want {
-			t.Errorf("%s: %d bytes, tm2.Message %d", tc.k, got, want)
+	}{{signbytestest.KindPrevote, FitCases[5]}, {signbytestest.KindPrecommit, FitCases[9]}, {signbytestest.KindProposal, FitCases[1]}} {
+		if got, want := len(tc.c.SignBytes(len(signbytestest.SampleChainID))), len(signbytestest.Message(tc.k, 1, signbytestest.SampleChainID)); got != want {
+			t.Errorf("%s: %d bytes, signbytestest.Message %d", tc.k, got, want)
 		}
 	}
 }
 
 // TestLedgerFitTable checks every number of the markdown table against
-// sign bytes built by internal/tm2.
+// sign bytes built by tm2Bytes.
 func TestLedgerFitTable(t *testing.T) {
 	var b bytes.Buffer
 	if err := fixtureReport(t).WriteMarkdown(&b); err != nil {

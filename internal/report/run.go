@@ -9,7 +9,8 @@ import (
 	"time"
 
 	"github.com/signerkit/signerkit/internal/bench"
-	"github.com/signerkit/signerkit/internal/tm2"
+	"github.com/signerkit/signerkit/signbytes"
+	"github.com/signerkit/signerkit/signbytes/signbytestest"
 	"github.com/signerkit/signerkit/signer"
 )
 
@@ -377,14 +378,17 @@ func RunPhases(ctx context.Context, be bench.Backend, cfg RunConfig) ([]Phase, e
 // double-sign rules accepts each after the one before: a 119-byte
 // proposal, then a 108-byte prevote and precommit for the same block.
 func Vote(phase string, h int64) []byte {
-	id := tm2.SampleBlockID()
+	m := signbytes.Message{Height: h, BlockID: signbytestest.SampleBlockID(), Timestamp: signbytestest.SampleTime, ChainID: signbytestest.SampleChainID}
 	switch phase {
 	case "proposal":
-		return tm2.CanonicalProposal{Height: h, POLRound: -1, BlockID: id, Timestamp: tm2.SampleTime, ChainID: tm2.SampleChainID}.Bytes()
+		m.Phase, m.POLRound = signbytes.Proposal, -1
+		return signbytestest.Bytes(m)
 	case "prevote":
-		return tm2.Vote{Type: tm2.Prevote, Height: h, BlockID: id, Timestamp: tm2.SampleTime, ChainID: tm2.SampleChainID}.Bytes()
+		m.Phase = signbytes.Prevote
+		return signbytestest.Bytes(m)
 	case "precommit":
-		return tm2.Vote{Type: tm2.Precommit, Height: h, BlockID: id, Timestamp: tm2.SampleTime, ChainID: tm2.SampleChainID}.Bytes()
+		m.Phase = signbytes.Precommit
+		return signbytestest.Bytes(m)
 	}
 	panic("report: unknown phase " + phase)
 }

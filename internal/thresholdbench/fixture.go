@@ -13,8 +13,8 @@ import (
 	"time"
 
 	"github.com/signerkit/signerkit/guard"
-	"github.com/signerkit/signerkit/internal/tm2"
 	"github.com/signerkit/signerkit/netshape"
+	"github.com/signerkit/signerkit/signbytes/signbytestest"
 	"github.com/signerkit/signerkit/threshold"
 	"github.com/signerkit/signerkit/threshold/frost"
 	"github.com/signerkit/signerkit/threshold/thresholdtest"
@@ -209,7 +209,9 @@ const FirstHeight = 10_000_000
 // Message returns the sign bytes of a gno prevote at height h, as a
 // validator's signer receives them: 108 bytes (amino writes the height as
 // a fixed 8 bytes).
-func Message(h int64) []byte { return tm2.Message(tm2.KindPrevote, h, tm2.SampleChainID) }
+func Message(h int64) []byte {
+	return signbytestest.Message(signbytestest.KindPrevote, h, signbytestest.SampleChainID)
+}
 
 // Traffic is the online signing traffic between the coordinator and the
 // parties, both directions, all parties together.

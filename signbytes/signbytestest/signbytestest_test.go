@@ -1,10 +1,12 @@
-package tm2
+package signbytestest
 
 import (
 	"bytes"
 	"encoding/hex"
 	"strings"
 	"testing"
+
+	"github.com/signerkit/signerkit/signbytes"
 )
 
 // The example of docs/protocols.md A.5: prevote H=123456 R=0 on test11.
@@ -12,15 +14,13 @@ func TestPrevoteKnownAnswer(t *testing.T) {
 	want := "6b" + "0801" + "1140e2010000000000" + "2248" + "0a20" + strings.Repeat("22", 32) +
 		"1224" + "0801" + "1220" + strings.Repeat("11", 32) +
 		"2a0c" + "08c0abd2cf06" + "10ff93ebdc03" + "3206" + hex.EncodeToString([]byte("test11"))
-	got := hex.EncodeToString(Vote{Type: Prevote, Height: 123456, BlockID: SampleBlockID(), Timestamp: SampleTime, ChainID: "test11"}.Bytes())
-	if got != want {
+	if got := hex.EncodeToString(Message(KindPrevote, 123456, "test11")); got != want {
 		t.Errorf("prevote:\n got %s\nwant %s", got, want)
 	}
 }
 
 // Sizes from docs/protocols.md A.5 (checked there against gno master).
 func TestSizes(t *testing.T) {
-	id, ts := SampleBlockID(), SampleTime
 	for _, tc := range []struct {
 		chain                       string
 		prevote, precommit, propose int
@@ -30,9 +30,7 @@ func TestSizes(t *testing.T) {
 		{"staging.gno.land", 118, 127, 139},
 		{"test-chain-with-long-id", 125, 135, 146},
 	} {
-		pv := Vote{Type: Prevote, Height: 9, BlockID: id, Timestamp: ts, ChainID: tc.chain}.Bytes()
-		pc := Vote{Type: Precommit, Height: 9, Round: 1, BlockID: id, Timestamp: ts, ChainID: tc.chain}.Bytes()
-		pp := CanonicalProposal{Height: 9, Round: 1, POLRound: -1, BlockID: id, Timestamp: ts, ChainID: tc.chain}.Bytes()
+		pv, pc, pp := Message(KindPrevote, 9, tc.chain), Message(KindPrecommit, 9, tc.chain), Message(KindProposal, 9, tc.chain)
 		if len(pv) != tc.prevote || len(pc) != tc.precommit || len(pp) != tc.propose {
 			t.Errorf("%s: sizes %d/%d/%d, want %d/%d/%d", tc.chain, len(pv), len(pc), len(pp), tc.prevote, tc.precommit, tc.propose)
 		}
@@ -50,23 +48,33 @@ func TestSizes(t *testing.T) {
 	}
 }
 
-func TestHeightsRise(t *testing.T) {
+// Every message parses back, in the TM2 dialect, to what it was built
+// from: a consensus round (NextStep) and the padded nil prevotes of
+// OfSize too.
+func TestParsesBack(t *testing.T) {
 	s := NewHeights("", 10)
 	a, b := s.Next(KindPrevote), s.Next(KindPrevote)
 	if bytes.Equal(a, b) {
 		t.Fatal("two messages are identical")
 	}
-	if a[4] != 10 || b[4] != 11 { // height is fixed64 LE after 1 prefix + 2 type + 1 key bytes
-		t.Errorf("heights %d, %d; want 10, 11", a[4], b[4])
+	ma, err := signbytes.ParseTM2(a)
+	if err != nil || ma.Height != 10 || ma.Phase != signbytes.Prevote {
+		t.Fatalf("first message: %v, %v", ma, err)
 	}
 	steps := s.NextStep()
-	if steps[0].Kind != KindProposal || steps[1].Kind != KindPrevote || steps[2].Kind != KindPrecommit || steps[0].Height != 12 {
-		t.Errorf("NextStep: %+v", steps)
+	for i, want := range []signbytes.Phase{signbytes.Proposal, signbytes.Prevote, signbytes.Precommit} {
+		m, err := signbytes.ParseTM2(steps[i].Bytes)
+		if err != nil || m.Phase != want || m.Height != 12 || m.Round != 0 || steps[i].Height != 12 {
+			t.Errorf("NextStep %d: %v, %v", i, m, err)
+		}
 	}
 	for size := 0; size < 200; size++ {
-		got := len(s.OfSize(size))
-		if want := min(max(size, 34), 128); got != want {
-			t.Errorf("OfSize(%d): %d bytes, want %d", size, got, want)
+		b := s.OfSize(size)
+		if want := min(max(size, 34), 128); len(b) != want {
+			t.Errorf("OfSize(%d): %d bytes, want %d", size, len(b), want)
+		}
+		if _, err := signbytes.ParseTM2(b); err != nil {
+			t.Errorf("OfSize(%d): %v", size, err)
 		}
 	}
 }
