@@ -46,9 +46,12 @@
 // computes the share. A pair whose commitment the coordinator drops unused
 // (a failed attempt, a party caught sending a bad share, the pools at
 // Close) is released: the coordinator asks the party to mark it consumed,
-// durably, which frees its slot. A presign that fails (a party slower
-// than PartyTimeout still makes and keeps the pairs) is followed by one
-// that asks the party for its outstanding pairs too, as the first presign
+// durably, which frees its slot. Close first waits for the share requests
+// still in flight (which it ends) and for a refill already sent (whose
+// answer it awaits, within PartyTimeout), so that their pairs are
+// released too, and sends no refill once it has begun. A presign that
+// fails (a party slower than PartyTimeout still makes and keeps the
+// pairs) is followed by one that asks the party for its outstanding pairs too, as the first presign
 // does: the coordinator keeps those it does not hold already (in its pool,
 // in a request, or to release), so none is handed out twice, and drops
 // from its pool those the party no longer holds. After a presign that

@@ -239,12 +239,10 @@ func (s *Signer) refiller(m *memberState) {
 				}
 			}
 			ask := min(need, batch)
-			ctx, cancel := context.WithTimeout(s.ctx, s.timeout)
 			start := time.Now()
-			ps, err := m.m.presign(ctx, ask, outstanding)
+			ps, err := s.presign(m, ask, outstanding)
 			took := time.Since(start)
-			cancel()
-			if s.ctx.Err() != nil {
+			if err != nil && s.ctx.Err() != nil {
 				return
 			}
 			if err != nil {
@@ -259,7 +257,12 @@ func (s *Signer) refiller(m *memberState) {
 				batch = min(2*batch, maxPresignBatch)
 			}
 			outstanding = false
+			// Added even when Close has begun: it releases the pool
+			// after the refillers end.
 			s.addPresigned(m, ps, sent)
+			if s.ctx.Err() != nil {
+				return
+			}
 			s.mu.Lock()
 			m.primed = true
 			s.mu.Unlock()
@@ -282,6 +285,35 @@ func (s *Signer) refiller(m *memberState) {
 			return
 		}
 	}
+}
+
+// presign asks m for n commitments, within PartyTimeout, for the
+// refiller. Close ends it while it connects, but not once the request is
+// sent: the party makes the pairs whether or not its answer is read, and
+// an answer dropped would leave them fresh in its store, known to no
+// coordinator, until a coordinator asks for its outstanding pairs or it
+// reclaims them by age (never, with a negative ReclaimAfter). So the
+// answer is awaited, within the timeout, and Close releases its pairs.
+func (s *Signer) presign(m *memberState, n int, outstanding bool) ([]frost.Presigned, error) {
+	ctx, cancel := context.WithTimeout(s.ctx, s.timeout)
+	defer cancel()
+	if m.remote != nil {
+		if _, err := m.remote.conn(ctx, 1); err != nil {
+			return nil, err
+		}
+	}
+	// A request is written even under an ended context: none is sent
+	// once Close has begun.
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	// The connection is open (remote.presign redials, within the
+	// timeout, only if it broke since): nothing but the answer is left
+	// to wait for.
+	deadline, _ := ctx.Deadline()
+	actx, acancel := context.WithDeadline(context.WithoutCancel(s.ctx), deadline)
+	defer acancel()
+	return m.m.presign(actx, n, outstanding)
 }
 
 // Presign asks party id for n nonce commitments now and adds them to its

@@ -4,9 +4,13 @@ import (
 	"bytes"
 	"context"
 	"crypto/ed25519"
+	"crypto/rand"
 	"errors"
+	"io"
+	"net"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -181,4 +185,97 @@ func TestOutstandingBeyondOneAnswerReleased(t *testing.T) {
 		t.Fatalf("party 2 after a coordinator fetched its outstanding pairs: %+v, want %d fresh", st, 1024)
 	}
 	mustSign(t, s2, []byte("after the outstanding pairs"))
+}
+
+// readsRand is crypto/rand, delay slower per read, counting its reads.
+type readsRand struct {
+	delay time.Duration
+	reads *atomic.Int64
+}
+
+func (r readsRand) Read(p []byte) (int, error) {
+	r.reads.Add(1)
+	time.Sleep(r.delay)
+	return rand.Read(p)
+}
+
+// TestCloseReleasesPresignInFlight: a coordinator that closes while its
+// refills are at the parties once dropped their answers, and the pairs
+// the parties had made stayed fresh, known to no coordinator (the cause
+// of TestCoordinatorChurnReleasesPools' failures when the last
+// coordinator closed during a refill). Close now waits for an answer
+// already asked for and releases its pairs.
+func TestCloseReleasesPresignInFlight(t *testing.T) {
+	reads := map[frost.Identifier]*atomic.Int64{1: {}, 2: {}, 3: {}}
+	c := startCluster(t, thresholdtest.Options{NonceCapacity: 32, ReclaimAfter: -1,
+		NonceRand: func(id frost.Identifier) io.Reader { return readsRand{20 * time.Millisecond, reads[id]} }})
+	cfg := c.Config
+	cfg.PoolSize = 8 // about 0.3 s to make at 20 ms a read
+	s, err := threshold.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for id, n := range reads {
+		for n.Load() == 0 { // the party is making the batch
+			if time.Now().After(deadline) {
+				t.Fatalf("party %d was never asked to presign", id)
+			}
+			time.Sleep(time.Millisecond)
+		}
+	}
+	s.Close()
+	for id := range reads {
+		p := c.Party(id)
+		p.Close() // waits for the requests it is serving; the store stays open
+		if st := p.NonceStats(); st.Fresh != 0 {
+			t.Errorf("party %d holds %d fresh pairs after the coordinator closed: %+v", id, st.Fresh, st)
+		}
+	}
+}
+
+// TestCloseReleasesShareInFlight: a share request that Close ends before
+// it was sent (here, waiting for its connection) queues its pair for
+// release; Close once released the queues without waiting for such
+// requests (a hedge's loser outlives its sign), and the pair stayed
+// fresh at the party. Close now waits for them.
+func TestCloseReleasesShareInFlight(t *testing.T) {
+	c := startCluster(t, thresholdtest.Options{NonceCapacity: 32, ReclaimAfter: -1})
+	cfg := c.Config
+	cfg.PoolSize = 8
+	cfg.HedgeAfter = 50 * time.Millisecond
+	var dials atomic.Int64
+	slow := c.Config.Parties[0].Addr // party 1's
+	if c.Config.Parties[0].ID != 1 {
+		t.Fatal("the first party is not party 1")
+	}
+	cfg.Dial = func(ctx context.Context, network, addr string) (net.Conn, error) {
+		// Party 1's presign connection opens; its sign connection
+		// hangs until the dial's context ends, and fails 100 ms later.
+		if addr == slow && dials.Add(1) > 1 {
+			<-ctx.Done()
+			time.Sleep(100 * time.Millisecond)
+			return nil, ctx.Err()
+		}
+		return (&net.Dialer{}).DialContext(ctx, network, addr)
+	}
+	s := newSigner(t, cfg)
+	deadline := time.Now().Add(30 * time.Second)
+	for _, id := range []frost.Identifier{1, 2, 3} {
+		for stats(s, id).Pool < cfg.PoolSize {
+			if time.Now().After(deadline) {
+				t.Fatalf("party %d's pool did not fill: %+v", id, stats(s, id))
+			}
+			time.Sleep(time.Millisecond)
+		}
+	}
+	// The sign asks parties 1 and 2 (none measured: in order), waits on
+	// party 1's connection, and a hedge signs with 2 and 3.
+	mustSign(t, s, []byte("hedged"))
+	s.Close()
+	for _, id := range []frost.Identifier{1, 2, 3} {
+		if st := c.Party(id).NonceStats(); st.Fresh != 0 {
+			t.Errorf("party %d holds %d fresh pairs after the coordinator closed: %+v", id, st.Fresh, st)
+		}
+	}
 }

@@ -90,7 +90,12 @@ type Signer struct {
 
 	ctx    context.Context // ends at Close
 	cancel context.CancelFunc
-	wg     sync.WaitGroup
+	wg     sync.WaitGroup // the refillers
+	// reqs counts the attempts and their share requests, which outlive
+	// the sign that made them (a hedge's loser, a late answer); Close
+	// waits for them before it releases the dropped commitments, since a
+	// request that Close ends unsent queues its pair for release.
+	reqs sync.WaitGroup
 
 	mu      sync.Mutex
 	changed chan struct{} // closed and replaced when a pool grows
@@ -297,7 +302,12 @@ func (s *Signer) sign(ctx context.Context, msg []byte, tl *tally) ([]byte, error
 		}
 		pending = append(pending, a)
 		running++
-		go func() { results <- s.attempt(actx, a, msg, tl) }()
+		// Added under the signs read lock, so before Close's Wait.
+		s.reqs.Add(1)
+		go func() {
+			defer s.reqs.Done()
+			results <- s.attempt(actx, a, msg, tl)
+		}()
 		return true, nil
 	}
 	if ok, err := launch(nil); !ok {
@@ -481,7 +491,9 @@ func (s *Signer) attempt(ctx context.Context, a *attempt, msg []byte, tl *tally)
 	pctx, cancel := context.WithTimeout(s.ctx, s.timeout)
 	defer cancel()
 	for i, m := range a.set {
+		s.reqs.Add(1) // the attempt's own count is held: never at zero
 		go func() {
+			defer s.reqs.Done()
 			start := time.Now()
 			if m.remote != nil {
 				tl.roundTrips.Add(1)
@@ -559,10 +571,12 @@ func (s *Signer) attempt(ctx context.Context, a *attempt, msg []byte, tl *tally)
 }
 
 // Close stops the refills, waits for signs in flight, which fail with an
-// error wrapping signer.ErrClosed, asks each party to release the nonce
-// pairs of the commitments in its pool (each within PartyTimeout; a party
-// that does not answer reclaims them by age, PartyConfig.ReclaimAfter) and
-// closes the connections. It is idempotent.
+// error wrapping signer.ErrClosed, and for a presign already sent to a
+// party (within PartyTimeout: the party has made its pairs, and only its
+// answer says which to release), asks each party to release the nonce
+// pairs of the commitments in its pool or dropped (each within
+// PartyTimeout; a party that does not answer reclaims them by age,
+// PartyConfig.ReclaimAfter) and closes the connections. It is idempotent.
 func (s *Signer) Close() error {
 	if s.closed.Swap(true) {
 		return nil
@@ -570,7 +584,8 @@ func (s *Signer) Close() error {
 	s.cancel()
 	s.signs.Lock() // waits for the signs in flight; later ones see closed
 	s.signs.Unlock()
-	s.wg.Wait()
+	s.wg.Wait()   // the refillers, and the presigns they sent
+	s.reqs.Wait() // the share requests, which end at s.ctx
 	var wg sync.WaitGroup
 	for _, m := range s.members {
 		s.mu.Lock()
