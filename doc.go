@@ -42,6 +42,7 @@
 //   - guard: the double-sign guard around any signer, with state that
 //     survives a crash.
 //   - signbytes: parse and build tm2 and CometBFT sign bytes.
+//   - signbytes/signbytestest: sample votes and proposals, in order, for tests and benchmarks.
 //   - privval and privval/privvaltest: the remote-signer protocols gno and
 //     CometBFT validators speak, over Unix or TCP with SecretConnection,
 //     and a validator-side twin for tests.

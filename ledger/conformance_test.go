@@ -7,9 +7,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/signerkit/signerkit/internal/tm2"
 	"github.com/signerkit/signerkit/ledger"
 	"github.com/signerkit/signerkit/ledger/ledgersim"
+	"github.com/signerkit/signerkit/signbytes/signbytestest"
 	"github.com/signerkit/signerkit/signer"
 	"github.com/signerkit/signerkit/signer/signertest"
 )
@@ -41,7 +41,7 @@ func TestConformanceValidatorApp(t *testing.T) {
 			t.Parallel()
 			dev := ledgersim.MustNew(ledgersim.Config{Time: ledgersim.Accounted})
 			dial := f.dial(dev, t)
-			heights := tm2.NewHeights("", 1)
+			heights := signbytestest.NewHeights("", 1)
 			for _, chunk := range []int{32, 0} {
 				open := func() (signer.Signer, error) {
 					return ledger.Open(context.Background(), ledger.Config{Dial: dial, ChunkSize: chunk})
@@ -105,7 +105,7 @@ func TestRealDevice(t *testing.T) {
 	if len(targets) == 0 {
 		t.Skip("set SIGNERKIT_LEDGER=hid (or a HID path) or SIGNERKIT_SPECULOS=host:port to run against a real device or Speculos")
 	}
-	heights := tm2.NewHeights("", time.Now().UnixMilli())
+	heights := signbytestest.NewHeights("", time.Now().UnixMilli())
 	for _, tg := range targets {
 		t.Run(tg.name, func(t *testing.T) {
 			signertest.Run(t, tg.open, signertest.Options{Message: heights.OfSize, Concurrency: 1, Timeout: 2 * time.Minute})
@@ -125,7 +125,7 @@ func TestConformanceURIAndStore(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer srv.Close()
-		heights := tm2.NewHeights("", 1)
+		heights := signbytestest.NewHeights("", 1)
 		open := func() (signer.Signer, error) {
 			return signer.Open(context.Background(), "ledger:speculos="+srv.Addr()+"?chunk-size=32")
 		}
@@ -143,7 +143,7 @@ func TestConformanceURIAndStore(t *testing.T) {
 		if err != nil || len(keys) != 1 {
 			t.Fatalf("ListKeys: %v, %v", keys, err)
 		}
-		heights := tm2.NewHeights("", 1)
+		heights := signbytestest.NewHeights("", 1)
 		open := func() (signer.Signer, error) { return st.OpenKey(context.Background(), keys[0].Ref()) }
 		signertest.Run(t, open, signertest.Options{Message: heights.OfSize, Concurrency: 1, Hang: dev.Hang, Timeout: 10 * time.Second})
 	})

@@ -7,9 +7,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/signerkit/signerkit/internal/tm2"
 	"github.com/signerkit/signerkit/ledger"
 	"github.com/signerkit/signerkit/ledger/ledgersim"
+	"github.com/signerkit/signerkit/signbytes/signbytestest"
 	"github.com/signerkit/signerkit/signer"
 )
 
@@ -59,31 +59,31 @@ func TestErrorsHaveOnePrefix(t *testing.T) {
 		t.Run(f.name, func(t *testing.T) {
 			dev := ledgersim.MustNew(ledgersim.Config{Time: ledgersim.Accounted})
 			s := openSigner(t, f.dial(dev, t), ledger.Config{})
-			heights := tm2.NewHeights("", 1)
-			msg := heights.Next(tm2.KindPrevote)
+			heights := signbytestest.NewHeights("", 1)
+			msg := heights.Next(signbytestest.KindPrevote)
 			mustSign(t, s, msg)
 			check("double sign", errorOf(s.SignContext(ctx, msg)), signer.ErrDoubleSign)
 
 			release := dev.Hang()
 			hctx, hcancel := context.WithTimeout(ctx, 50*time.Millisecond)
-			check("hung device", errorOf(s.SignContext(hctx, heights.Next(tm2.KindPrevote))), context.DeadlineExceeded)
+			check("hung device", errorOf(s.SignContext(hctx, heights.Next(signbytestest.KindPrevote))), context.DeadlineExceeded)
 			hcancel()
 			release()
 
 			dev.Inject(ledgersim.FaultUnplug)
-			check("unplugged mid-sign", errorOf(s.SignContext(ctx, heights.Next(tm2.KindPrevote))), signer.ErrDisconnected)
+			check("unplugged mid-sign", errorOf(s.SignContext(ctx, heights.Next(signbytestest.KindPrevote))), signer.ErrDisconnected)
 			// The APDU and HID faces refuse the dial; the Speculos server
 			// still accepts and hangs up.
-			err := errorOf(s.SignContext(ctx, heights.Next(tm2.KindPrevote)))
+			err := errorOf(s.SignContext(ctx, heights.Next(signbytestest.KindPrevote)))
 			if f.name == "speculos" {
 				check("reconnecting while unplugged", err, signer.ErrDisconnected)
 			} else {
 				check("reconnecting while unplugged", err, signer.ErrDeviceNotFound)
 			}
 			dev.Replug()
-			mustSign(t, s, heights.Next(tm2.KindPrevote))
+			mustSign(t, s, heights.Next(signbytestest.KindPrevote))
 			s.Close()
-			check("after Close", errorOf(s.SignContext(ctx, heights.Next(tm2.KindPrevote))), signer.ErrClosed)
+			check("after Close", errorOf(s.SignContext(ctx, heights.Next(signbytestest.KindPrevote))), signer.ErrClosed)
 		})
 	}
 }
@@ -101,20 +101,20 @@ func TestAppMessageLimit(t *testing.T) {
 	if got := s.MaxMessage(); ledger.AppMaxMessage != 128 || got != 128 {
 		t.Errorf("MaxMessage() = %d, want 128", got)
 	}
-	// With tm2.Message's block id and timestamp, a proposal at round 1
+	// With signbytestest.Message's block id and timestamp, a proposal at round 1
 	// fits on a 6-character chain id, not on 7; a precommit at round 1 on
 	// 17 characters, not on 18.
 	for _, tc := range []struct {
-		kind  tm2.Kind
+		kind  signbytestest.Kind
 		chain string
 		ok    bool
 	}{
-		{tm2.KindProposal, "test11", true},
-		{tm2.KindProposal, "test111", false},
-		{tm2.KindPrecommit, "abcdefghijklmnopq", true},
-		{tm2.KindPrecommit, "abcdefghijklmnopqr", false},
+		{signbytestest.KindProposal, "test11", true},
+		{signbytestest.KindProposal, "test111", false},
+		{signbytestest.KindPrecommit, "abcdefghijklmnopq", true},
+		{signbytestest.KindPrecommit, "abcdefghijklmnopqr", false},
 	} {
-		msg := tm2.Message(tc.kind, int64(dev.Stats().APDUs+10), tc.chain)
+		msg := signbytestest.Message(tc.kind, int64(dev.Stats().APDUs+10), tc.chain)
 		before := dev.Stats().APDUs
 		_, err := s.SignContext(ctx, msg)
 		sent := dev.Stats().APDUs - before

@@ -8,9 +8,9 @@ import (
 	"fmt"
 	"log"
 
-	"github.com/signerkit/signerkit/internal/tm2"
 	"github.com/signerkit/signerkit/ledger"
 	"github.com/signerkit/signerkit/ledger/ledgersim"
+	"github.com/signerkit/signerkit/signbytes/signbytestest"
 	"github.com/signerkit/signerkit/signer"
 )
 
@@ -26,13 +26,13 @@ func Example() {
 	defer s.Close()
 	fmt.Println("app", s.Version())
 
-	heights := tm2.NewHeights("test11", 100)
-	if _, err := s.SignContext(context.Background(), heights.Next(tm2.KindPrevote)); err != nil {
+	heights := signbytestest.NewHeights("test11", 100)
+	if _, err := s.SignContext(context.Background(), heights.Next(signbytestest.KindPrevote)); err != nil {
 		log.Fatal(err) // the first sign is the one the user confirms
 	}
 
 	col := signer.NewCollector()
-	vote := heights.Next(tm2.KindPrevote)
+	vote := heights.Next(signbytestest.KindPrevote)
 	sig, err := s.SignContext(col.WithContext(context.Background()), vote)
 	if err != nil {
 		log.Fatal(err)
@@ -71,7 +71,7 @@ func Example_uri() {
 	}
 	defer s.Close()
 	alg, _ := signer.AlgorithmOf(s)
-	msg := tm2.NewHeights("test11", 1).Next(tm2.KindPrecommit)
+	msg := signbytestest.NewHeights("test11", 1).Next(signbytestest.KindPrecommit)
 	sig, err := s.SignContext(context.Background(), msg)
 	if err != nil {
 		log.Fatal(err)

@@ -10,9 +10,9 @@ import (
 	"github.com/signerkit/signerkit/internal/benchtime"
 	"go.uber.org/goleak"
 
-	"github.com/signerkit/signerkit/internal/tm2"
 	"github.com/signerkit/signerkit/ledger"
 	"github.com/signerkit/signerkit/ledger/ledgersim"
+	"github.com/signerkit/signerkit/signbytes/signbytestest"
 	"github.com/signerkit/signerkit/signer"
 )
 
@@ -82,8 +82,8 @@ func TestFaults(t *testing.T) {
 					}
 				}
 				s := openSigner(t, f.dial(dev, t), ledger.Config{ChunkSize: 32})
-				heights := tm2.NewHeights("", 1)
-				mustSign(t, s, heights.Next(tm2.KindPrevote))
+				heights := signbytestest.NewHeights("", 1)
+				mustSign(t, s, heights.Next(signbytestest.KindPrevote))
 
 				// The bound, deadline + 50 ms, must hold on at
 				// least one of a few tries (a scheduler hiccup on a
@@ -95,7 +95,7 @@ func TestFaults(t *testing.T) {
 					dev.Inject(tc.fault)
 					ctx, cancel := context.WithTimeout(context.Background(), faultDeadline)
 					begin := time.Now()
-					sig, err := s.SignContext(ctx, heights.Next(tm2.KindPrevote))
+					sig, err := s.SignContext(ctx, heights.Next(signbytestest.KindPrevote))
 					late := time.Since(begin) - faultDeadline
 					cancel()
 					if err == nil {
@@ -112,7 +112,7 @@ func TestFaults(t *testing.T) {
 					if tc.fault == ledgersim.FaultUnplug {
 						dev.Replug()
 					}
-					mustSign(t, s, heights.Next(tm2.KindPrevote))
+					mustSign(t, s, heights.Next(signbytestest.KindPrevote))
 				}
 				if best > faultBound {
 					t.Errorf("sign with %v: %d tries all returned more than %v past the deadline (best %v)", tc.fault, faultTries, faultBound, best)
@@ -154,10 +154,10 @@ func TestStaleReportsDrained(t *testing.T) {
 	for _, chunk := range []int{32, 250} {
 		dev := ledgersim.MustNew(ledgersim.Config{Time: ledgersim.Accounted})
 		s := openSigner(t, dev.HIDDialer(), ledger.Config{ChunkSize: chunk})
-		heights := tm2.NewHeights("", 1)
+		heights := signbytestest.NewHeights("", 1)
 		for range 5 {
 			dev.Inject(ledgersim.FaultStale)
-			mustSign(t, s, heights.Next(tm2.KindProposal))
+			mustSign(t, s, heights.Next(signbytestest.KindProposal))
 		}
 	}
 }
@@ -175,10 +175,10 @@ func TestStaleReplyNeverReturned(t *testing.T) {
 	var replay replayer
 	replay.Transport = tr
 	s := openSigner(t, func(context.Context) (ledger.Transport, error) { return &replay, nil }, ledger.Config{})
-	heights := tm2.NewHeights("", 1)
-	mustSign(t, s, heights.Next(tm2.KindPrevote))
+	heights := signbytestest.NewHeights("", 1)
+	mustSign(t, s, heights.Next(signbytestest.KindPrevote))
 	replay.replayNext = true
-	_, err = s.SignContext(context.Background(), heights.Next(tm2.KindPrevote))
+	_, err = s.SignContext(context.Background(), heights.Next(signbytestest.KindPrevote))
 	if !errors.Is(err, signer.ErrProtocol) {
 		t.Fatalf("sign answered with a stale signature: got %v, want ErrProtocol", err)
 	}
@@ -208,11 +208,11 @@ func TestConfirmHonoursContext(t *testing.T) {
 	t.Parallel()
 	dev := ledgersim.MustNew(ledgersim.Config{Time: ledgersim.Realtime, ConfirmDelay: time.Hour})
 	s := openSigner(t, dev.HIDDialer(), ledger.Config{})
-	heights := tm2.NewHeights("", 1)
+	heights := signbytestest.NewHeights("", 1)
 	ctx, cancel := context.WithTimeout(context.Background(), faultDeadline)
 	defer cancel()
 	begin := time.Now()
-	_, err := s.SignContext(ctx, heights.Next(tm2.KindPrevote))
+	_, err := s.SignContext(ctx, heights.Next(signbytestest.KindPrevote))
 	if !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("sign waiting for confirmation: got %v, want DeadlineExceeded", err)
 	}
@@ -224,14 +224,14 @@ func TestConfirmHonoursContext(t *testing.T) {
 	// app so the next sign asks again, and reject it.
 	dev.OpenApp()
 	dev.SetConfirm(ledgersim.Reject, 0)
-	_, err = s.SignContext(context.Background(), heights.Next(tm2.KindPrevote))
+	_, err = s.SignContext(context.Background(), heights.Next(signbytestest.KindPrevote))
 	var se *ledger.StatusError
 	if !errors.Is(err, signer.ErrRejected) || !errors.As(err, &se) || se.SW != 0x6986 {
 		t.Fatalf("rejected sign: got %v, want a *StatusError 0x6986 wrapping ErrRejected", err)
 	}
 	dev.SetConfirm(ledgersim.Accept, 0)
 	before := dev.Stats().Confirmations
-	mustSign(t, s, heights.Next(tm2.KindPrevote))
+	mustSign(t, s, heights.Next(signbytestest.KindPrevote))
 	if got := dev.Stats().Confirmations - before; got != 1 {
 		t.Errorf("after a rejection the app asked %d times, want 1", got)
 	}
@@ -246,7 +246,7 @@ func TestCloseDuringConfirmation(t *testing.T) {
 			s := openSigner(t, f.dial(dev, t), ledger.Config{})
 			done := make(chan error, 1)
 			go func() {
-				_, err := s.SignContext(context.Background(), tm2.NewHeights("", 1).Next(tm2.KindPrevote))
+				_, err := s.SignContext(context.Background(), signbytestest.NewHeights("", 1).Next(signbytestest.KindPrevote))
 				done <- err
 			}()
 			// Close only once the device is waiting for the user: a
@@ -293,16 +293,16 @@ func TestCloseDuringReconnect(t *testing.T) {
 		return tr, nil
 	}
 	s := openSigner(t, dial, ledger.Config{})
-	heights := tm2.NewHeights("", 1)
-	mustSign(t, s, heights.Next(tm2.KindPrevote))
+	heights := signbytestest.NewHeights("", 1)
+	mustSign(t, s, heights.Next(signbytestest.KindPrevote))
 	dev.Inject(ledgersim.FaultUnplug)
-	if _, err := s.SignContext(context.Background(), heights.Next(tm2.KindPrevote)); !errors.Is(err, signer.ErrDisconnected) {
+	if _, err := s.SignContext(context.Background(), heights.Next(signbytestest.KindPrevote)); !errors.Is(err, signer.ErrDisconnected) {
 		t.Fatalf("unplugged: %v", err)
 	}
 	dev.Replug()
 	done := make(chan error, 1)
 	go func() {
-		_, err := s.SignContext(context.Background(), heights.Next(tm2.KindPrevote))
+		_, err := s.SignContext(context.Background(), heights.Next(signbytestest.KindPrevote))
 		done <- err
 	}()
 	<-dialing

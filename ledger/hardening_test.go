@@ -11,9 +11,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/signerkit/signerkit/internal/tm2"
 	"github.com/signerkit/signerkit/ledger"
 	"github.com/signerkit/signerkit/ledger/ledgersim"
+	"github.com/signerkit/signerkit/signbytes/signbytestest"
 	"github.com/signerkit/signerkit/signer"
 )
 
@@ -66,8 +66,8 @@ func TestPublicIsACopy(t *testing.T) {
 	if !s.Public().(ed25519.PublicKey).Equal(dev.PublicKey()) {
 		t.Fatal("Public changed after its result was modified")
 	}
-	heights := tm2.NewHeights("", 1)
-	mustSign(t, s, heights.Next(tm2.KindPrevote))
+	heights := signbytestest.NewHeights("", 1)
+	mustSign(t, s, heights.Next(signbytestest.KindPrevote))
 }
 
 // TestSignTimeout: Sign, which has no context, gives up after
@@ -84,14 +84,14 @@ func TestSignTimeout(t *testing.T) {
 			fast.Sign = 10 * time.Millisecond
 			dev := ledgersim.MustNew(ledgersim.Config{Time: ledgersim.Accounted, Profile: fast})
 			s := openSigner(t, f.dial(dev, t), ledger.Config{SignTimeout: 200 * time.Millisecond})
-			heights := tm2.NewHeights("", 1)
+			heights := signbytestest.NewHeights("", 1)
 			// A loaded CI machine (-race, parallel tests) can stall a
 			// sign past the 200 ms, so Sign gets a few tries to succeed;
 			// a try may fail only by its SignTimeout.
 			var msg, sig []byte
 			var err error
 			for try := 1; ; try++ {
-				msg = heights.Next(tm2.KindPrevote)
+				msg = heights.Next(signbytestest.KindPrevote)
 				if sig, err = s.Sign(nil, msg, crypto.Hash(0)); err == nil {
 					break
 				}
@@ -106,7 +106,7 @@ func TestSignTimeout(t *testing.T) {
 			release := dev.Hang()
 			done := make(chan error, 1)
 			go func() {
-				_, err := s.Sign(nil, heights.Next(tm2.KindPrevote), crypto.Hash(0))
+				_, err := s.Sign(nil, heights.Next(signbytestest.KindPrevote), crypto.Hash(0))
 				done <- err
 			}()
 			select {
@@ -119,7 +119,7 @@ func TestSignTimeout(t *testing.T) {
 			if !errors.Is(err, context.DeadlineExceeded) {
 				t.Errorf("Sign on a hung device: %v, want context.DeadlineExceeded", err)
 			}
-			mustSign(t, s, heights.Next(tm2.KindPrevote))
+			mustSign(t, s, heights.Next(signbytestest.KindPrevote))
 		})
 	}
 }

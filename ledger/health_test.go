@@ -6,9 +6,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/signerkit/signerkit/internal/tm2"
 	"github.com/signerkit/signerkit/ledger"
 	"github.com/signerkit/signerkit/ledger/ledgersim"
+	"github.com/signerkit/signerkit/signbytes/signbytestest"
 	"github.com/signerkit/signerkit/signer"
 )
 
@@ -32,8 +32,8 @@ func TestHealth(t *testing.T) {
 	dev := ledgersim.MustNew(ledgersim.Config{Time: ledgersim.Accounted})
 	s := openSigner(t, dev.Dialer(), ledger.Config{})
 	var h signer.HealthChecker = s
-	heights := tm2.NewHeights("", 1)
-	mustSign(t, s, heights.Next(tm2.KindPrevote))
+	heights := signbytestest.NewHeights("", 1)
+	mustSign(t, s, heights.Next(signbytestest.KindPrevote))
 
 	before := dev.Stats()
 	if err := healthErr(t, h, 5*time.Second); err != nil {
@@ -44,7 +44,7 @@ func TestHealth(t *testing.T) {
 		t.Errorf("Health: %+v then %+v, want one APDU and no signature or confirmation", before, after)
 	}
 	// The app's double-sign state is as it was: the next height signs.
-	mustSign(t, s, heights.Next(tm2.KindPrevote))
+	mustSign(t, s, heights.Next(signbytestest.KindPrevote))
 
 	for _, c := range []struct {
 		name    string
@@ -74,7 +74,7 @@ func TestHealth(t *testing.T) {
 			if err := healthErr(t, h, 5*time.Second); err != nil {
 				t.Fatalf("Health once fixed: %v", err)
 			}
-			mustSign(t, s, heights.Next(tm2.KindPrevote))
+			mustSign(t, s, heights.Next(signbytestest.KindPrevote))
 		})
 	}
 	s.Close()

@@ -10,9 +10,9 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/signerkit/signerkit/internal/tm2"
 	"github.com/signerkit/signerkit/ledger"
 	"github.com/signerkit/signerkit/ledger/ledgersim"
+	"github.com/signerkit/signerkit/signbytes/signbytestest"
 	"github.com/signerkit/signerkit/signer"
 )
 
@@ -112,7 +112,7 @@ func TestStore(t *testing.T) {
 		t.Error("changing a listed key's Public changed the store's")
 	}
 
-	heights := tm2.NewHeights("", 1)
+	heights := signbytestest.NewHeights("", 1)
 	for _, ref := range []signer.KeyRef{
 		{},
 		k.Ref(),
@@ -129,7 +129,7 @@ func TestStore(t *testing.T) {
 		if !ok || ls.ChunkSize() != 64 {
 			t.Errorf("OpenKey(%v): %T, want a *ledger.Signer with the store's Config", ref, s)
 		}
-		signWith(t, s, want, heights.Next(tm2.KindPrevote))
+		signWith(t, s, want, heights.Next(signbytestest.KindPrevote))
 		s.Close()
 	}
 	for _, tc := range []struct {
@@ -169,7 +169,7 @@ func TestStore(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	signWith(t, s, other.PublicKey(), tm2.NewHeights("", 1).Next(tm2.KindPrevote))
+	signWith(t, s, other.PublicKey(), signbytestest.NewHeights("", 1).Next(signbytestest.KindPrevote))
 	s.Close()
 
 	if err := st.Close(); err != nil {

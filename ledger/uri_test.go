@@ -10,9 +10,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/signerkit/signerkit/internal/tm2"
 	"github.com/signerkit/signerkit/ledger"
 	"github.com/signerkit/signerkit/ledger/ledgersim"
+	"github.com/signerkit/signerkit/signbytes/signbytestest"
 	"github.com/signerkit/signerkit/signer"
 )
 
@@ -229,9 +229,9 @@ func TestOpenURISpeculos(t *testing.T) {
 	if !ok || !pub.Equal(dev.PublicKey()) {
 		t.Fatalf("public key %x is not the device's %x", s.Public(), dev.PublicKey())
 	}
-	heights := tm2.NewHeights("test11", 1)
+	heights := signbytestest.NewHeights("test11", 1)
 	for range 3 {
-		msg := heights.Next(tm2.KindPrevote)
+		msg := heights.Next(signbytestest.KindPrevote)
 		col := signer.NewCollector()
 		sig, err := s.SignContext(col.WithContext(ctx), msg)
 		if err != nil {

@@ -13,8 +13,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/signerkit/signerkit/internal/tm2"
 	_ "github.com/signerkit/signerkit/ledger"
+	"github.com/signerkit/signerkit/signbytes/signbytestest"
 	"github.com/signerkit/signerkit/signer"
 )
 
@@ -44,14 +44,14 @@ func TestSignThroughProcess(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	pub := ed25519.NewKeyFromSeed(seed).Public().(ed25519.PublicKey)
-	heights := tm2.NewHeights("", 1)
+	heights := signbytestest.NewHeights("", 1)
 	// Twice: a second client connection replaces the first, as on Speculos.
 	for range 2 {
 		s, err := signer.Open(ctx, "ledger:speculos="+addr)
 		if err != nil {
 			t.Fatalf("Open: %v", err)
 		}
-		msg := heights.Next(tm2.KindPrevote)
+		msg := heights.Next(signbytestest.KindPrevote)
 		sig, err := s.SignContext(ctx, msg)
 		s.Close()
 		if err != nil {
@@ -76,10 +76,10 @@ func TestDeadlineThroughProcess(t *testing.T) {
 		t.Fatalf("Open: %v", err)
 	}
 	defer s.Close()
-	heights := tm2.NewHeights("", 1)
+	heights := signbytestest.NewHeights("", 1)
 	col := signer.NewCollector()
 	ctx, cancel := context.WithTimeout(col.WithContext(context.Background()), 300*time.Millisecond)
-	_, err = s.SignContext(ctx, heights.Next(tm2.KindPrevote))
+	_, err = s.SignContext(ctx, heights.Next(signbytestest.KindPrevote))
 	cancel()
 	if !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("sign under 300 ms: %v, want context.DeadlineExceeded", err)
@@ -94,7 +94,7 @@ func TestDeadlineThroughProcess(t *testing.T) {
 	col = signer.NewCollector()
 	ctx, cancel = context.WithTimeout(col.WithContext(context.Background()), time.Minute)
 	defer cancel()
-	msg := heights.Next(tm2.KindPrevote)
+	msg := heights.Next(signbytestest.KindPrevote)
 	sig, err := s.SignContext(ctx, msg)
 	if err != nil || !ed25519.Verify(ed25519.NewKeyFromSeed(seed).Public().(ed25519.PublicKey), msg, sig) {
 		t.Fatalf("sign under a minute: %v", err)
@@ -115,7 +115,7 @@ func TestRejectAndUnplug(t *testing.T) {
 		t.Fatalf("Open: %v", err)
 	}
 	defer s.Close()
-	if _, err := s.SignContext(ctx, tm2.NewHeights("", 1).Next(tm2.KindPrevote)); err == nil {
+	if _, err := s.SignContext(ctx, signbytestest.NewHeights("", 1).Next(signbytestest.KindPrevote)); err == nil {
 		t.Fatal("sign confirmed, want the user's rejection")
 	}
 	proctest.Stop(t, cmd)

@@ -7,10 +7,10 @@ import (
 	"fmt"
 	"log"
 
-	"github.com/signerkit/signerkit/internal/tm2"
 	"github.com/signerkit/signerkit/ledger"
 	"github.com/signerkit/signerkit/ledger/ledgergo"
 	"github.com/signerkit/signerkit/ledger/ledgersim"
+	"github.com/signerkit/signerkit/signbytes/signbytestest"
 	"github.com/signerkit/signerkit/signer"
 )
 
@@ -45,7 +45,7 @@ func ExampleWrap() {
 	}
 	defer s.Close()
 
-	msg := tm2.NewHeights("test11", 100).Next(tm2.KindPrevote)
+	msg := signbytestest.NewHeights("test11", 100).Next(signbytestest.KindPrevote)
 	sig, err := s.SignContext(ctx, msg)
 	if err != nil {
 		log.Fatal(err)

@@ -12,10 +12,10 @@ import (
 	ledger_go "github.com/zondax/ledger-go"
 	"go.uber.org/goleak"
 
-	"github.com/signerkit/signerkit/internal/tm2"
 	"github.com/signerkit/signerkit/ledger"
 	"github.com/signerkit/signerkit/ledger/ledgergo"
 	"github.com/signerkit/signerkit/ledger/ledgersim"
+	"github.com/signerkit/signerkit/signbytes/signbytestest"
 	"github.com/signerkit/signerkit/signer"
 	"github.com/signerkit/signerkit/signer/signertest"
 )
@@ -73,7 +73,7 @@ func upstreamDialer(t *testing.T, dev *ledgersim.Device) ledger.Dialer {
 // included (its Exchange has no context).
 func TestConformanceWrap(t *testing.T) {
 	dev := ledgersim.MustNew(ledgersim.Config{Time: ledgersim.Accounted})
-	heights := tm2.NewHeights("", 1)
+	heights := signbytestest.NewHeights("", 1)
 	open := func() (signer.Signer, error) {
 		return ledger.Open(context.Background(), ledger.Config{Dial: upstreamDialer(t, dev), ChunkSize: 32})
 	}
@@ -88,7 +88,7 @@ func TestWrapStatusWords(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	msg := tm2.NewHeights("", 1).Next(tm2.KindPrevote)
+	msg := signbytestest.NewHeights("", 1).Next(signbytestest.KindPrevote)
 	sig, err := s.SignContext(context.Background(), msg)
 	if err != nil || !ed25519.Verify(dev.PublicKey(), msg, sig) {
 		t.Fatalf("sign: %x, %v", sig, err)
@@ -103,7 +103,7 @@ func TestWrapStatusWords(t *testing.T) {
 		t.Errorf("bad type: %v, want 0x6984 with parse error 4", err)
 	}
 	dev.SetLocked(true)
-	_, err = s.SignContext(context.Background(), tm2.NewHeights("", 9).Next(tm2.KindPrevote))
+	_, err = s.SignContext(context.Background(), signbytestest.NewHeights("", 9).Next(signbytestest.KindPrevote))
 	if !errors.Is(err, signer.ErrDeviceLocked) {
 		t.Errorf("locked: %v", err)
 	}
@@ -119,7 +119,7 @@ func TestWrapDisconnected(t *testing.T) {
 	}
 	defer s.Close()
 	dev.Inject(ledgersim.FaultUnplug)
-	_, err = s.SignContext(context.Background(), tm2.NewHeights("", 1).Next(tm2.KindPrevote))
+	_, err = s.SignContext(context.Background(), signbytestest.NewHeights("", 1).Next(signbytestest.KindPrevote))
 	if !errors.Is(err, signer.ErrDisconnected) {
 		t.Fatalf("unplugged: %v, want ErrDisconnected", err)
 	}
@@ -137,7 +137,7 @@ func TestRealDevice(t *testing.T) {
 	if os.Getenv("SIGNERKIT_LEDGER") == "" {
 		t.Skip("set SIGNERKIT_LEDGER=hid to run against a real device")
 	}
-	heights := tm2.NewHeights("", time.Now().UnixMilli())
+	heights := signbytestest.NewHeights("", time.Now().UnixMilli())
 	open := func() (signer.Signer, error) {
 		return ledger.Open(context.Background(), ledger.Config{Dial: ledgergo.Dialer(0), ChunkSize: 32})
 	}

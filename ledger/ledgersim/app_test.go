@@ -14,9 +14,10 @@ import (
 
 	"go.uber.org/goleak"
 
-	"github.com/signerkit/signerkit/internal/tm2"
 	"github.com/signerkit/signerkit/ledger"
 	"github.com/signerkit/signerkit/ledger/ledgersim"
+	"github.com/signerkit/signerkit/signbytes"
+	"github.com/signerkit/signerkit/signbytes/signbytestest"
 	"github.com/signerkit/signerkit/signer"
 )
 
@@ -50,12 +51,12 @@ func wantSW(t *testing.T, what string, err error, sw uint16, sentinel error) {
 	}
 }
 
-func vote(typ tm2.Type, h, r int64) []byte {
-	return tm2.Vote{Type: typ, Height: h, Round: r, BlockID: tm2.SampleBlockID(), Timestamp: tm2.SampleTime, ChainID: "test11"}.Bytes()
+func vote(phase signbytes.Phase, h, r int64) []byte {
+	return signbytestest.Bytes(signbytes.Message{Phase: phase, Height: h, Round: r, BlockID: signbytestest.SampleBlockID(), Timestamp: signbytestest.SampleTime, ChainID: "test11"})
 }
 
 func proposal(h, r int64) []byte {
-	return tm2.CanonicalProposal{Height: h, Round: r, POLRound: -1, BlockID: tm2.SampleBlockID(), Timestamp: tm2.SampleTime, ChainID: "test11"}.Bytes()
+	return signbytestest.Bytes(signbytes.Message{Phase: signbytes.Proposal, Height: h, Round: r, POLRound: -1, BlockID: signbytestest.SampleBlockID(), Timestamp: signbytestest.SampleTime, ChainID: "test11"})
 }
 
 // The double-sign rules of docs/protocols.md A.6, through the client.
@@ -68,22 +69,22 @@ func TestDoubleSignStateMachine(t *testing.T) {
 		ok   bool
 	}{
 		{"first sign (confirmed, no check)", proposal(5, 0), true},
-		{"prevote after proposal", vote(tm2.Prevote, 5, 0), true},
-		{"precommit after prevote", vote(tm2.Precommit, 5, 0), true},
-		{"byte-identical retransmit", vote(tm2.Precommit, 5, 0), false},
-		{"prevote after precommit", vote(tm2.Prevote, 5, 0), false},
+		{"prevote after proposal", vote(signbytes.Prevote, 5, 0), true},
+		{"precommit after prevote", vote(signbytes.Precommit, 5, 0), true},
+		{"byte-identical retransmit", vote(signbytes.Precommit, 5, 0), false},
+		{"prevote after precommit", vote(signbytes.Prevote, 5, 0), false},
 		{"proposal at the same round", proposal(5, 0), false},
-		{"lower height", vote(tm2.Prevote, 4, 3), false},
-		{"next round prevote", vote(tm2.Prevote, 5, 1), true},
+		{"lower height", vote(signbytes.Prevote, 4, 3), false},
+		{"next round prevote", vote(signbytes.Prevote, 5, 1), true},
 		{"proposal at the same round after a prevote", proposal(5, 1), false},
-		{"precommit after prevote, round 1", vote(tm2.Precommit, 5, 1), true},
-		{"higher height, lower round", vote(tm2.Prevote, 6, 0), true},
-		{"prevote after prevote", vote(tm2.Prevote, 6, 0), false},
+		{"precommit after prevote, round 1", vote(signbytes.Precommit, 5, 1), true},
+		{"higher height, lower round", vote(signbytes.Prevote, 6, 0), true},
+		{"prevote after prevote", vote(signbytes.Prevote, 6, 0), false},
 		{"proposal at a higher height", proposal(7, 0), true},
-		{"precommit after proposal", vote(tm2.Precommit, 7, 0), true},
+		{"precommit after proposal", vote(signbytes.Precommit, 7, 0), true},
 		{"proposal after precommit", proposal(7, 0), false},
 		{"next round proposal", proposal(7, 1), true},
-		{"lower round precommit", vote(tm2.Precommit, 7, 0), false},
+		{"lower round precommit", vote(signbytes.Precommit, 7, 0), false},
 	}
 	for _, st := range steps {
 		_, err := sign(s, st.msg)
@@ -100,7 +101,7 @@ func TestDoubleSignStateMachine(t *testing.T) {
 	if !errors.As(err, &se) || se.SW != 0x6984 || se.ParseError != ledger.ParseUnexpectedType || !errors.Is(err, signer.ErrInvalidMessage) {
 		t.Errorf("bad type: got %v, want 0x6984 with parse error 4", err)
 	}
-	if _, err := sign(s, vote(tm2.Precommit, 7, 1)); err != nil {
+	if _, err := sign(s, vote(signbytes.Precommit, 7, 1)); err != nil {
 		t.Errorf("precommit after the refusals: %v", err)
 	}
 	if st := d.Stats(); st.Confirmations != 1 || st.Signatures != 10 {
@@ -112,18 +113,18 @@ func TestFirstSignConfirmation(t *testing.T) {
 	d := ledgersim.MustNew(ledgersim.Config{Time: ledgersim.Accounted, Confirm: ledgersim.Reject, ConfirmDelay: 4 * time.Second})
 	s := open(t, d.Dialer(), ledger.Config{})
 	var col signer.Collector
-	_, err := s.SignContext(col.WithContext(context.Background()), vote(tm2.Prevote, 1, 0))
+	_, err := s.SignContext(col.WithContext(context.Background()), vote(signbytes.Prevote, 1, 0))
 	wantSW(t, "rejected", err, 0x6986, signer.ErrRejected)
 	if got := col.Summary().Stage(signer.StageConfirm).Modeled; got != 4*time.Second {
 		t.Errorf("confirm stage %v, want 4s modeled", got)
 	}
 	d.SetConfirm(ledgersim.Accept, 0)
-	if _, err := sign(s, vote(tm2.Prevote, 1, 0)); err != nil {
+	if _, err := sign(s, vote(signbytes.Prevote, 1, 0)); err != nil {
 		t.Fatalf("accepted after a rejection: %v", err)
 	}
 	// An app restart loses the state: it asks again, and skips the check.
 	d.OpenApp()
-	if _, err := sign(s, vote(tm2.Prevote, 1, 0)); err != nil {
+	if _, err := sign(s, vote(signbytes.Prevote, 1, 0)); err != nil {
 		t.Fatalf("after restart: %v", err)
 	}
 	if got := d.Stats().Confirmations; got != 3 {
@@ -167,14 +168,14 @@ func TestOpenRefusals(t *testing.T) {
 	closed.OpenApp()
 	for _, d := range []*ledgersim.Device{locked, closed} {
 		s := open(t, d.Dialer(), ledger.Config{})
-		if _, err := sign(s, vote(tm2.Prevote, 1, 0)); err != nil {
+		if _, err := sign(s, vote(signbytes.Prevote, 1, 0)); err != nil {
 			t.Error(err)
 		}
 	}
 	// Locking after open: the sign gets 0x5515.
 	s := open(t, locked.Dialer(), ledger.Config{})
 	locked.SetLocked(true)
-	_, err := sign(s, vote(tm2.Prevote, 2, 0))
+	_, err := sign(s, vote(signbytes.Prevote, 2, 0))
 	wantSW(t, "locked mid-session", err, 0x5515, signer.ErrDeviceLocked)
 }
 
@@ -203,7 +204,7 @@ func TestRawAPDUs(t *testing.T) {
 	}
 	defer tr.Close()
 	ctx := context.Background()
-	msg := vote(tm2.Prevote, 3, 0)
+	msg := vote(signbytes.Prevote, 3, 0)
 	for _, tc := range []struct {
 		name string
 		apdu []byte
@@ -247,7 +248,7 @@ func TestFallbackBuffer(t *testing.T) {
 			t.Errorf("%s: %x, %v; want …%x", what, resp, err, want)
 		}
 	}
-	msg := vote(tm2.Prevote, 5, 0)
+	msg := vote(signbytes.Prevote, 5, 0)
 	tooSmall, ok := []byte{0x69, 0x83}, []byte{0x90, 0x00}
 	// No P1 == 1 since the app started.
 	step("P1 = 2 first", chunk(2, 2, msg), tooSmall)
@@ -269,7 +270,7 @@ func TestFallbackBuffer(t *testing.T) {
 	step("after the overflow", chunk(6, 6, big[:1]), tooSmall)
 	step("P1 = 2 after the overflow", chunk(2, 2, msg), tooSmall)
 	// Only P1 == 1 recovers.
-	step("P1 = 1 after the overflow", chunk(1, 1, vote(tm2.Prevote, 6, 0)), ok)
+	step("P1 = 1 after the overflow", chunk(1, 1, vote(signbytes.Prevote, 6, 0)), ok)
 	// Restarting the app brings the fallback back.
 	d.CloseApp()
 	d.OpenApp()
@@ -297,7 +298,7 @@ func TestBufferSizes(t *testing.T) {
 	}
 	// The validator app refuses what its one-byte prefix cannot carry,
 	// unless told otherwise; the client, by default, does not send it.
-	long := tm2.Message(tm2.KindProposal, 1, "test-chain-with-long-id")
+	long := signbytestest.Message(signbytestest.KindProposal, 1, "test-chain-with-long-id")
 	dev := ledgersim.MustNew(ledgersim.Config{})
 	before := dev.Stats().APDUs
 	_, err := sign(open(t, dev.Dialer(), ledger.Config{}), long)
@@ -344,12 +345,12 @@ func TestModeledFigures(t *testing.T) {
 			dial = d.UpstreamDialer(dial)
 		}
 		s := open(t, dial, ledger.Config{ChunkSize: tc.chunk})
-		h := tm2.NewHeights("", 1)
-		if _, err := sign(s, h.Next(tm2.KindPrevote)); err != nil {
+		h := signbytestest.NewHeights("", 1)
+		if _, err := sign(s, h.Next(signbytestest.KindPrevote)); err != nil {
 			t.Fatal(err)
 		}
 		col := signer.NewCollector()
-		msg := h.Next(tm2.KindPrevote)
+		msg := h.Next(signbytestest.KindPrevote)
 		sig, err := s.SignContext(col.WithContext(context.Background()), msg)
 		if err != nil || !ed25519.Verify(d.PublicKey(), msg, sig) {
 			t.Fatalf("sign: %v", err)
@@ -381,7 +382,7 @@ func TestRealtimeSleeps(t *testing.T) {
 	s := open(t, d.UpstreamDialer(d.HIDDialer()), ledger.Config{})
 	var stages []signer.StageInfo
 	tr := &signer.Trace{StageDone: func(i signer.StageInfo) { stages = append(stages, i) }}
-	msg := vote(tm2.Prevote, 1, 0)
+	msg := vote(signbytes.Prevote, 1, 0)
 	if _, err := s.SignContext(signer.WithTrace(context.Background(), tr), msg); err != nil {
 		t.Fatal(err)
 	}

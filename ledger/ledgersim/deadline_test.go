@@ -7,9 +7,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/signerkit/signerkit/internal/tm2"
 	"github.com/signerkit/signerkit/ledger"
 	"github.com/signerkit/signerkit/ledger/ledgersim"
+	"github.com/signerkit/signerkit/signbytes/signbytestest"
 	"github.com/signerkit/signerkit/signer"
 )
 
@@ -63,12 +63,12 @@ func TestAccountedDeadline(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer s.Close()
-			heights := tm2.NewHeights("", 1)
+			heights := signbytestest.NewHeights("", 1)
 
 			col := signer.NewCollector()
 			ctx, cancel := context.WithTimeout(col.WithContext(context.Background()), shortTime)
 			defer cancel()
-			_, err = s.SignContext(ctx, heights.Next(tm2.KindPrevote))
+			_, err = s.SignContext(ctx, heights.Next(signbytestest.KindPrevote))
 			if !errors.Is(err, context.DeadlineExceeded) || errors.Is(err, signer.ErrDisconnected) {
 				t.Fatalf("sign of %v modeled under %v: %v, want context.DeadlineExceeded, not a disconnect", slowSignTime, shortTime, err)
 			}
@@ -90,7 +90,7 @@ func TestAccountedDeadline(t *testing.T) {
 			col = signer.NewCollector()
 			ctx, cancel = context.WithTimeout(col.WithContext(context.Background()), longTime)
 			defer cancel()
-			msg := heights.Next(tm2.KindPrevote)
+			msg := heights.Next(signbytestest.KindPrevote)
 			sig, err := s.SignContext(ctx, msg)
 			if err != nil {
 				t.Fatal(err)
@@ -135,7 +135,7 @@ func TestAccountedDeadlineDoesNotWait(t *testing.T) {
 			}}
 			ctx, cancel := context.WithTimeout(signer.WithTrace(context.Background(), tr), longTime)
 			defer cancel()
-			_, err = s.SignContext(ctx, tm2.NewHeights("", 1).Next(tm2.KindPrevote))
+			_, err = s.SignContext(ctx, signbytestest.NewHeights("", 1).Next(signbytestest.KindPrevote))
 			if !errors.Is(err, context.DeadlineExceeded) {
 				t.Fatalf("err = %v, want context.DeadlineExceeded", err)
 			}
@@ -157,14 +157,14 @@ func TestSpeculosDeadlineShared(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	heights := tm2.NewHeights("", 1)
+	heights := signbytestest.NewHeights("", 1)
 	const deadline = slowSignTime + shortTime
 	ctx, cancel := context.WithTimeout(context.Background(), deadline)
 	defer cancel()
-	if _, err := s.SignContext(ctx, heights.Next(tm2.KindPrevote)); err != nil {
+	if _, err := s.SignContext(ctx, heights.Next(signbytestest.KindPrevote)); err != nil {
 		t.Fatalf("first sign: %v", err)
 	}
-	_, err = s.SignContext(ctx, heights.Next(tm2.KindPrecommit))
+	_, err = s.SignContext(ctx, heights.Next(signbytestest.KindPrecommit))
 	var de *ledger.DeadlineError
 	if !errors.As(err, &de) || de.Accounted > deadline-slowSignTime {
 		t.Fatalf("second sign under the same %v: %v, want a *ledger.DeadlineError accounting at most %v", deadline, err, deadline-slowSignTime)
@@ -190,7 +190,7 @@ func TestSpeculosStandardClient(t *testing.T) {
 	col := signer.NewCollector()
 	ctx, cancel := context.WithTimeout(col.WithContext(context.Background()), shortTime) // shorter than the modeled sign
 	defer cancel()
-	msg := tm2.NewHeights("", 1).Next(tm2.KindPrevote)
+	msg := signbytestest.NewHeights("", 1).Next(signbytestest.KindPrevote)
 	sig, err := s.SignContext(ctx, msg)
 	if err != nil || !ed25519.Verify(dev.PublicKey(), msg, sig) {
 		t.Fatalf("sign: %v", err)
@@ -213,7 +213,7 @@ func TestSpeculosRealtime(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	heights := tm2.NewHeights("", 1)
+	heights := signbytestest.NewHeights("", 1)
 	var slept time.Duration
 	tr := &signer.Trace{StageDone: func(i signer.StageInfo) {
 		if i.Stage == signer.StageDevice && i.Slept {
@@ -222,7 +222,7 @@ func TestSpeculosRealtime(t *testing.T) {
 	}}
 	ctx, cancel := context.WithTimeout(signer.WithTrace(context.Background(), tr), longTime)
 	defer cancel()
-	if _, err := s.SignContext(ctx, heights.Next(tm2.KindPrevote)); err != nil {
+	if _, err := s.SignContext(ctx, heights.Next(signbytestest.KindPrevote)); err != nil {
 		t.Fatal(err)
 	}
 	if slept != quick.Sign {
@@ -239,7 +239,7 @@ func TestSpeculosRealtime(t *testing.T) {
 	defer s2.Close()
 	ctx, cancel = context.WithTimeout(context.Background(), 100*time.Millisecond)
 	defer cancel()
-	if _, err := s2.SignContext(ctx, tm2.NewHeights("", 1).Next(tm2.KindPrevote)); !errors.Is(err, context.DeadlineExceeded) {
+	if _, err := s2.SignContext(ctx, signbytestest.NewHeights("", 1).Next(signbytestest.KindPrevote)); !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("a 10 s sign under 100 ms: %v, want context.DeadlineExceeded", err)
 	}
 }

@@ -8,9 +8,9 @@ import (
 	"log"
 	"time"
 
-	"github.com/signerkit/signerkit/internal/tm2"
 	"github.com/signerkit/signerkit/ledger"
 	"github.com/signerkit/signerkit/ledger/ledgersim"
+	"github.com/signerkit/signerkit/signbytes/signbytestest"
 	"github.com/signerkit/signerkit/signer"
 )
 
@@ -23,16 +23,16 @@ func ExampleDevice_Inject() {
 		log.Fatal(err)
 	}
 	defer s.Close()
-	heights := tm2.NewHeights("", 1)
+	heights := signbytestest.NewHeights("", 1)
 
 	dev.Inject(ledgersim.FaultUnplug)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 	defer cancel()
-	_, err = s.SignContext(ctx, heights.Next(tm2.KindPrevote))
+	_, err = s.SignContext(ctx, heights.Next(signbytestest.KindPrevote))
 	fmt.Println("unplugged:", errors.Is(err, signer.ErrDisconnected))
 
 	dev.Replug() // the app restarts: the next sign is confirmed again
-	msg := heights.Next(tm2.KindPrevote)
+	msg := heights.Next(signbytestest.KindPrevote)
 	sig, err := s.SignContext(ctx, msg)
 	fmt.Println("after replug:", err == nil && ed25519.Verify(dev.PublicKey(), msg, sig))
 	// Output:
@@ -71,7 +71,7 @@ func ExampleDevice_ServeSpeculos() {
 		log.Fatal(err)
 	}
 	defer s.Close()
-	msg := tm2.NewHeights("test11", 1).Next(tm2.KindProposal)
+	msg := signbytestest.NewHeights("test11", 1).Next(signbytestest.KindProposal)
 	sig, err := s.SignContext(context.Background(), msg)
 	fmt.Println(err == nil && ed25519.Verify(dev.PublicKey(), msg, sig))
 	// Output: true

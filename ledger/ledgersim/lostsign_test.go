@@ -7,9 +7,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/signerkit/signerkit/internal/tm2"
 	"github.com/signerkit/signerkit/ledger"
 	"github.com/signerkit/signerkit/ledger/ledgersim"
+	"github.com/signerkit/signerkit/signbytes"
 	"github.com/signerkit/signerkit/signer"
 )
 
@@ -27,7 +27,7 @@ import (
 // modeled sign); after it reconnects, the same prevote is refused with
 // 0x6985, and so is a new connection's, while the next step signs.
 func TestLostSignRefusedAfterReconnect(t *testing.T) {
-	prevote, precommit := vote(tm2.Prevote, 7, 0), vote(tm2.Precommit, 7, 0)
+	prevote, precommit := vote(signbytes.Prevote, 7, 0), vote(signbytes.Precommit, 7, 0)
 	cases := []struct {
 		name string
 		// setup returns the device and a dialer for it; cut signs msg

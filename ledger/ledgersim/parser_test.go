@@ -4,9 +4,9 @@ import (
 	"encoding/binary"
 	"testing"
 
-	"github.com/signerkit/signerkit/internal/tm2"
 	"github.com/signerkit/signerkit/ledger"
 	"github.com/signerkit/signerkit/ledger/ledgersim"
+	"github.com/signerkit/signerkit/signbytes/signbytestest"
 )
 
 // sized prefixes body with its one-byte length.
@@ -33,17 +33,17 @@ func TestParseSignBytes(t *testing.T) {
 		want ledger.ParseError
 		vote ledgersim.Vote
 	}{
-		{"prevote", tm2.Message(tm2.KindPrevote, 77, "test11"), 0, ledgersim.Vote{Type: 1, Height: 77}},
-		{"precommit r1", tm2.Message(tm2.KindPrecommit, 78, "test11"), 0, ledgersim.Vote{Type: 2, Height: 78, Round: 1}},
-		{"proposal r1", tm2.Message(tm2.KindProposal, 79, "test11"), 0, ledgersim.Vote{Type: 0x20, Height: 79, Round: 1}},
-		{"nil vote", tm2.Message(tm2.KindNilVote, 80, "test11"), 0, ledgersim.Vote{Type: 1, Height: 80}},
+		{"prevote", signbytestest.Message(signbytestest.KindPrevote, 77, "test11"), 0, ledgersim.Vote{Type: 1, Height: 77}},
+		{"precommit r1", signbytestest.Message(signbytestest.KindPrecommit, 78, "test11"), 0, ledgersim.Vote{Type: 2, Height: 78, Round: 1}},
+		{"proposal r1", signbytestest.Message(signbytestest.KindProposal, 79, "test11"), 0, ledgersim.Vote{Type: 0x20, Height: 79, Round: 1}},
+		{"nil vote", signbytestest.Message(signbytestest.KindNilVote, 80, "test11"), 0, ledgersim.Vote{Type: 1, Height: 80}},
 		{"round 127", sized(cat(typ, fixed(0x11, 5), fixed(0x19, 127))...), 0, ledgersim.Vote{Type: 1, Height: 5, Round: 127}},
 		{"one byte", []byte{0x01}, ledger.ParseUnexpectedBufferEnd, ledgersim.Vote{}},
 		{"prefix runs off", []byte{0x80, 0x80}, ledger.ParseUnexpectedBufferEnd, ledgersim.Vote{}},
 		// get_varint wants a byte after the prefix: code 1, before the size check.
 		{"prefix and nothing after", []byte{0x80, 0x01}, ledger.ParseUnexpectedBufferEnd, ledgersim.Vote{}},
 		{"prefix does not match", []byte{0x05, 0x08, 0x01}, ledger.ParseUnexpectedBufferSize, ledgersim.Vote{}},
-		{"two-byte prefix", tm2.Message(tm2.KindProposal, 1, "staging.gno.land"), ledger.ParseUnexpectedBufferSize, ledgersim.Vote{}},
+		{"two-byte prefix", signbytestest.Message(signbytestest.KindProposal, 1, "staging.gno.land"), ledger.ParseUnexpectedBufferSize, ledgersim.Vote{}},
 		{"field 0", sized(0x00, 0x01), ledger.ParseUnexpectedField, ledgersim.Vote{}},
 		{"type as fixed64", sized(cat([]byte{0x09}, make([]byte, 8))...), ledger.ParseUnexpectedWireType, ledgersim.Vote{}},
 		{"height as varint", sized(0x08, 0x01, 0x10, 0x05), ledger.ParseUnexpectedWireType, ledgersim.Vote{}},
@@ -64,7 +64,7 @@ func TestParseSignBytes(t *testing.T) {
 		t.Errorf("prefix and nothing after, long prefix allowed: code %d, want 1", perr)
 	}
 	// Without the one-byte rule, a 139-byte proposal parses.
-	if v, perr := ledgersim.ParseSignBytes(tm2.Message(tm2.KindProposal, 9, "staging.gno.land"), false); perr != 0 || v.Height != 9 {
+	if v, perr := ledgersim.ParseSignBytes(signbytestest.Message(signbytestest.KindProposal, 9, "staging.gno.land"), false); perr != 0 || v.Height != 9 {
 		t.Errorf("long prefix allowed: %+v, %d", v, perr)
 	}
 }
@@ -73,12 +73,12 @@ func TestParseSignBytes(t *testing.T) {
 // valid type, a non-negative height and round and a length prefix that
 // matches.
 func FuzzParseSignBytes(f *testing.F) {
-	for _, k := range tm2.Kinds() {
-		m := tm2.Message(k, 123456, "test11")
+	for _, k := range signbytestest.Kinds() {
+		m := signbytestest.Message(k, 123456, "test11")
 		f.Add(m, true)
 		f.Add(m[:len(m)/2], true)
 	}
-	f.Add(tm2.Message(tm2.KindProposal, 1, "test-chain-with-long-id"), false)
+	f.Add(signbytestest.Message(signbytestest.KindProposal, 1, "test-chain-with-long-id"), false)
 	f.Add([]byte{0x02, 0x00, 0x00}, true)
 	f.Add([]byte{0x0a, 0x08, 0x01, 0x19, 0xff, 0, 0, 0, 0, 0, 0}, true)
 	f.Fuzz(func(t *testing.T, b []byte, strict bool) {

@@ -5,9 +5,9 @@ import (
 	"errors"
 	"testing"
 
-	"github.com/signerkit/signerkit/internal/tm2"
 	"github.com/signerkit/signerkit/ledger"
 	"github.com/signerkit/signerkit/ledger/ledgersim"
+	"github.com/signerkit/signerkit/signbytes/signbytestest"
 	"github.com/signerkit/signerkit/signer"
 )
 
@@ -21,14 +21,14 @@ func TestOpenURI(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer srv.Close()
-	heights := tm2.NewHeights("", 1)
+	heights := signbytestest.NewHeights("", 1)
 	for _, scheme := range []string{"ledgersim", "LedgerSim", "ledger"} {
 		s, err := signer.Open(context.Background(), scheme+":speculos="+srv.Addr())
 		if err != nil {
 			t.Fatalf("Open(%s:…): %v", scheme, err)
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), shortTime)
-		_, err = s.SignContext(ctx, heights.Next(tm2.KindPrevote))
+		_, err = s.SignContext(ctx, heights.Next(signbytestest.KindPrevote))
 		cancel()
 		s.Close()
 		var de *ledger.DeadlineError
