@@ -4,13 +4,22 @@ GO ?= go
 # run as root (CI and fresh machines). Backends add theirs here.
 DEBIAN_PACKAGES ?= softhsm2 opensc
 BENCHSTAT_VERSION := v0.0.0-20260908200009-22c9c6c9d4da
+# make lint's checkers, pinned. staticcheck v0.8.2 is release 2026.2.2.
+STATICCHECK_VERSION := v0.8.2
+GOVULNCHECK_VERSION := v1.10.0
+# govulncheck's advisories: golang.org/x/vulndb's OSV files at this commit,
+# through the module proxy (see scripts/govulncheck.sh); bump it to see
+# newer ones. The standard library is checked as of VULNCHECK_GO, the newest
+# patch release the proxy serves of the Go the module builds with.
+VULNDB_VERSION := v0.0.0-20261105234957-e22db6528018
+VULNCHECK_GO ?= go1.26.11
 FUZZTIME ?= 15s
 
-.PHONY: demo interop test deps fmt-check vet build-nocgo race bench bench-smoke fuzz benchstat overhead softhsm-scaling report
+.PHONY: demo interop test deps fmt-check vet lint staticcheck deprecated govulncheck build-nocgo race bench bench-smoke fuzz benchstat overhead softhsm-scaling report
 
-## test: install test dependencies, then check formatting, vet, build without
-## cgo and run every test under the race detector.
-test: deps fmt-check vet build-nocgo race
+## test: install test dependencies, then check formatting, vet, lint, build
+## without cgo and run every test under the race detector.
+test: deps fmt-check vet lint build-nocgo race
 
 deps:
 	@missing=""; for p in $(DEBIAN_PACKAGES); do \
@@ -30,6 +39,22 @@ fmt-check:
 
 vet:
 	$(GO) vet ./...
+
+## lint: staticcheck (its default checks but SA1019, see staticcheck.conf)
+## and govulncheck, both pinned, on the main module.
+lint: staticcheck govulncheck
+
+staticcheck:
+	$(GO) run honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION) ./...
+
+## deprecated: every use of a deprecated identifier (staticcheck's SA1019,
+## which make lint leaves out); it fails while there are any.
+deprecated:
+	$(GO) run honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION) -checks SA1019 ./...
+
+govulncheck:
+	GO=$(GO) GOVULNCHECK_VERSION=$(GOVULNCHECK_VERSION) VULNDB_VERSION=$(VULNDB_VERSION) \
+		VULNCHECK_GO=$(VULNCHECK_GO) scripts/govulncheck.sh
 
 build-nocgo:
 	CGO_ENABLED=0 $(GO) build ./...

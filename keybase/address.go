@@ -9,7 +9,8 @@ import (
 	"fmt"
 
 	"github.com/decred/dcrd/dcrec/secp256k1/v4"
-	"golang.org/x/crypto/ripemd160" //nolint:staticcheck // tm2's address hash, as gno computes it
+	//lint:ignore SA1019 RIPEMD-160 is tm2's secp256k1 address hash, as gno computes it
+	"golang.org/x/crypto/ripemd160"
 
 	"github.com/signerkit/signerkit/internal/bech32"
 	"github.com/signerkit/signerkit/signer"

@@ -14,7 +14,8 @@ import (
 	"testing"
 
 	"github.com/decred/dcrd/dcrec/secp256k1/v4"
-	"golang.org/x/crypto/ripemd160" //nolint:staticcheck // the definition
+	//lint:ignore SA1019 RIPEMD-160 is in tm2's secp256k1 address definition, which this test checks against
+	"golang.org/x/crypto/ripemd160"
 
 	"github.com/signerkit/signerkit/internal/bech32"
 	"github.com/signerkit/signerkit/signer"
@@ -38,7 +39,8 @@ func TestAddress(t *testing.T) {
 	edPub := ed.Public().(ed25519.PublicKey)
 	sum := sha256.Sum256(edPub)
 	edDef, _ := bech32.EncodeBytes("g", sum[:20])
-	k1Comp, _ := secp256k1.ParsePubKey(elliptic.Marshal(k1.Curve, k1.X, k1.Y)) //nolint:staticcheck // uncompressed form
+	k1Uncomp := append([]byte{4}, append(k1.X.FillBytes(make([]byte, 32)), k1.Y.FillBytes(make([]byte, 32))...)...)
+	k1Comp, _ := secp256k1.ParsePubKey(k1Uncomp)
 	sha := sha256.Sum256(k1Comp.SerializeCompressed())
 	h := ripemd160.New()
 	h.Write(sha[:])

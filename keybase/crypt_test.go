@@ -15,7 +15,8 @@ import (
 	"testing"
 
 	"golang.org/x/crypto/nacl/secretbox"
-	pgparmor "golang.org/x/crypto/openpgp/armor" //nolint:staticcheck // the reader and writer gnokey uses
+	//lint:ignore SA1019 gnokey armors its key files with this package; the tests write and read them as it does
+	pgparmor "golang.org/x/crypto/openpgp/armor"
 
 	"github.com/signerkit/signerkit/internal/bcryptsalt"
 	"github.com/signerkit/signerkit/signer"

@@ -178,7 +178,10 @@ func (a Algorithm) Curve() elliptic.Curve {
 // *ecdsa.PublicKey needs a Curve, and that is the type crypto.Signer users
 // (x509, ssh, the Cosmos tooling) expect; signing and Verify in this module
 // use decred's specialised API, not this adaptor.
-func Secp256k1() elliptic.Curve { return secp256k1.S256() } //nolint:staticcheck // see above
+func Secp256k1() elliptic.Curve {
+	//lint:ignore SA1019 an *ecdsa.PublicKey needs an elliptic.Curve; see above
+	return secp256k1.S256()
+}
 
 // CheckKey reports whether pub is a public key of the kind algorithm a uses.
 // A key of another kind gives an error wrapping ErrUnsupported. An Ed25519

@@ -516,9 +516,12 @@ func TestSecp256k1CurveParams(t *testing.T) {
 			t.Errorf("Secp256k1 %s = %v, want %x", v.name, v.got, v.want)
 		}
 	}
+	// The adaptor's IsOnCurve is what crypto/ecdsa's generic path calls.
+	//lint:ignore SA1019 the test is of the deprecated elliptic.Curve adaptor itself
 	if !c.IsOnCurve(k1Gx, k1Gy) {
 		t.Error("Secp256k1 says G is not on the curve")
 	}
+	//lint:ignore SA1019 the test is of the deprecated elliptic.Curve adaptor itself
 	if c.IsOnCurve(k1Gx, new(big.Int).Add(k1Gy, big.NewInt(1))) {
 		t.Error("Secp256k1 says (Gx, Gy+1) is on the curve")
 	}

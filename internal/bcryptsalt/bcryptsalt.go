@@ -17,7 +17,8 @@ import (
 	"fmt"
 	"strconv"
 
-	"golang.org/x/crypto/blowfish" //nolint:staticcheck // bcrypt is built on the Blowfish key schedule; that is the point
+	//lint:ignore SA1019 bcrypt is built on the Blowfish key schedule; that is the point
+	"golang.org/x/crypto/blowfish"
 )
 
 const (

@@ -21,11 +21,10 @@ import (
 // what was only written, so a test can take the image a crash would leave:
 // the synced bytes plus any subset of the later writes, each possibly torn.
 type crashFS struct {
-	mu       sync.Mutex
-	files    map[string]*crashFile
-	onSync   func() error // called before each sync; an error fails it
-	syncs    int
-	failNext error
+	mu     sync.Mutex
+	files  map[string]*crashFile
+	onSync func() error // called before each sync; an error fails it
+	syncs  int
 }
 
 type crashFile struct {

@@ -65,6 +65,8 @@ type sdkLogData struct {
 }
 
 // errLogDigest is get_log_entries's "Incorrect log digest".
+//
+//lint:ignore ST1005 the SDK's message, word for word
 var errLogDigest = errors.New("Incorrect log digest")
 
 // sdkParseLogs is get_log_entries on a response payload: "!HHB", then
