@@ -75,53 +75,12 @@ func New(ctx context.Context, cfg *Config, opts Options) (_ *Daemon, err error) 
 		warnStateDir(log, cfg.StateDir)
 	}
 	if cfg.IdentityKey != "" {
-		id, err := inprocess.Open(ctx, inprocess.Config{File: cfg.IdentityKey})
-		if err != nil {
-			return nil, fmt.Errorf("signerkit: identity_key: %w (`signerkit init` writes one)", err)
-		}
-		d.id = id
-		if fi, err := os.Stat(cfg.IdentityKey); err == nil && fi.Mode().Perm()&0o077 != 0 {
-			log.Warn("identity_key is readable by other users; chmod 600 it", "file", cfg.IdentityKey, "mode", fi.Mode().Perm().String())
-		}
-		if _, ok := id.Public().(ed25519.PublicKey); !ok {
-			return nil, fmt.Errorf("signerkit: identity_key %s is not an Ed25519 key: SecretConnection identities are Ed25519", cfg.IdentityKey)
+		if err := d.openIdentity(ctx); err != nil {
+			return nil, err
 		}
 	}
-	chainsOf := map[string][]string{}
-	probeTimeout := map[string]time.Duration{} // the shortest sign_timeout of the key's chains
-	for _, ch := range cfg.Chains {
-		chainsOf[ch.Key] = append(chainsOf[ch.Key], ch.ID)
-		st := ch.SignTimeout
-		if st <= 0 {
-			st = DefaultSignTimeout
-		}
-		if cur, ok := probeTimeout[ch.Key]; !ok || st < cur {
-			probeTimeout[ch.Key] = st
-		}
-	}
-	healthInterval := opts.HealthInterval
-	if healthInterval <= 0 {
-		healthInterval = DefaultHealthInterval
-	}
-	for _, ch := range cfg.Chains {
-		if _, ok := d.keys[ch.Key]; ok {
-			continue
-		}
-		b, err := openBackend(ctx, ch.Key, open, log, d.m, healthInterval, probeTimeout[ch.Key])
-		if err != nil {
-			return nil, fmt.Errorf("signerkit: chain %q: %w", ch.ID, err)
-		}
-		if opts.reopenBackoff > 0 {
-			b.minBackoff = opts.reopenBackoff
-		}
-		d.keys[ch.Key] = b
-		g, err := guard.New(b, guard.Config{Dir: cfg.StateDir, FS: opts.StateFS, ChainIDs: chainsOf[ch.Key]})
-		if err != nil {
-			_ = b.Close()
-			delete(d.keys, ch.Key)
-			return nil, fmt.Errorf("signerkit: %w", err)
-		}
-		d.gs[ch.Key] = g
+	if err := d.openKeys(ctx, open, opts); err != nil {
+		return nil, err
 	}
 	for _, ch := range cfg.Chains {
 		if err := d.checkState(ctx, ch); err != nil {
@@ -146,6 +105,67 @@ func New(ctx context.Context, cfg *Config, opts Options) (_ *Daemon, err error) 
 		}
 	}
 	return d, nil
+}
+
+// openIdentity opens identity_key, the Ed25519 key of the signer's
+// SecretConnections, warning when other users can read it.
+func (d *Daemon) openIdentity(ctx context.Context) error {
+	file := d.cfg.IdentityKey
+	id, err := inprocess.Open(ctx, inprocess.Config{File: file})
+	if err != nil {
+		return fmt.Errorf("signerkit: identity_key: %w (`signerkit init` writes one)", err)
+	}
+	d.id = id
+	if fi, err := os.Stat(file); err == nil && fi.Mode().Perm()&0o077 != 0 {
+		d.log.Warn("identity_key is readable by other users; chmod 600 it", "file", file, "mode", fi.Mode().Perm().String())
+	}
+	if _, ok := id.Public().(ed25519.PublicKey); !ok {
+		return fmt.Errorf("signerkit: identity_key %s is not an Ed25519 key: SecretConnection identities are Ed25519", file)
+	}
+	return nil
+}
+
+// openKeys opens each chain's key once, however many chains share it,
+// and puts a guard over it for those chains. A key's health probe gets
+// the shortest sign_timeout of its chains.
+func (d *Daemon) openKeys(ctx context.Context, open OpenFunc, opts Options) error {
+	chainsOf := map[string][]string{}
+	probeTimeout := map[string]time.Duration{} // the shortest sign_timeout of the key's chains
+	for _, ch := range d.cfg.Chains {
+		chainsOf[ch.Key] = append(chainsOf[ch.Key], ch.ID)
+		st := ch.SignTimeout
+		if st <= 0 {
+			st = DefaultSignTimeout
+		}
+		if cur, ok := probeTimeout[ch.Key]; !ok || st < cur {
+			probeTimeout[ch.Key] = st
+		}
+	}
+	healthInterval := opts.HealthInterval
+	if healthInterval <= 0 {
+		healthInterval = DefaultHealthInterval
+	}
+	for _, ch := range d.cfg.Chains {
+		if _, ok := d.keys[ch.Key]; ok {
+			continue
+		}
+		b, err := openBackend(ctx, ch.Key, open, d.log, d.m, healthInterval, probeTimeout[ch.Key])
+		if err != nil {
+			return fmt.Errorf("signerkit: chain %q: %w", ch.ID, err)
+		}
+		if opts.reopenBackoff > 0 {
+			b.minBackoff = opts.reopenBackoff
+		}
+		d.keys[ch.Key] = b
+		g, err := guard.New(b, guard.Config{Dir: d.cfg.StateDir, FS: opts.StateFS, ChainIDs: chainsOf[ch.Key]})
+		if err != nil {
+			_ = b.Close()
+			delete(d.keys, ch.Key)
+			return fmt.Errorf("signerkit: %w", err)
+		}
+		d.gs[ch.Key] = g
+	}
+	return nil
 }
 
 // checkState refuses a chain without state, and a key other than the one

@@ -33,6 +33,9 @@ type peerAuth struct {
 	h     privval.Handshake
 }
 
+// newValidator makes the validator vc of chain ch: its handshake, its
+// metrics and logs, and its endpoint (a listener for tm2-remote, else a
+// dialer), serving ch's key behind its guard.
 func (d *Daemon) newValidator(ch ChainConfig, vc ValidatorConfig, pv parsedValidator) (*validator, error) {
 	network, address := pv.network, pv.address
 	v := &validator{chain: ch.ID, addr: vc.Addr, network: network, address: address, protocol: ch.Protocol}
@@ -41,69 +44,10 @@ func (d *Daemon) newValidator(ch ChainConfig, vc ValidatorConfig, pv parsedValid
 	}
 	backend := d.keys[ch.Key]
 	g := d.gs[ch.Key]
-	obs := d.m.observers(ch.ID, backend.scheme)
 	log := d.log.With("chain", ch.ID, "validator", vc.Addr)
-	connected := d.m.connected.WithLabelValues(ch.ID, vc.Addr)
-	lastH, lastR, lastS := d.m.lastHeight.WithLabelValues(ch.ID), d.m.lastRound.WithLabelValues(ch.ID), d.m.lastStep.WithLabelValues(ch.ID)
-	connects := d.m.connects.WithLabelValues(ch.ID, vc.Addr)
-	onRequest := func(info privval.RequestInfo) {
-		o := obs[info.Label]
-		if o == nil {
-			o = obs[privval.LabelSign]
-		}
-		o.seconds.Observe(info.Duration.Seconds())
-		switch {
-		case info.Err == nil && info.Cached:
-			o.cached.Inc()
-		case info.Err == nil:
-			o.signed.Inc()
-			if info.Label == "proposal" || info.Label == "prevote" || info.Label == "precommit" {
-				// The guard has just made this the chain's state.
-				lastH.Set(float64(info.Height))
-				lastR.Set(float64(info.Round))
-				lastS.Set(float64(stepOf(info.Label)))
-			}
-		case isDoubleSign(info.Err):
-			o.refused.Inc()
-			o.dsr.Inc()
-			log.Warn("double sign refused", "phase", info.Label, "height", info.Height, "round", info.Round, "err", info.Err)
-		default:
-			o.refused.Inc()
-			log.Warn("request refused", "phase", info.Label, "height", info.Height, "round", info.Round, "err", info.Err)
-		}
-		if log.Enabled(context.Background(), slog.LevelDebug) {
-			log.Debug("request", "phase", info.Label, "height", info.Height, "round", info.Round, "duration", info.Duration, "cached", info.Cached)
-		}
-	}
-	onConnect := func(peer ed25519.PublicKey) {
-		v.conns.Add(1)
-		connected.Set(float64(v.conns.Load()))
-		connects.Inc()
-		log.Info("validator connected", "peer", peerString(peer))
-	}
-	onDisconnect := func(err error) {
-		reason := disconnectReason(err)
-		var he *handshakeError
-		if !errors.As(err, &he) && reason != "dial" {
-			if n := v.conns.Add(-1); n >= 0 {
-				connected.Set(float64(n))
-			} else {
-				v.conns.Store(0)
-			}
-		}
-		d.m.disconnects.WithLabelValues(ch.ID, vc.Addr, reason).Inc()
-		var ue *privval.UnauthorizedPeerError
-		if errors.As(err, &ue) {
-			// A refused gno node redials at once and for ever: a line a
-			// second at most (validator_disconnects_total counts them all).
-			if ok, quiet := v.refusedLog.allow(); ok {
-				log.Warn("validator refused: its identity key is not on the allowlist", "peer", peerString(ue.Key), "fix", "add it to allow and send SIGHUP",
-					"unlogged_since_last", quiet)
-			}
-		} else if reason != "shutdown" && reason != "shed" { // shed: counted, not logged (a flood)
-			log.Info("validator connection ended", "reason", reason, "err", err)
-		}
-	}
+	onRequest := d.onRequest(ch.ID, backend.scheme, log)
+	onConnect := d.onConnect(v, log)
+	onDisconnect := d.onDisconnect(v, log)
 	hs := d.handshake(v, network)
 	switch ch.Protocol {
 	case ProtocolTM2Remote:
@@ -134,6 +78,86 @@ func (d *Daemon) newValidator(ch ChainConfig, vc ValidatorConfig, pv parsedValid
 		v.ep = e
 	}
 	return v, nil
+}
+
+// onRequest returns a validator's OnRequest hook: each request counted
+// and timed by phase, a sign's height, round and step made the chain's
+// last, a refusal logged.
+func (d *Daemon) onRequest(chain, scheme string, log *slog.Logger) func(privval.RequestInfo) {
+	obs := d.m.observers(chain, scheme)
+	lastH, lastR, lastS := d.m.lastHeight.WithLabelValues(chain), d.m.lastRound.WithLabelValues(chain), d.m.lastStep.WithLabelValues(chain)
+	return func(info privval.RequestInfo) {
+		o := obs[info.Label]
+		if o == nil {
+			o = obs[privval.LabelSign]
+		}
+		o.seconds.Observe(info.Duration.Seconds())
+		switch {
+		case info.Err == nil && info.Cached:
+			o.cached.Inc()
+		case info.Err == nil:
+			o.signed.Inc()
+			if info.Label == "proposal" || info.Label == "prevote" || info.Label == "precommit" {
+				// The guard has just made this the chain's state.
+				lastH.Set(float64(info.Height))
+				lastR.Set(float64(info.Round))
+				lastS.Set(float64(stepOf(info.Label)))
+			}
+		case isDoubleSign(info.Err):
+			o.refused.Inc()
+			o.dsr.Inc()
+			log.Warn("double sign refused", "phase", info.Label, "height", info.Height, "round", info.Round, "err", info.Err)
+		default:
+			o.refused.Inc()
+			log.Warn("request refused", "phase", info.Label, "height", info.Height, "round", info.Round, "err", info.Err)
+		}
+		if log.Enabled(context.Background(), slog.LevelDebug) {
+			log.Debug("request", "phase", info.Label, "height", info.Height, "round", info.Round, "duration", info.Duration, "cached", info.Cached)
+		}
+	}
+}
+
+// onConnect returns v's OnConnect hook: a connection past its handshake
+// counted and logged.
+func (d *Daemon) onConnect(v *validator, log *slog.Logger) func(ed25519.PublicKey) {
+	connected := d.m.connected.WithLabelValues(v.chain, v.addr)
+	connects := d.m.connects.WithLabelValues(v.chain, v.addr)
+	return func(peer ed25519.PublicKey) {
+		v.conns.Add(1)
+		connected.Set(float64(v.conns.Load()))
+		connects.Inc()
+		log.Info("validator connected", "peer", peerString(peer))
+	}
+}
+
+// onDisconnect returns v's OnDisconnect hook: the connection uncounted
+// (when it got past its handshake), its end counted by reason and logged,
+// a refused identity at most once a second.
+func (d *Daemon) onDisconnect(v *validator, log *slog.Logger) func(error) {
+	connected := d.m.connected.WithLabelValues(v.chain, v.addr)
+	return func(err error) {
+		reason := disconnectReason(err)
+		var he *handshakeError
+		if !errors.As(err, &he) && reason != "dial" {
+			if n := v.conns.Add(-1); n >= 0 {
+				connected.Set(float64(n))
+			} else {
+				v.conns.Store(0)
+			}
+		}
+		d.m.disconnects.WithLabelValues(v.chain, v.addr, reason).Inc()
+		var ue *privval.UnauthorizedPeerError
+		if errors.As(err, &ue) {
+			// A refused gno node redials at once and for ever: a line a
+			// second at most (validator_disconnects_total counts them all).
+			if ok, quiet := v.refusedLog.allow(); ok {
+				log.Warn("validator refused: its identity key is not on the allowlist", "peer", peerString(ue.Key), "fix", "add it to allow and send SIGHUP",
+					"unlogged_since_last", quiet)
+			}
+		} else if reason != "shutdown" && reason != "shed" { // shed: counted, not logged (a flood)
+			log.Info("validator connection ended", "reason", reason, "err", err)
+		}
+	}
 }
 
 func stepOf(phase string) int {
