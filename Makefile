@@ -15,7 +15,7 @@ VULNDB_VERSION := v0.0.0-20261105234957-e22db6528018
 VULNCHECK_GO ?= go1.26.11
 FUZZTIME ?= 15s
 
-.PHONY: demo interop test deps fmt-check vet lint staticcheck deprecated govulncheck build-nocgo race bench bench-smoke fuzz benchstat overhead softhsm-scaling report
+.PHONY: demo interop test deps fmt-check vet lint staticcheck deprecated govulncheck build-nocgo race bench bench-smoke benchcmp fuzz benchstat overhead softhsm-scaling report
 
 ## test: install test dependencies, then check formatting, vet, lint, build
 ## without cgo and run every test under the race detector.
@@ -81,6 +81,12 @@ bench:
 ## bench-smoke: every benchmark once, as CI runs it.
 bench-smoke:
 	$(GO) test -run '^$$' -bench . -benchtime 1x ./...
+
+## benchcmp: the suite at BASE and at HEAD on this machine, the two
+## interleaved COUNT times, then benchstat's table (see scripts/benchcmp.sh;
+## BENCH, PKGS, BENCHTIME narrow it). make benchcmp BASE=origin/main
+benchcmp:
+	GO=$(GO) BENCHSTAT_VERSION=$(BENCHSTAT_VERSION) scripts/benchcmp.sh
 
 ## fuzz: run every fuzz target for FUZZTIME each.
 fuzz:
