@@ -103,6 +103,53 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 	bw := bufio.NewWriter(w)
 	p := func(format string, a ...any) { fmt.Fprintf(bw, format, a...) }
 	timeoutMs := float64(r.timeout().Milliseconds())
+	r.writeIntro(bw)
+
+	p("## One sign of a vote-sized message, per signer path\n\n")
+	r.writeSummary(bw, timeoutMs)
+	if note := r.remoteSignerNote(); note != "" {
+		p("\n%s\n", note)
+	}
+
+	r.writePhases(bw)
+
+	if len(r.Verifies) > 0 {
+		p("\n## Verification\n\n")
+		r.writeVerifies(bw)
+	}
+
+	p("\n")
+	r.writeComparison(bw)
+
+	p("\n")
+	if err := WriteLedgerFit(bw); err != nil {
+		return err
+	}
+
+	p("\n")
+	if err := r.writeThreshold(bw); err != nil {
+		return err
+	}
+
+	p("\n## Charts\n\n")
+	p("![end-to-end latency against payload size, per signer path](%s)\n\n", PayloadSVG)
+	p("![stages of one vote-sized sign per signer path, with the %s timeout](%s)\n", r.timeout(), StagesSVG)
+
+	r.writeRows(bw, timeoutMs)
+
+	if profiles := r.profiles(); len(profiles) > 0 {
+		p("\n## Profiles\n\nModeled time comes from these latency profiles, named after `modeled:` in the tables; each names the section of [docs/latency-profiles.md](../latency-profiles.md) its figures come from:\n\n")
+		for _, pr := range profiles {
+			p("- %s\n", mdEscape(pr))
+		}
+	}
+	return bw.Flush()
+}
+
+// writeIntro writes the title, when and where the rows were measured,
+// what measured and modeled mean, and the report's notes.
+func (r *Report) writeIntro(bw *bufio.Writer) {
+	p := func(format string, a ...any) { fmt.Fprintf(bw, format, a...) }
 	title := r.Title
 	if title == "" {
 		title = "signerkit: where the milliseconds of a signature go"
@@ -137,50 +184,32 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 	if len(r.Notes) > 0 {
 		p("\n")
 	}
+}
 
-	p("## One sign of a vote-sized message, per signer path\n\n")
-	r.writeSummary(bw, timeoutMs)
-	if note := r.remoteSignerNote(); note != "" {
-		p("\n%s\n", note)
+// writePhases writes the consensus phases section, when the report has
+// phases.
+func (r *Report) writePhases(bw *bufio.Writer) {
+	p := func(format string, a ...any) { fmt.Fprintf(bw, format, a...) }
+	if len(r.Phases) == 0 {
+		return
 	}
-
-	if len(r.Phases) > 0 {
-		p("\n## Consensus phases at consecutive heights\n\n")
-		p("Proposal, prevote and precommit sign bytes of a tm2 chain (`test11`) at rising heights, signed in order as a validator does; milliseconds per sign.\n\n")
-		p("| signer path | phase | sign bytes | count | min | p50 | p99 | max | basis |\n")
-		p("|---|---|--:|--:|--:|--:|--:|--:|---|\n")
-		for _, ph := range r.Phases {
-			b := "measured"
-			if ph.Modeled {
-				b = "measured + modeled"
-			}
-			p("| %s | %s | %d | %d | %s | %s | %s | %s | %s |\n", mdEscape(ph.Backend), ph.Phase, ph.Bytes, ph.Dist.N,
-				fmtMs(ph.Dist.Min), fmtMs(ph.Dist.P50), fmtMs(ph.Dist.P99), fmtMs(ph.Dist.Max), b)
+	p("\n## Consensus phases at consecutive heights\n\n")
+	p("Proposal, prevote and precommit sign bytes of a tm2 chain (`test11`) at rising heights, signed in order as a validator does; milliseconds per sign.\n\n")
+	p("| signer path | phase | sign bytes | count | min | p50 | p99 | max | basis |\n")
+	p("|---|---|--:|--:|--:|--:|--:|--:|---|\n")
+	for _, ph := range r.Phases {
+		b := "measured"
+		if ph.Modeled {
+			b = "measured + modeled"
 		}
+		p("| %s | %s | %d | %d | %s | %s | %s | %s | %s |\n", mdEscape(ph.Backend), ph.Phase, ph.Bytes, ph.Dist.N,
+			fmtMs(ph.Dist.Min), fmtMs(ph.Dist.P50), fmtMs(ph.Dist.P99), fmtMs(ph.Dist.Max), b)
 	}
+}
 
-	if len(r.Verifies) > 0 {
-		p("\n## Verification\n\n")
-		r.writeVerifies(bw)
-	}
-
-	p("\n")
-	r.writeComparison(bw)
-
-	p("\n")
-	if err := WriteLedgerFit(bw); err != nil {
-		return err
-	}
-
-	p("\n")
-	if err := r.writeThreshold(bw); err != nil {
-		return err
-	}
-
-	p("\n## Charts\n\n")
-	p("![end-to-end latency against payload size, per signer path](%s)\n\n", PayloadSVG)
-	p("![stages of one vote-sized sign per signer path, with the %s timeout](%s)\n", r.timeout(), StagesSVG)
-
+// writeRows writes every row, a table per signer path.
+func (r *Report) writeRows(bw *bufio.Writer, timeoutMs float64) {
+	p := func(format string, a ...any) { fmt.Fprintf(bw, format, a...) }
 	p("\n## Every row\n")
 	for _, path := range r.Paths() {
 		p("\n### %s\n\n", mdEscape(path))
@@ -194,14 +223,6 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 				fmtMs(row.E2E.Avg), basis(row), shareCell(row, timeoutMs), dominantCell(row), mdEscape(stageList(row)), mdEscape(counterList(row)))
 		}
 	}
-
-	if profiles := r.profiles(); len(profiles) > 0 {
-		p("\n## Profiles\n\nModeled time comes from these latency profiles, named after `modeled:` in the tables; each names the section of [docs/latency-profiles.md](../latency-profiles.md) its figures come from:\n\n")
-		for _, pr := range profiles {
-			p("- %s\n", mdEscape(pr))
-		}
-	}
-	return bw.Flush()
 }
 
 // writeVerifies writes the verification table: one line per case, one

@@ -64,14 +64,8 @@ type BenchOutput struct {
 // ParseBenchSuite is ParseBenchOutput that also counts the benchmark
 // lines it skipped as other packages'.
 func ParseBenchSuite(r io.Reader) (*BenchOutput, error) {
-	type acc struct {
-		row    Row
-		runs   int
-		values map[string]float64
-		order  []string
-	}
 	var order []string
-	rows := map[string]*acc{}
+	rows := map[string]*benchRuns{}
 	verifies := map[string]bool{}
 	out := &BenchOutput{Other: map[string]int{}}
 	pkg := "" // the package of the lines that follow; "" before any pkg: line
@@ -116,66 +110,93 @@ func ParseBenchSuite(r io.Reader) (*BenchOutput, error) {
 		}
 		a := rows[key]
 		if a == nil {
-			a = &acc{row: row, values: map[string]float64{}}
+			a = &benchRuns{row: row, values: map[string]float64{}}
 			rows[key] = a
 			order = append(order, key)
 		}
-		a.runs++
-		for i := 0; i < len(fields); i += 2 {
-			v, err := strconv.ParseFloat(fields[i], 64)
-			if err != nil {
-				return nil, fmt.Errorf("report: %s: value %q: %w", where, fields[i], err)
-			}
-			unit := fields[i+1]
-			if _, ok := a.values[unit]; !ok {
-				a.order = append(a.order, unit)
-			}
-			a.values[unit] += v
+		if err := a.add(fields); err != nil {
+			return nil, fmt.Errorf("report: %s: %w", where, err)
 		}
 	}
 	if err := sc.Err(); err != nil {
 		return nil, fmt.Errorf("report: %w", err)
 	}
 	for _, key := range order {
-		a := rows[key]
-		row := a.row
-		row.Source = "bench"
-		get := func(unit string) (float64, bool) {
-			v, ok := a.values[unit]
-			return v / float64(a.runs), ok
-		}
-		if v, ok := get("ns/op"); ok {
-			row.HostMs = v / 1e6
-		}
-		if v, ok := get("e2e-ms/op"); ok {
-			row.E2E.Avg = v
-		} else {
-			row.E2E.Avg = row.HostMs
-		}
-		row.ModeledMs, _ = get("modeled-ms/op")
-		for _, unit := range a.order {
-			name, ok := strings.CutSuffix(unit, "-ms/op")
-			if ok && isStage(name) {
-				ms, _ := get(unit)
-				mod, _ := get(name + "-modeled-ms/op")
-				row.Stages = append(row.Stages, Stage{Name: name, Ms: ms, ModeledMs: mod})
-				continue
-			}
-			if ok {
-				continue // e2e, modeled, <stage>-modeled
-			}
-			if name, ok := strings.CutSuffix(unit, "/op"); ok && name != "ns" && name != "B" && name != "allocs" {
-				v, _ := get(unit)
-				row.Counters = append(row.Counters, Counter{Name: name, PerOp: v})
-			}
-		}
 		if verifies[key] {
-			out.Verify = append(out.Verify, row)
+			out.Verify = append(out.Verify, rows[key].mean())
 		} else {
-			out.Sign = append(out.Sign, row)
+			out.Sign = append(out.Sign, rows[key].mean())
 		}
 	}
 	return out, nil
+}
+
+// benchRuns sums the runs (-count) of one benchmark: its values by unit,
+// with the units in the order first seen.
+type benchRuns struct {
+	row    Row
+	runs   int
+	values map[string]float64
+	order  []string
+}
+
+// add adds one run, its value/unit fields.
+func (a *benchRuns) add(fields []string) error {
+	a.runs++
+	for i := 0; i < len(fields); i += 2 {
+		v, err := strconv.ParseFloat(fields[i], 64)
+		if err != nil {
+			return fmt.Errorf("value %q: %w", fields[i], err)
+		}
+		unit := fields[i+1]
+		if _, ok := a.values[unit]; !ok {
+			a.order = append(a.order, unit)
+		}
+		a.values[unit] += v
+	}
+	return nil
+}
+
+// get returns unit's mean over the runs, and whether the benchmark
+// reported it.
+func (a *benchRuns) get(unit string) (float64, bool) {
+	v, ok := a.values[unit]
+	return v / float64(a.runs), ok
+}
+
+// mean returns the benchmark's row from the means of its runs: host
+// time, end to end (host time when not reported), modeled time, the
+// stages (<stage>-ms/op, <stage>-modeled-ms/op) and the other
+// per-operation counters.
+func (a *benchRuns) mean() Row {
+	row := a.row
+	row.Source = "bench"
+	if v, ok := a.get("ns/op"); ok {
+		row.HostMs = v / 1e6
+	}
+	if v, ok := a.get("e2e-ms/op"); ok {
+		row.E2E.Avg = v
+	} else {
+		row.E2E.Avg = row.HostMs
+	}
+	row.ModeledMs, _ = a.get("modeled-ms/op")
+	for _, unit := range a.order {
+		name, ok := strings.CutSuffix(unit, "-ms/op")
+		if ok && isStage(name) {
+			ms, _ := a.get(unit)
+			mod, _ := a.get(name + "-modeled-ms/op")
+			row.Stages = append(row.Stages, Stage{Name: name, Ms: ms, ModeledMs: mod})
+			continue
+		}
+		if ok {
+			continue // e2e, modeled, <stage>-modeled
+		}
+		if name, ok := strings.CutSuffix(unit, "/op"); ok && name != "ns" && name != "B" && name != "allocs" {
+			v, _ := a.get(unit)
+			row.Counters = append(row.Counters, Counter{Name: name, PerOp: v})
+		}
+	}
+	return row
 }
 
 // PackageLines returns the lines of `go test -bench` output that belong

@@ -162,6 +162,27 @@ func seriesColours(paths []string, backendOf map[string]string) map[string]strin
 	return out
 }
 
+// The payload chart's layout, in pixels: panels in two columns, each a
+// plot with its label column to the right.
+const (
+	payloadCols                       = 2
+	payloadPanelW                     = 620.0
+	payloadLeft, payloadPlotW         = 62.0, 330.0 // the label column follows the plot
+	payloadTitleH, payloadAxisH       = 46.0, 44.0
+	payloadGapH                       = 26.0
+	payloadLabelStep, payloadMinPlotH = 12.0, 200.0
+	payloadPanelTop                   = 22.0 // panel title above its plot
+)
+
+// payloadValue is the latency the payload chart draws for a row: p50, or
+// the mean for bench rows.
+func payloadValue(row Row) float64 {
+	if row.HasDist() {
+		return row.E2E.P50
+	}
+	return row.E2E.Avg
+}
+
 // WritePayloadSVG draws end-to-end latency (p50, or the mean for bench
 // rows) against payload size, both axes logarithmic and shared, in one
 // panel per backend family (<g class="panel" data-family="ledger">) and
@@ -169,49 +190,55 @@ func seriesColours(paths []string, backendOf map[string]string) map[string]strin
 // signer path is a <g class="series" data-series="path"> with a colour
 // of its own, labelled at the end of its line.
 func (r *Report) WritePayloadSVG(w io.Writer) error {
-	const (
-		cols                = 2
-		panelW              = 620.0
-		left, plotW         = 62.0, 330.0 // the label column follows the plot
-		titleH, axisH, gapH = 46.0, 44.0, 26.0
-		labelStep, minPlotH = 12.0, 200.0
-		panelTop            = 22.0 // panel title above its plot
-	)
 	bw := bufio.NewWriter(w)
 	p := func(format string, a ...any) { fmt.Fprintf(bw, format, a...) }
 
-	val := func(row Row) float64 {
-		if row.HasDist() {
-			return row.E2E.P50
-		}
-		return row.E2E.Avg
-	}
 	points := r.chartSeries()
-	minX, maxX := math.Inf(1), math.Inf(-1)
-	minY, maxY := math.Inf(1), math.Inf(-1)
-	for _, pt := range points {
-		row := pt.row
-		if row.Payload <= 0 || val(row) <= 0 {
-			continue
-		}
-		minX, maxX = math.Min(minX, float64(row.Payload)), math.Max(maxX, float64(row.Payload))
-		minY, maxY = math.Min(minY, val(row)), math.Max(maxY, val(row))
-	}
+	panels, backendOf := payloadPanels(points)
+	width, height := layoutPayloadPanels(panels)
 
-	// Panels: the families, each with its paths in order of appearance.
-	type panel struct {
-		family string
-		paths  []string
-		x0, y0 float64 // top left of the panel
-		plotH  float64
+	p(`<svg xmlns="http://www.w3.org/2000/svg" width="%.0f" height="%.0f" viewBox="0 0 %.0f %.0f" font-family="sans-serif" font-size="12">`+"\n", width, height, width, height)
+	p(`<title>End-to-end latency per sign against payload size, one panel per backend family, and per verification</title>` + "\n")
+	p(`<rect width="100%%" height="100%%" fill="white"/>` + "\n")
+	p(`<text x="10" y="22" font-size="15" font-weight="bold">End-to-end latency per sign (p50, ms) against payload (bytes), one panel per backend family; verification in the panel named verify</text>` + "\n")
+	p(`<text x="10" y="38" fill="#555">Both axes logarithmic and the same in every panel; a line is labelled at its end; shades of one colour are one backend's chunk sizes.</text>` + "\n")
+	ax, ok := newPayloadAxes(points)
+	if !ok {
+		p(`<text x="10" y="70">no rows</text>` + "\n</svg>\n")
+		return bw.Flush()
 	}
+	for _, pn := range panels {
+		pp := panelPlot{payloadPanel: pn, ax: ax, left: pn.x0 + payloadLeft, top: pn.y0 + payloadPanelTop}
+		p(`<g class="panel" data-family="%s">`+"\n", esc(pn.family))
+		r.writePanelAxes(p, pp)
+		colours := seriesColours(pn.paths, backendOf)
+		labels := writePanelSeries(p, pp, points, colours)
+		writePanelLabels(p, pp, labels, colours)
+		p("</g>\n")
+	}
+	p("</svg>\n")
+	return bw.Flush()
+}
+
+// payloadPanel is one panel of the payload chart: a family, its paths in
+// order of appearance, and where it sits.
+type payloadPanel struct {
+	family string
+	paths  []string
+	x0, y0 float64 // top left of the panel
+	plotH  float64
+}
+
+// payloadPanels returns the panels of the chart, the families in order of
+// appearance, and the backend of each path (whose colour it takes).
+func payloadPanels(points []chartPoint) ([]*payloadPanel, map[string]string) {
 	backendOf := map[string]string{}
-	var panels []*panel
-	byFamily := map[string]*panel{}
+	var panels []*payloadPanel
+	byFamily := map[string]*payloadPanel{}
 	for _, pt := range points {
 		pn := byFamily[pt.family]
 		if pn == nil {
-			pn = &panel{family: pt.family}
+			pn = &payloadPanel{family: pt.family}
 			byFamily[pt.family] = pn
 			panels = append(panels, pn)
 		}
@@ -220,142 +247,186 @@ func (r *Report) WritePayloadSVG(w io.Writer) error {
 			pn.paths = append(pn.paths, pt.path)
 		}
 	}
-	height := titleH
-	for i := 0; i < len(panels); i += cols {
-		rowH := minPlotH
-		for j := i; j < min(i+cols, len(panels)); j++ {
-			rowH = math.Max(rowH, float64(len(panels[j].paths))*labelStep+8)
+	return panels, backendOf
+}
+
+// layoutPayloadPanels places the panels in rows of payloadCols, each row
+// as tall as its panel with the most labels needs, and returns the size
+// of the chart.
+func layoutPayloadPanels(panels []*payloadPanel) (width, height float64) {
+	height = payloadTitleH
+	for i := 0; i < len(panels); i += payloadCols {
+		rowH := payloadMinPlotH
+		for j := i; j < min(i+payloadCols, len(panels)); j++ {
+			rowH = math.Max(rowH, float64(len(panels[j].paths))*payloadLabelStep+8)
 		}
-		for j := i; j < min(i+cols, len(panels)); j++ {
-			panels[j].x0 = float64(j-i) * panelW
+		for j := i; j < min(i+payloadCols, len(panels)); j++ {
+			panels[j].x0 = float64(j-i) * payloadPanelW
 			panels[j].y0 = height
 			panels[j].plotH = rowH
 		}
-		height += panelTop + rowH + axisH + gapH
+		height += payloadPanelTop + rowH + payloadAxisH + payloadGapH
 	}
-	width := panelW*cols + 30 // room for the longest labels of the right column
+	width = payloadPanelW*payloadCols + 30 // room for the longest labels of the right column
 	if len(panels) == 0 {
 		height = 120
 	}
+	return width, height
+}
 
-	p(`<svg xmlns="http://www.w3.org/2000/svg" width="%.0f" height="%.0f" viewBox="0 0 %.0f %.0f" font-family="sans-serif" font-size="12">`+"\n", width, height, width, height)
-	p(`<title>End-to-end latency per sign against payload size, one panel per backend family, and per verification</title>` + "\n")
-	p(`<rect width="100%%" height="100%%" fill="white"/>` + "\n")
-	p(`<text x="10" y="22" font-size="15" font-weight="bold">End-to-end latency per sign (p50, ms) against payload (bytes), one panel per backend family; verification in the panel named verify</text>` + "\n")
-	p(`<text x="10" y="38" fill="#555">Both axes logarithmic and the same in every panel; a line is labelled at its end; shades of one colour are one backend's chunk sizes.</text>` + "\n")
+// payloadAxes are the axes every panel shares: log2 of the payload from
+// lx0 to lx1, and whole decades of milliseconds from 10^ly0 to 10^ly1.
+type payloadAxes struct{ lx0, lx1, ly0, ly1 float64 }
+
+// newPayloadAxes returns the axes that hold every point with a payload
+// and a latency, or false when there is none.
+func newPayloadAxes(points []chartPoint) (payloadAxes, bool) {
+	minX, maxX := math.Inf(1), math.Inf(-1)
+	minY, maxY := math.Inf(1), math.Inf(-1)
+	for _, pt := range points {
+		row := pt.row
+		if row.Payload <= 0 || payloadValue(row) <= 0 {
+			continue
+		}
+		minX, maxX = math.Min(minX, float64(row.Payload)), math.Max(maxX, float64(row.Payload))
+		minY, maxY = math.Min(minY, payloadValue(row)), math.Max(maxY, payloadValue(row))
+	}
 	if math.IsInf(minX, 1) {
-		p(`<text x="10" y="70">no rows</text>` + "\n</svg>\n")
-		return bw.Flush()
+		return payloadAxes{}, false
 	}
 	if minX == maxX {
 		minX, maxX = minX/2, maxX*2
 	}
-	lx0, lx1 := math.Log2(minX), math.Log2(maxX)
-	ly0, ly1 := math.Floor(math.Log10(minY)), math.Ceil(math.Log10(maxY))
-	if ly0 == ly1 {
-		ly1++
+	ax := payloadAxes{
+		lx0: math.Log2(minX), lx1: math.Log2(maxX),
+		ly0: math.Floor(math.Log10(minY)), ly1: math.Ceil(math.Log10(maxY)),
 	}
+	if ax.ly0 == ax.ly1 {
+		ax.ly1++
+	}
+	return ax, true
+}
+
+// panelPlot is a panel's plot area: its top left corner, and the shared
+// axes that place a point in it.
+type panelPlot struct {
+	*payloadPanel
+	ax        payloadAxes
+	left, top float64
+}
+
+// x returns the x of payload v.
+func (pp panelPlot) x(v float64) float64 {
+	return pp.left + (math.Log2(v)-pp.ax.lx0)/(pp.ax.lx1-pp.ax.lx0)*payloadPlotW
+}
+
+// y returns the y of latency v (ms).
+func (pp panelPlot) y(v float64) float64 {
+	return pp.top + pp.plotH - (math.Log10(v)-pp.ax.ly0)/(pp.ax.ly1-pp.ax.ly0)*pp.plotH
+}
+
+// writePanelAxes draws a panel's title, frame, grid, axis labels and,
+// when it falls within the axis, the consensus timeout.
+func (r *Report) writePanelAxes(p func(string, ...any), pp panelPlot) {
+	pl, top, ph := pp.left, pp.top, pp.plotH
+	p(`<text x="%.1f" y="%.1f" font-size="13" font-weight="bold">%s</text>`+"\n", pl, top-7, esc(pp.family))
+	p(`<rect x="%.1f" y="%.1f" width="%.1f" height="%.1f" stroke="#999" fill="none"/>`+"\n", pl, top, payloadPlotW, ph)
+	for e := pp.ax.ly0; e <= pp.ax.ly1; e++ {
+		v := math.Pow(10, e)
+		p(`<line x1="%.1f" x2="%.1f" y1="%.1f" y2="%.1f" stroke="#eee"/>`, pl, pl+payloadPlotW, pp.y(v), pp.y(v))
+		p(`<text x="%.1f" y="%.1f" text-anchor="end" font-size="11">%s</text>`+"\n", pl-5, pp.y(v)+4, esc(fmtMs(v)))
+	}
+	lastLabel := math.Inf(-1)
+	for _, pay := range r.payloads() {
+		v := float64(pay)
+		p(`<line x1="%.1f" x2="%.1f" y1="%.1f" y2="%.1f" stroke="#eee"/>`, pp.x(v), pp.x(v), top, top+ph)
+		if pp.x(v)-lastLabel >= 28 { // sizes close together (108, 117, 128) share a label
+			p(`<text x="%.1f" y="%.1f" text-anchor="middle" font-size="11">%s</text>`, pp.x(v), top+ph+14, axisSize(pay))
+			lastLabel = pp.x(v)
+		}
+		p("\n")
+	}
+	p(`<text x="%.1f" y="%.1f" text-anchor="middle" font-size="11">payload (bytes)</text>`+"\n", pl+payloadPlotW/2, top+ph+30)
+	unit := "ms per sign"
+	if pp.family == VerifyFamily {
+		unit = "ms per verification"
+	}
+	p(`<text transform="translate(%.1f %.1f) rotate(-90)" text-anchor="middle" font-size="11">%s</text>`+"\n", pp.x0+14, top+ph/2, unit)
 	timeoutMs := float64(r.timeout().Milliseconds())
+	if timeoutMs >= math.Pow(10, pp.ax.ly0) && timeoutMs <= math.Pow(10, pp.ax.ly1) {
+		p(`<line class="timeout" x1="%.1f" x2="%.1f" y1="%.1f" y2="%.1f" stroke="#d62728" stroke-dasharray="6 4"/>`, pl, pl+payloadPlotW, pp.y(timeoutMs), pp.y(timeoutMs))
+		p(`<text x="%.1f" y="%.1f" fill="#d62728" text-anchor="end" font-size="11">%s timeout</text>`+"\n", pl+payloadPlotW-4, pp.y(timeoutMs)-4, r.timeout())
+	}
+}
 
-	for _, pn := range panels {
-		top := pn.y0 + panelTop
-		ph := pn.plotH
-		pl := pn.x0 + left
-		x := func(v float64) float64 { return pl + (math.Log2(v)-lx0)/(lx1-lx0)*plotW }
-		y := func(v float64) float64 { return top + ph - (math.Log10(v)-ly0)/(ly1-ly0)*ph }
+// seriesLabel is where a series' line ends and, once spread, where its
+// label sits.
+type seriesLabel struct {
+	path       string
+	endX, endY float64
+	y          float64
+}
 
-		p(`<g class="panel" data-family="%s">`+"\n", esc(pn.family))
-		p(`<text x="%.1f" y="%.1f" font-size="13" font-weight="bold">%s</text>`+"\n", pl, top-7, esc(pn.family))
-		p(`<rect x="%.1f" y="%.1f" width="%.1f" height="%.1f" stroke="#999" fill="none"/>`+"\n", pl, top, plotW, ph)
-		for e := ly0; e <= ly1; e++ {
-			v := math.Pow(10, e)
-			p(`<line x1="%.1f" x2="%.1f" y1="%.1f" y2="%.1f" stroke="#eee"/>`, pl, pl+plotW, y(v), y(v))
-			p(`<text x="%.1f" y="%.1f" text-anchor="end" font-size="11">%s</text>`+"\n", pl-5, y(v)+4, esc(fmtMs(v)))
-		}
-		lastLabel := math.Inf(-1)
-		for _, pay := range r.payloads() {
-			v := float64(pay)
-			p(`<line x1="%.1f" x2="%.1f" y1="%.1f" y2="%.1f" stroke="#eee"/>`, x(v), x(v), top, top+ph)
-			if x(v)-lastLabel >= 28 { // sizes close together (108, 117, 128) share a label
-				p(`<text x="%.1f" y="%.1f" text-anchor="middle" font-size="11">%s</text>`, x(v), top+ph+14, axisSize(pay))
-				lastLabel = x(v)
-			}
-			p("\n")
-		}
-		p(`<text x="%.1f" y="%.1f" text-anchor="middle" font-size="11">payload (bytes)</text>`+"\n", pl+plotW/2, top+ph+30)
-		unit := "ms per sign"
-		if pn.family == VerifyFamily {
-			unit = "ms per verification"
-		}
-		p(`<text transform="translate(%.1f %.1f) rotate(-90)" text-anchor="middle" font-size="11">%s</text>`+"\n", pn.x0+14, top+ph/2, unit)
-		if timeoutMs >= math.Pow(10, ly0) && timeoutMs <= math.Pow(10, ly1) {
-			p(`<line class="timeout" x1="%.1f" x2="%.1f" y1="%.1f" y2="%.1f" stroke="#d62728" stroke-dasharray="6 4"/>`, pl, pl+plotW, y(timeoutMs), y(timeoutMs))
-			p(`<text x="%.1f" y="%.1f" fill="#d62728" text-anchor="end" font-size="11">%s timeout</text>`+"\n", pl+plotW-4, y(timeoutMs)-4, r.timeout())
-		}
-
-		// Lines, then labels spread down the label column so they do not
-		// overlap, each joined to its line's end by a dotted leader (solid
-		// lines are data; a leader only points).
-		colours := seriesColours(pn.paths, backendOf)
-		type label struct {
-			path       string
-			endX, endY float64
-			y          float64
-		}
-		var labels []label
-		for _, path := range pn.paths {
-			var rows []Row
-			for _, pt := range points {
-				if pt.path == path && pt.row.Payload > 0 && val(pt.row) > 0 {
-					rows = append(rows, pt.row)
-				}
-			}
-			sort.Slice(rows, func(a, b int) bool { return rows[a].Payload < rows[b].Payload })
-			col := colours[path]
-			p(`<g class="series" data-series="%s" stroke="%s" fill="%s">`, esc(path), col, col)
-			var pts []string
-			for _, row := range rows {
-				pts = append(pts, fmt.Sprintf("%.1f,%.1f", x(float64(row.Payload)), y(val(row))))
-			}
-			if len(pts) > 1 {
-				p(`<polyline fill="none" stroke-width="1.8" points="%s"/>`, strings.Join(pts, " "))
-			}
-			for _, row := range rows {
-				p(`<circle cx="%.1f" cy="%.1f" r="2.5"><title>%s, %d B: %s ms (%s)</title></circle>`,
-					x(float64(row.Payload)), y(val(row)), esc(path), row.Payload, fmtMs(val(row)), esc(basis(row)))
-			}
-			p("</g>\n")
-			if len(rows) > 0 {
-				last := rows[len(rows)-1]
-				ex, ey := x(float64(last.Payload)), y(val(last))
-				labels = append(labels, label{path: path, endX: ex, endY: ey, y: ey})
+// writePanelSeries draws a panel's series, one line and its points per
+// path, and returns their labels at the lines' ends.
+func writePanelSeries(p func(string, ...any), pp panelPlot, points []chartPoint, colours map[string]string) []seriesLabel {
+	var labels []seriesLabel
+	for _, path := range pp.paths {
+		var rows []Row
+		for _, pt := range points {
+			if pt.path == path && pt.row.Payload > 0 && payloadValue(pt.row) > 0 {
+				rows = append(rows, pt.row)
 			}
 		}
-		sort.SliceStable(labels, func(a, b int) bool { return labels[a].endY < labels[b].endY })
-		for i := range labels { // push down
-			if i > 0 && labels[i].y < labels[i-1].y+labelStep {
-				labels[i].y = labels[i-1].y + labelStep
-			}
+		sort.Slice(rows, func(a, b int) bool { return rows[a].Payload < rows[b].Payload })
+		col := colours[path]
+		p(`<g class="series" data-series="%s" stroke="%s" fill="%s">`, esc(path), col, col)
+		var pts []string
+		for _, row := range rows {
+			pts = append(pts, fmt.Sprintf("%.1f,%.1f", pp.x(float64(row.Payload)), pp.y(payloadValue(row))))
 		}
-		if n := len(labels); n > 0 && labels[n-1].y > top+ph { // then up, to stay beside the plot
-			labels[n-1].y = top + ph
-			for i := n - 2; i >= 0; i-- {
-				labels[i].y = math.Min(labels[i].y, labels[i+1].y-labelStep)
-			}
+		if len(pts) > 1 {
+			p(`<polyline fill="none" stroke-width="1.8" points="%s"/>`, strings.Join(pts, " "))
 		}
-		lx := pl + plotW + 14
-		for _, lb := range labels {
-			col := colours[lb.path]
-			// The verify panel's title says what its series are; their
-			// labels name the case alone (aggregate cases are long).
-			text := strings.TrimPrefix(lb.path, VerifyFamily+" ")
-			p(`<g class="label" data-series="%s"><line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" stroke="%s" stroke-width="0.7" stroke-dasharray="1 3" stroke-opacity="0.7"/><text x="%.1f" y="%.1f" fill="%s" font-size="11">%s</text></g>`+"\n",
-				esc(lb.path), lb.endX+3, lb.endY, lx-2, lb.y, col, lx, lb.y+4, col, esc(text))
+		for _, row := range rows {
+			p(`<circle cx="%.1f" cy="%.1f" r="2.5"><title>%s, %d B: %s ms (%s)</title></circle>`,
+				pp.x(float64(row.Payload)), pp.y(payloadValue(row)), esc(path), row.Payload, fmtMs(payloadValue(row)), esc(basis(row)))
 		}
 		p("</g>\n")
+		if len(rows) > 0 {
+			last := rows[len(rows)-1]
+			ex, ey := pp.x(float64(last.Payload)), pp.y(payloadValue(last))
+			labels = append(labels, seriesLabel{path: path, endX: ex, endY: ey, y: ey})
+		}
 	}
-	p("</svg>\n")
-	return bw.Flush()
+	return labels
+}
+
+// writePanelLabels spreads the labels down the label column so they do
+// not overlap, and draws each joined to its line's end by a dotted leader
+// (solid lines are data; a leader only points).
+func writePanelLabels(p func(string, ...any), pp panelPlot, labels []seriesLabel, colours map[string]string) {
+	sort.SliceStable(labels, func(a, b int) bool { return labels[a].endY < labels[b].endY })
+	for i := range labels { // push down
+		if i > 0 && labels[i].y < labels[i-1].y+payloadLabelStep {
+			labels[i].y = labels[i-1].y + payloadLabelStep
+		}
+	}
+	if n := len(labels); n > 0 && labels[n-1].y > pp.top+pp.plotH { // then up, to stay beside the plot
+		labels[n-1].y = pp.top + pp.plotH
+		for i := n - 2; i >= 0; i-- {
+			labels[i].y = math.Min(labels[i].y, labels[i+1].y-payloadLabelStep)
+		}
+	}
+	lx := pp.left + payloadPlotW + 14
+	for _, lb := range labels {
+		col := colours[lb.path]
+		// The verify panel's title says what its series are; their
+		// labels name the case alone (aggregate cases are long).
+		text := strings.TrimPrefix(lb.path, VerifyFamily+" ")
+		p(`<g class="label" data-series="%s"><line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" stroke="%s" stroke-width="0.7" stroke-dasharray="1 3" stroke-opacity="0.7"/><text x="%.1f" y="%.1f" fill="%s" font-size="11">%s</text></g>`+"\n",
+			esc(lb.path), lb.endX+3, lb.endY, lx-2, lb.y, col, lx, lb.y+4, col, esc(text))
+	}
 }
 
 // WriteStagesSVG draws, for each signer path at its vote-sized payload, a
