@@ -75,7 +75,7 @@ func checkImage(t *testing.T, where string, image []byte, want State) bool {
 				t.Fatalf("%s: sign on a refused file: %v", where, err)
 			}
 		}
-		if key.signs.Load() != 0 || !bytes.Equal(fsys[stateFileName(damageChain)], image) {
+		if key.Signs() != 0 || !bytes.Equal(fsys[stateFileName(damageChain)], image) {
 			t.Fatalf("%s: a refused file was signed from or written", where)
 		}
 		return true
@@ -259,7 +259,7 @@ func TestInspectAndRepair(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	key.verify(t, v8, s.Signature)
+	key.Verify(t, v8, s.Signature)
 	// A healthy file and a missing one are Init's, not Repair's.
 	if _, err := g.Repair(ctx, damageChain, 100); !errors.Is(err, signer.ErrInvalidArgument) {
 		t.Fatalf("Repair of a healthy file: %v", err)

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/signerkit/signerkit/signbytes"
+	"github.com/signerkit/signerkit/signer/signertest"
 )
 
 // FuzzDecodeState feeds the state-file decoder damaged files. The input
@@ -101,7 +102,7 @@ func runDoubleSignProgram(t *testing.T, prog []byte) (out programStats) {
 	name := stateFileName(chain)
 	open := func() *Guard {
 		// Closing a Guard closes its signer: each gets its own.
-		g, err := New(&edKey{priv: fuzzKey}, Config{FS: ffs})
+		g, err := New(signertest.NewFakeKey(fuzzKey), Config{FS: ffs})
 		if err != nil {
 			t.Fatal(err)
 		}

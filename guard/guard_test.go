@@ -16,11 +16,12 @@ import (
 
 	"github.com/signerkit/signerkit/signbytes"
 	"github.com/signerkit/signerkit/signer"
+	"github.com/signerkit/signerkit/signer/signertest"
 )
 
 const chainID = "test-chain"
 
-func newGuard(t testing.TB, key *edKey, cfg Config) *Guard {
+func newGuard(t testing.TB, key *signertest.Fake, cfg Config) *Guard {
 	t.Helper()
 	if cfg.Dir == "" && cfg.FS == nil {
 		cfg.Dir = t.TempDir()
@@ -42,7 +43,7 @@ func TestRules(t *testing.T) {
 			sign := func(b []byte) (Signed, error) {
 				s, err := g.SignBytes(ctx, b)
 				if err == nil {
-					key.verify(t, s.SignBytes, s.Signature)
+					key.Verify(t, s.SignBytes, s.Signature)
 				}
 				return s, err
 			}
@@ -64,16 +65,16 @@ func TestRules(t *testing.T) {
 				t.Fatalf("step regression: %v", err)
 			}
 			// Same HRS, same bytes: cached, no backend sign.
-			n := key.signs.Load()
+			n := key.Signs()
 			s, err = sign(prevote)
-			if err != nil || !s.Cached || s.TimestampChanged || key.signs.Load() != n {
-				t.Fatalf("identical: %+v, %v (signs %d→%d)", s, err, n, key.signs.Load())
+			if err != nil || !s.Cached || s.TimestampChanged || key.Signs() != n {
+				t.Fatalf("identical: %+v, %v (signs %d→%d)", s, err, n, key.Signs())
 			}
 			// Same HRS, only the timestamp differs: cached with the old
 			// timestamp, which rebuilds the signed bytes.
 			later := msg(t, f, chainID, signbytes.Prevote, 5, 0, 0xaa, baseTime.Add(3*time.Second))
 			s, err = sign(later)
-			if err != nil || !s.Cached || !s.TimestampChanged || !s.Timestamp.Equal(baseTime) || !bytes.Equal(s.SignBytes, prevote) || key.signs.Load() != n {
+			if err != nil || !s.Cached || !s.TimestampChanged || !s.Timestamp.Equal(baseTime) || !bytes.Equal(s.SignBytes, prevote) || key.Signs() != n {
 				t.Fatalf("timestamp only: %+v, %v", s, err)
 			}
 			lm, _ := signbytes.ParseFormat(later, f)
@@ -120,8 +121,8 @@ func TestRules(t *testing.T) {
 				t.Fatal(err)
 			}
 			st := g.Stats()
-			if st.Signs != uint64(key.signs.Load()) || st.Syncs != st.Signs || st.Cached != 3 || st.Refused != 6 {
-				t.Fatalf("stats %+v, backend signs %d", st, key.signs.Load())
+			if st.Signs != uint64(key.Signs()) || st.Syncs != st.Signs || st.Cached != 3 || st.Refused != 6 {
+				t.Fatalf("stats %+v, backend signs %d", st, key.Signs())
 			}
 		})
 	}
@@ -144,7 +145,7 @@ func TestVoteExtension(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		key.verify(t, ext, s.Signature)
+		key.Verify(t, ext, s.Signature)
 	}
 	if g.Stats().Syncs != syncs {
 		t.Fatal("a vote extension synced the state")
@@ -176,7 +177,7 @@ func TestInvalidMessages(t *testing.T) {
 			t.Errorf("%s: %v", name, err)
 		}
 	}
-	if key.signs.Load() != 0 {
+	if key.Signs() != 0 {
 		t.Fatal("the backend signed an invalid message")
 	}
 	if _, err := g.Sign(nil, []byte("x"), crypto.SHA256); !errors.Is(err, signer.ErrUnsupported) {
@@ -210,7 +211,7 @@ func TestPersistence(t *testing.T) {
 	if err := g.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if !key.closed.Load() {
+	if !key.Closed() {
 		t.Fatal("Close did not close the signer")
 	}
 	if _, err := g.SignBytes(ctx, pc); !errors.Is(err, signer.ErrClosed) {
@@ -224,7 +225,7 @@ func TestPersistence(t *testing.T) {
 		t.Fatalf("state after restart: %+v, %v", st, err)
 	}
 	s, err := g2.SignBytes(ctx, msg(t, signbytes.TM2, chainID, signbytes.Precommit, 10, 2, 0xaa, baseTime.Add(time.Minute)))
-	if err != nil || !s.TimestampChanged || !bytes.Equal(s.Signature, first.Signature) || key2.signs.Load() != 0 {
+	if err != nil || !s.TimestampChanged || !bytes.Equal(s.Signature, first.Signature) || key2.Signs() != 0 {
 		t.Fatalf("after restart: %+v, %v", s, err)
 	}
 	_, err = g2.SignBytes(ctx, msg(t, signbytes.TM2, chainID, signbytes.Prevote, 10, 2, 0xaa, baseTime))
@@ -327,7 +328,7 @@ func TestCorrupt(t *testing.T) {
 				t.Fatalf("sign on a damaged file: %v", err)
 			}
 			mustErr(t, g.Init(ctx, chainID, 1000), signer.ErrCorrupt)
-			if key.signs.Load() != 0 {
+			if key.Signs() != 0 {
 				t.Fatal("signed on a damaged file")
 			}
 			after, _ := os.ReadFile(path)
@@ -351,8 +352,8 @@ func TestCorrupt(t *testing.T) {
 			t.Fatalf("damaged slot %d: %v", slot, err)
 		}
 		_, err = g.SignBytes(ctx, msg(t, signbytes.TM2, chainID, signbytes.Prevote, 2, 0, 0x42, baseTime))
-		if !errors.As(err, &ce) || key.signs.Load() != 0 {
-			t.Fatalf("sign with slot %d damaged: %v (%d signs)", slot, err, key.signs.Load())
+		if !errors.As(err, &ce) || key.Signs() != 0 {
+			t.Fatalf("sign with slot %d damaged: %v (%d signs)", slot, err, key.Signs())
 		}
 		if after, _ := os.ReadFile(path); !bytes.Equal(after, b) {
 			t.Fatalf("slot %d damaged: the file was written", slot)
@@ -442,7 +443,7 @@ func TestSentries(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	key := newKey(8)
-	key.delay = 50 * time.Microsecond // widen the race
+	key.SetDelay(50 * time.Microsecond) // widen the race
 	g := newGuard(t, key, Config{AutoInit: true})
 	heights := 200
 	if testing.Short() {
@@ -473,11 +474,11 @@ func TestSentries(t *testing.T) {
 					t.Fatalf("%d/%v sentry %d: %x, %v (first %x)", h, p, i, sigs[i], errs[i], sigs[0])
 				}
 			}
-			key.verify(t, b, sigs[0])
+			key.Verify(t, b, sigs[0])
 			hrs++
 		}
 	}
-	if n := key.signs.Load(); n != int64(hrs) {
+	if n := key.Signs(); n != int64(hrs) {
 		t.Fatalf("%d backend signs for %d height/round/steps", n, hrs)
 	}
 	if st := g.Stats(); st.Cached != uint64(hrs*(sentries-1)) || st.Syncs != uint64(hrs) {
@@ -489,7 +490,7 @@ func TestSentries(t *testing.T) {
 // progress.
 func TestContextAndClose(t *testing.T) {
 	key := newKey(9)
-	key.delay = 100 * time.Millisecond
+	key.SetDelay(100 * time.Millisecond)
 	g := newGuard(t, key, Config{AutoInit: true})
 	done := make(chan error)
 	go func() {
@@ -545,8 +546,8 @@ func TestChainIDs(t *testing.T) {
 	if _, err := g.SignBytes(ctx, msg(t, signbytes.TM2, chainID, signbytes.Prevote, 1, 0, 1, baseTime)); err != nil {
 		t.Fatal(err)
 	}
-	if m, _ := filepath.Glob(filepath.Join(dir, "*")); len(m) != 1 || key.signs.Load() != 1 {
-		t.Fatalf("files %v, signs %d", m, key.signs.Load())
+	if m, _ := filepath.Glob(filepath.Join(dir, "*")); len(m) != 1 || key.Signs() != 1 {
+		t.Fatalf("files %v, signs %d", m, key.Signs())
 	}
 }
 

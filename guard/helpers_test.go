@@ -2,58 +2,19 @@ package guard
 
 import (
 	"bytes"
-	"context"
-	"crypto"
-	"crypto/ed25519"
 	"errors"
 	"io"
 	"io/fs"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/signerkit/signerkit/signbytes"
-	"github.com/signerkit/signerkit/signer"
+	"github.com/signerkit/signerkit/signer/signertest"
 )
 
-// edKey is an in-memory Ed25519 signer.Signer that counts its signs.
-type edKey struct {
-	priv   ed25519.PrivateKey
-	signs  atomic.Int64
-	closed atomic.Bool
-	delay  time.Duration
-}
-
-func newKey(seed byte) *edKey {
-	return &edKey{priv: ed25519.NewKeyFromSeed(bytes.Repeat([]byte{seed}, 32))}
-}
-
-func (k *edKey) Public() crypto.PublicKey { return k.priv.Public() }
-func (k *edKey) Close() error             { k.closed.Store(true); return nil }
-func (k *edKey) Sign(_ io.Reader, msg []byte, _ crypto.SignerOpts) ([]byte, error) {
-	return k.SignContext(context.Background(), msg)
-}
-func (k *edKey) SignContext(ctx context.Context, msg []byte) ([]byte, error) {
-	if k.closed.Load() {
-		return nil, signer.ErrClosed
-	}
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	if k.delay > 0 {
-		time.Sleep(k.delay)
-	}
-	k.signs.Add(1)
-	return ed25519.Sign(k.priv, msg), nil
-}
-
-func (k *edKey) verify(t testing.TB, msg, sig []byte) {
-	t.Helper()
-	if !ed25519.Verify(k.priv.Public().(ed25519.PublicKey), msg, sig) {
-		t.Fatalf("signature %x does not verify over %x", sig, msg)
-	}
-}
+// newKey returns a fake Ed25519 signer whose seed is seed repeated.
+func newKey(seed byte) *signertest.Fake { return signertest.NewFake(seed) }
 
 // faultFS wraps an FS and fails writes or syncs on demand.
 type faultFS struct {

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/signerkit/signerkit/signbytes"
+	"github.com/signerkit/signerkit/signer/signertest"
 )
 
 // The power-cut test. SIGKILL (crash_test.go) leaves the page cache
@@ -221,7 +222,7 @@ type powerCrash struct {
 // and the crash images.
 type powerRig struct {
 	t    *testing.T
-	key  *edKey
+	key  *signertest.Fake
 	pub  ed25519.PublicKey
 	fsys *powerFS
 	g    *Guard
@@ -361,7 +362,7 @@ func (rig *powerRig) check(chains map[string]signbytes.Format) {
 				rig.refused++
 				before := fileBytes(c.fs, chain)
 				probe := powerMsg(t, format, chain, signbytes.Precommit, 1<<40, 0, 0x55, 0)
-				if _, err := g.SignBytes(ctx, probe); !errors.As(err, new(*CorruptError)) || key.signs.Load() != 0 {
+				if _, err := g.SignBytes(ctx, probe); !errors.As(err, new(*CorruptError)) || key.Signs() != 0 {
 					t.Fatalf("%s: chain %q: sign with slot %d torn: %v", where, chain, ce.Slots[0], err)
 				}
 				if !bytes.Equal(before, fileBytes(c.fs, chain)) {
@@ -409,9 +410,9 @@ func (rig *powerRig) check(chains map[string]signbytes.Format) {
 	}
 }
 
-func (rig *powerRig) probe(ctx context.Context, g *Guard, key *edKey, where string, f signbytes.Format, st State, r powerRelease) {
+func (rig *powerRig) probe(ctx context.Context, g *Guard, key *signertest.Fake, where string, f signbytes.Format, st State, r powerRelease) {
 	t := rig.t
-	before := key.signs.Load()
+	before := key.Signs()
 	s, err := g.SignBytes(ctx, r.signBytes)
 	atState := st.Height == r.h && st.Round == r.r && st.Step == r.step
 	if atState {
@@ -448,7 +449,7 @@ func (rig *powerRig) probe(ctx context.Context, g *Guard, key *edKey, where stri
 				where, r.h, r.r, r.step, st.Height, st.Round, st.Step, s, err)
 		}
 	}
-	if key.signs.Load() != before {
+	if key.Signs() != before {
 		t.Fatalf("%s: the key signed again at a released height/round/step", where)
 	}
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/signerkit/signerkit/signbytes"
 	"github.com/signerkit/signerkit/signer"
+	"github.com/signerkit/signerkit/signer/signertest"
 )
 
 const chainID = "test-chain"
@@ -48,7 +49,7 @@ func (d *disconnects) next(t *testing.T) error {
 	return nil
 }
 
-func startEndpoint(t *testing.T, d Dialect, network string, cfg Config) (*Endpoint, *edKey, net.Listener, *disconnects) {
+func startEndpoint(t *testing.T, d Dialect, network string, cfg Config) (*Endpoint, *signertest.Fake, net.Listener, *disconnects) {
 	t.Helper()
 	k := newKey(1)
 	g := newGuard(t, k, false)
@@ -88,7 +89,7 @@ func testEndpoint(t *testing.T, d Dialect, network string) {
 	if r := n.call(encPingRequest()); r.kind != msgPingResponse || r.err != nil {
 		t.Fatalf("ping: %+v", r)
 	}
-	if r := n.call(encPubKeyRequest(chainID)); r.kind != msgPubKeyResponse || r.err != nil || !bytes.Equal(r.pub, k.pub()) {
+	if r := n.call(encPubKeyRequest(chainID)); r.kind != msgPubKeyResponse || r.err != nil || !bytes.Equal(r.pub, k.PublicKey()) {
 		t.Fatalf("pubkey: %+v", r)
 	}
 	if r := n.call(encPubKeyRequest("other")); r.err == nil || r.err.Code != CodeInvalidRequest || r.pub != nil {
@@ -101,7 +102,7 @@ func testEndpoint(t *testing.T, d Dialect, network string) {
 	if r.err != nil || r.proposal == nil {
 		t.Fatalf("proposal: %+v", r)
 	}
-	verify(t, k.pub(), proposalSignBytes(t, r.proposal, chainID, format), r.proposal.Signature)
+	verify(t, k.PublicKey(), proposalSignBytes(t, r.proposal, chainID, format), r.proposal.Signature)
 	if r.proposal.Height != 1 || r.proposal.POLRound != -1 || !r.proposal.BlockID.Equal(p.BlockID) || !r.proposal.Timestamp.Equal(p.Timestamp) {
 		t.Fatalf("proposal echoed wrong: %+v", r.proposal)
 	}
@@ -111,7 +112,7 @@ func testEndpoint(t *testing.T, d Dialect, network string) {
 	if r.err != nil || r.vote == nil {
 		t.Fatalf("prevote: %+v", r)
 	}
-	verify(t, k.pub(), voteSignBytes(t, r.vote, chainID, format), r.vote.Signature)
+	verify(t, k.PublicKey(), voteSignBytes(t, r.vote, chainID, format), r.vote.Signature)
 	if r.vote.ExtensionSignature != nil {
 		t.Fatal("prevote with an extension signature")
 	}
@@ -125,17 +126,17 @@ func testEndpoint(t *testing.T, d Dialect, network string) {
 	if r.err != nil || r.vote == nil {
 		t.Fatalf("precommit: %+v", r)
 	}
-	verify(t, k.pub(), voteSignBytes(t, r.vote, chainID, format), r.vote.Signature)
+	verify(t, k.PublicKey(), voteSignBytes(t, r.vote, chainID, format), r.vote.Signature)
 	if d == V038 {
 		if !bytes.Equal(r.vote.Extension, pc.Extension) {
 			t.Fatalf("extension echoed as %q", r.vote.Extension)
 		}
-		verify(t, k.pub(), extensionSignBytes(t, pc, chainID), r.vote.ExtensionSignature)
+		verify(t, k.PublicKey(), extensionSignBytes(t, pc, chainID), r.vote.ExtensionSignature)
 	} else if r.vote.Extension != nil || r.vote.ExtensionSignature != nil {
 		t.Fatalf("%v echoed extension fields: %+v", d, r.vote)
 	}
 	precommitSig := r.vote.Signature
-	signs := k.signs.Load()
+	signs := k.Signs()
 
 	// The same precommit again: the same signature, from the state.
 	r = n.call(encSignVoteRequest(pc, chainID, d))
@@ -149,11 +150,11 @@ func testEndpoint(t *testing.T, d Dialect, network string) {
 	if r.err != nil || !bytes.Equal(r.vote.Signature, precommitSig) || !r.vote.Timestamp.Equal(pc.Timestamp) {
 		t.Fatalf("timestamp-only change: %+v", r)
 	}
-	verify(t, k.pub(), voteSignBytes(t, r.vote, chainID, format), r.vote.Signature)
+	verify(t, k.PublicKey(), voteSignBytes(t, r.vote, chainID, format), r.vote.Signature)
 	if d == V038 {
-		verify(t, k.pub(), extensionSignBytes(t, pc, chainID), r.vote.ExtensionSignature)
+		verify(t, k.PublicKey(), extensionSignBytes(t, pc, chainID), r.vote.ExtensionSignature)
 	}
-	if extra := k.signs.Load() - signs; extra != 0 {
+	if extra := k.Signs() - signs; extra != 0 {
 		t.Fatalf("the backend signed %d more times for repeats (the vote and its extension come from the guard)", extra)
 	}
 
@@ -192,7 +193,7 @@ func testEndpoint(t *testing.T, d Dialect, network string) {
 		if r.err != nil || r.vote.ExtensionSignature != nil {
 			t.Fatalf("nil precommit: %+v", r)
 		}
-		verify(t, k.pub(), voteSignBytes(t, r.vote, chainID, format), r.vote.Signature)
+		verify(t, k.PublicKey(), voteSignBytes(t, r.vote, chainID, format), r.vote.Signature)
 	}
 	// Still the same connection.
 	if r := n.call(encPingRequest()); r.kind != msgPingResponse {
@@ -316,7 +317,7 @@ func TestEndpointReconnect(t *testing.T) {
 		if r.err != nil {
 			t.Fatal(r.err.Description)
 		}
-		verify(t, k.pub(), voteSignBytes(t, r.vote, chainID, signbytes.CometBFT), r.vote.Signature)
+		verify(t, k.PublicKey(), voteSignBytes(t, r.vote, chainID, signbytes.CometBFT), r.vote.Signature)
 		_ = n.conn.Close()
 	}
 }
@@ -358,7 +359,7 @@ func TestEndpointIdle(t *testing.T) {
 func TestEndpointHandshake(t *testing.T) {
 	var calls int
 	var mu sync.Mutex
-	peer := newKey(9).pub()
+	peer := newKey(9).PublicKey()
 	hs := func(ctx context.Context, c net.Conn) (net.Conn, ed25519.PublicKey, error) {
 		mu.Lock()
 		defer mu.Unlock()

@@ -4,46 +4,23 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"crypto"
 	"crypto/ed25519"
 	"encoding/hex"
 	"errors"
-	"io"
 	"net"
 	"os"
 	"path/filepath"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/signerkit/signerkit/guard"
 	"github.com/signerkit/signerkit/signbytes"
 	"github.com/signerkit/signerkit/signer"
+	"github.com/signerkit/signerkit/signer/signertest"
 )
 
-// edKey is an in-memory Ed25519 signer.Signer that counts its signs.
-type edKey struct {
-	priv  ed25519.PrivateKey
-	signs atomic.Int64
-}
-
-func newKey(seed byte) *edKey {
-	return &edKey{priv: ed25519.NewKeyFromSeed(bytes.Repeat([]byte{seed}, 32))}
-}
-
-func (k *edKey) pub() ed25519.PublicKey   { return k.priv.Public().(ed25519.PublicKey) }
-func (k *edKey) Public() crypto.PublicKey { return k.priv.Public() }
-func (k *edKey) Close() error             { return nil }
-func (k *edKey) Sign(_ io.Reader, msg []byte, _ crypto.SignerOpts) ([]byte, error) {
-	return k.SignContext(context.Background(), msg)
-}
-func (k *edKey) SignContext(ctx context.Context, msg []byte) ([]byte, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	k.signs.Add(1)
-	return ed25519.Sign(k.priv, msg), nil
-}
+// newKey returns a fake Ed25519 signer whose seed is seed repeated.
+func newKey(seed byte) *signertest.Fake { return signertest.NewFake(seed) }
 
 // newGuard returns a guard around k with AutoInit, its state in memory or,
 // when durable, in a directory on disk.

@@ -11,6 +11,7 @@ import (
 
 	"github.com/signerkit/signerkit/signbytes"
 	"github.com/signerkit/signerkit/signer"
+	"github.com/signerkit/signerkit/signer/signertest"
 )
 
 // Native protocol frames as gno v1.7.1's amino writes them
@@ -115,14 +116,14 @@ func (n *gnoNode) call(msg []byte) (url string, sig []byte, errStr string, isErr
 	return url, sig, errStr, isErr
 }
 
-func startServer(t *testing.T, network string, durable bool) (*Server, *edKey, net.Listener, *disconnects) {
+func startServer(t *testing.T, network string, durable bool) (*Server, *signertest.Fake, net.Listener, *disconnects) {
 	t.Helper()
 	return startServerConfig(t, network, durable, ServerConfig{ChainID: chainID})
 }
 
 // startServerConfig starts a Server with cfg, whose OnDisconnect it sets,
 // on a new key, guard and listener, and stops it when the test ends.
-func startServerConfig(t *testing.T, network string, durable bool, cfg ServerConfig) (*Server, *edKey, net.Listener, *disconnects) {
+func startServerConfig(t *testing.T, network string, durable bool, cfg ServerConfig) (*Server, *signertest.Fake, net.Listener, *disconnects) {
 	t.Helper()
 	k := newKey(2)
 	g := newGuard(t, k, durable)
@@ -159,7 +160,7 @@ func TestServer(t *testing.T) {
 		t.Run(network, func(t *testing.T) {
 			s, k, ln, _ := startServer(t, network, false)
 			n := dialNative(t, ln)
-			if url, pub, _, _ := n.call(encNativePubKeyRequest()); url != typePubKeyResponse || !bytes.Equal(pub, k.pub()) {
+			if url, pub, _, _ := n.call(encNativePubKeyRequest()); url != typePubKeyResponse || !bytes.Equal(pub, k.PublicKey()) {
 				t.Fatalf("pubkey: %s %x", url, pub)
 			}
 			sb := tm2Bytes(t, testVote(typePrevote, 1, 0, 1), chainID)
@@ -167,7 +168,7 @@ func TestServer(t *testing.T) {
 			if url != typeSignResponse || isErr {
 				t.Fatalf("sign: %s %v", url, isErr)
 			}
-			verify(t, k.pub(), sb, sig)
+			verify(t, k.PublicKey(), sb, sig)
 			if _, again, _, _ := n.call(encNativeSignRequest(sb)); !bytes.Equal(again, sig) {
 				t.Fatal("repeat gave another signature")
 			}
@@ -196,7 +197,7 @@ func TestServer(t *testing.T) {
 			if _, sig, _, isErr := n2.call(encNativeSignRequest(sb)); isErr {
 				t.Fatal("precommit refused")
 			} else {
-				verify(t, k.pub(), sb, sig)
+				verify(t, k.PublicKey(), sb, sig)
 			}
 			st := s.Stats()
 			for deadline := time.Now().Add(5 * time.Second); st.Requests < 8 && time.Now().Before(deadline); st = s.Stats() {

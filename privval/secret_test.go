@@ -17,6 +17,7 @@ import (
 	"github.com/signerkit/signerkit/internal/secretconn"
 	"github.com/signerkit/signerkit/signbytes"
 	"github.com/signerkit/signerkit/signer"
+	"github.com/signerkit/signerkit/signer/signertest"
 )
 
 // identity is a SecretConnection identity key.
@@ -102,7 +103,7 @@ func TestSecretConnectionEndpoint(t *testing.T) {
 	if sc := n.conn.(*secretconn.Conn); !sc.RemotePubKey().Equal(pubOf(ours)) {
 		t.Fatalf("the endpoint proved %x, want its identity %x", sc.RemotePubKey(), pubOf(ours))
 	}
-	if r := n.call(encPubKeyRequest(chainID)); !bytes.Equal(r.pub, k.pub()) {
+	if r := n.call(encPubKeyRequest(chainID)); !bytes.Equal(r.pub, k.PublicKey()) {
 		t.Fatalf("public key %x", r.pub)
 	}
 	v := testVote(typePrevote, 1, 0, 1)
@@ -110,7 +111,7 @@ func TestSecretConnectionEndpoint(t *testing.T) {
 	if r.err != nil {
 		t.Fatal(r.err.Description)
 	}
-	verify(t, k.pub(), voteSignBytes(t, r.vote, chainID, signbytes.CometBFT), r.vote.Signature)
+	verify(t, k.PublicKey(), voteSignBytes(t, r.vote, chainID, signbytes.CometBFT), r.vote.Signature)
 	// A conflicting prevote is refused and the connection kept.
 	if r := n.call(encSignVoteRequest(testVote(typePrevote, 1, 0, 2), chainID, V038)); r.err == nil || r.err.Code != CodeDoubleSign {
 		t.Fatalf("double sign: %+v", r.err)
@@ -205,7 +206,7 @@ func tcpPair(t *testing.T) (net.Conn, net.Conn) {
 
 // startSecretServer starts a Server over TCP with
 // LegacySecretConnection(id, allow).
-func startSecretServer(t *testing.T, id ed25519.PrivateKey, allow []ed25519.PublicKey, timeout time.Duration, onRequest func(RequestInfo)) (*Server, *edKey, net.Listener, *disconnects) {
+func startSecretServer(t *testing.T, id ed25519.PrivateKey, allow []ed25519.PublicKey, timeout time.Duration, onRequest func(RequestInfo)) (*Server, *signertest.Fake, net.Listener, *disconnects) {
 	t.Helper()
 	return startServerConfig(t, "tcp", false, ServerConfig{ChainID: chainID, OnRequest: onRequest,
 		Handshake: LegacySecretConnection(id, allow), HandshakeTimeout: timeout})
@@ -238,7 +239,7 @@ func TestLegacySecretConnectionServer(t *testing.T) {
 	if !sc.RemotePubKey().Equal(pubOf(ours)) {
 		t.Fatalf("the server proved %x, want %x", sc.RemotePubKey(), pubOf(ours))
 	}
-	if url, pub, _, _ := first.call(encNativePubKeyRequest()); url != typePubKeyResponse || !bytes.Equal(pub, k.pub()) {
+	if url, pub, _, _ := first.call(encNativePubKeyRequest()); url != typePubKeyResponse || !bytes.Equal(pub, k.PublicKey()) {
 		t.Fatalf("public key: %s %x", url, pub)
 	}
 
@@ -261,7 +262,7 @@ func TestLegacySecretConnectionServer(t *testing.T) {
 	if _, sig, msg, isErr := first.call(encNativeSignRequest(tm2Bytes(t, v, chainID))); isErr {
 		t.Fatal(msg)
 	} else {
-		verify(t, k.pub(), tm2Bytes(t, v, chainID), sig)
+		verify(t, k.PublicKey(), tm2Bytes(t, v, chainID), sig)
 	}
 	second, _, err := dialSecret(t, ln, nodeID)
 	if err != nil {

@@ -64,7 +64,7 @@ func TestSentries(t *testing.T) {
 			if t.Failed() {
 				t.FailNow()
 			}
-			verify(t, k.pub(), voteSignBytes(t, v, chainID, V038.format()), sigs[0])
+			verify(t, k.PublicKey(), voteSignBytes(t, v, chainID, V038.format()), sigs[0])
 			for i := 1; i < sentries; i++ {
 				if !bytes.Equal(sigs[i], sigs[0]) {
 					t.Fatalf("h=%d: sentry %d got another signature", h, i)

@@ -8,12 +8,13 @@ import (
 	"time"
 
 	"github.com/signerkit/signerkit/signbytes"
+	"github.com/signerkit/signerkit/signer/signertest"
 )
 
-// gatedKey is an edKey whose signs wait until released, so that a test
+// gatedKey is a fake key whose signs wait until released, so that a test
 // can hold a sign in flight.
 type gatedKey struct {
-	*edKey
+	*signertest.Fake
 	entered chan struct{}
 	release chan struct{}
 }
@@ -25,13 +26,13 @@ func (k *gatedKey) SignContext(ctx context.Context, msg []byte) ([]byte, error) 
 	case <-ctx.Done():
 		return nil, ctx.Err()
 	}
-	return k.edKey.SignContext(ctx, msg)
+	return k.Fake.SignContext(ctx, msg)
 }
 
 // TestEndpointShutdown: Shutdown while a sign is in flight lets it be
 // answered and verified, then Run returns ErrShutdown without a new dial.
 func TestEndpointShutdown(t *testing.T) {
-	k := &gatedKey{edKey: newKey(1), entered: make(chan struct{}, 1), release: make(chan struct{})}
+	k := &gatedKey{Fake: newKey(1), entered: make(chan struct{}, 1), release: make(chan struct{})}
 	g := newGuard(t, k, false)
 	ln := listen(t, "unix")
 	connects := make(chan struct{}, 10)
@@ -68,7 +69,7 @@ func TestEndpointShutdown(t *testing.T) {
 	if err != nil || r.err != nil || r.vote == nil {
 		t.Fatalf("in-flight sign answered %+v, %v", r, err)
 	}
-	verify(t, k.pub(), voteSignBytes(t, v, "c", signbytes.CometBFT), r.vote.Signature)
+	verify(t, k.PublicKey(), voteSignBytes(t, v, "c", signbytes.CometBFT), r.vote.Signature)
 	if err := <-shut; err != nil {
 		t.Fatalf("Shutdown: %v", err)
 	}
