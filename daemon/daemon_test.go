@@ -25,6 +25,7 @@ import (
 	"github.com/signerkit/signerkit/privval/privvaltest"
 	"github.com/signerkit/signerkit/signbytes"
 	"github.com/signerkit/signerkit/signer"
+	"github.com/signerkit/signerkit/signer/signertest"
 )
 
 const chainID = "test-chain"
@@ -559,24 +560,6 @@ func TestHandshakeLimiter(t *testing.T) {
 	}
 }
 
-// stuckKey never finishes a sign until released, whatever its context.
-type stuckKey struct {
-	priv    ed25519.PrivateKey
-	entered chan struct{}
-	release chan struct{}
-}
-
-func (k *stuckKey) Public() crypto.PublicKey { return k.priv.Public() }
-func (k *stuckKey) Close() error             { return nil }
-func (k *stuckKey) Sign(_ io.Reader, msg []byte, _ crypto.SignerOpts) ([]byte, error) {
-	return k.SignContext(context.Background(), msg)
-}
-func (k *stuckKey) SignContext(_ context.Context, msg []byte) ([]byte, error) {
-	k.entered <- struct{}{}
-	<-k.release
-	return ed25519.Sign(k.priv, msg), nil
-}
-
 // TestShutdownGraceExpires: a sign still in flight when shutdown_grace
 // ends is abandoned, Run says so with an error (signerkit exits 1), and
 // the signature it makes afterwards is never released.
@@ -588,7 +571,8 @@ func TestShutdownGraceExpires(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer ln.Close()
-	k := &stuckKey{priv: ed25519.NewKeyFromSeed(bytesOf(4, 32)), entered: make(chan struct{}, 1), release: make(chan struct{})}
+	k := signertest.NewFakeKey(ed25519.NewKeyFromSeed(bytesOf(4, 32)))
+	entered, release := k.Hold() // a sign never finishes until released
 	cfg := newConfig(t, dir, "unused", ProtocolTM2TMKMS, "unix://"+ln.Address())
 	cfg.Chains[0].Key, cfg.ShutdownGrace, cfg.Chains[0].SignTimeout = "stuck:", 100*time.Millisecond, time.Minute
 	if err := InitState(context.Background(), cfg.StateDir, chainID, 1); err != nil {
@@ -613,13 +597,13 @@ func TestShutdownGraceExpires(t *testing.T) {
 		_, err := c.SignVote(actx, chainID, &privvaltest.Vote{Phase: signbytes.Prevote, Height: 3, BlockID: block(3, 1), Timestamp: baseTime})
 		answer <- err
 	}()
-	<-k.entered
+	<-entered
 	cancel() // SIGTERM
 	err = <-done
 	if err == nil || !strings.Contains(err.Error(), "did not return") {
 		t.Fatalf("Run: %v, want the grace period's error", err)
 	}
-	close(k.release)
+	close(release)
 	if err := <-answer; err == nil {
 		t.Fatal("a signature left after the grace period")
 	}
