@@ -65,114 +65,158 @@ func (c countConn) Write(p []byte) (int, error) {
 // connectMesh joins the participants placed on hosts. Certificates come
 // from a thresholdtest CA.
 func connectMesh(ctx context.Context, p *netshape.Profile, hosts [3]string) (*dkgMesh, func(), error) {
-	cl, err := thresholdtest.NewCA()
+	ca, err := thresholdtest.NewCA()
 	if err != nil {
 		return nil, nil, err
 	}
-	m := &dkgMesh{}
-	var closers []io.Closer
-	cleanup := func() {
-		// Together: a shaped connection's Close waits to deliver its TLS
-		// close across the emulated link.
-		var wg sync.WaitGroup
-		for _, c := range closers {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				c.Close()
-			}()
-		}
-		wg.Wait()
+	s := &meshSetup{ca: ca, m: &dkgMesh{}, acc: make(chan meshAccept, 3)}
+	err = s.listen()
+	if err == nil {
+		err = s.serve(ctx)
 	}
-	name := func(i int) string { return fmt.Sprintf("dkg-%d", i+1) }
-	var lns [3]net.Listener
+	if err == nil {
+		err = s.dial(ctx, p, hosts)
+	}
+	if err == nil {
+		err = s.accept()
+	}
+	if err != nil {
+		s.close()
+		return nil, nil, err
+	}
+	s.m.tlsB.Store(0)
+	return s.m, s.close, nil
+}
+
+// meshSetup is connectMesh at work: the mesh it fills, each participant's
+// listener, the connections its accepters hand over, and what close
+// closes.
+type meshSetup struct {
+	ca      *thresholdtest.CA
+	m       *dkgMesh
+	lns     [3]net.Listener
+	acc     chan meshAccept
+	closers []io.Closer
+}
+
+// meshAccept is a connection participant j accepted, past its TLS
+// handshake, or why not.
+type meshAccept struct {
+	j    int
+	conn *tls.Conn
+	err  error
+}
+
+// meshName is participant i's name in its certificate.
+func meshName(i int) string { return fmt.Sprintf("dkg-%d", i+1) }
+
+// close closes everything the setup opened, together: a shaped
+// connection's Close waits to deliver its TLS close across the emulated
+// link.
+func (s *meshSetup) close() {
+	var wg sync.WaitGroup
+	for _, c := range s.closers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			c.Close()
+		}()
+	}
+	wg.Wait()
+}
+
+// listen makes each participant's listener.
+func (s *meshSetup) listen() error {
 	for j := range 3 {
 		ln, err := net.Listen("tcp", "127.0.0.1:0")
 		if err != nil {
-			cleanup()
-			return nil, nil, err
+			return err
 		}
-		closers = append(closers, ln)
-		lns[j] = ln
+		s.closers = append(s.closers, ln)
+		s.lns[j] = ln
 	}
-	type accepted struct {
-		j    int
-		conn *tls.Conn
-		err  error
-	}
-	acc := make(chan accepted, 3)
+	return nil
+}
+
+// serve starts each participant's accepter: participant j accepts one
+// connection from each participant before it, with a server certificate
+// and a client certificate required.
+func (s *meshSetup) serve(ctx context.Context) error {
 	for j := range 3 {
-		srv, err := cl.Cert(name(j), false)
+		srv, err := s.ca.Cert(meshName(j), false)
 		if err != nil {
-			cleanup()
-			return nil, nil, err
+			return err
 		}
-		conf := &tls.Config{Certificates: []tls.Certificate{srv}, ClientCAs: cl.Pool(),
+		conf := &tls.Config{Certificates: []tls.Certificate{srv}, ClientCAs: s.ca.Pool(),
 			ClientAuth: tls.RequireAndVerifyClientCert, MinVersion: tls.VersionTLS13,
 			SessionTicketsDisabled: true} // no tickets arriving during the first DKG
 		go func() {
 			for range j { // participants 1 … j dial j+1
-				raw, err := lns[j].Accept()
+				raw, err := s.lns[j].Accept()
 				if err != nil {
-					acc <- accepted{j: j, err: err}
+					s.acc <- meshAccept{j: j, err: err}
 					return
 				}
 				// Counted at the dialing end only, which sees both
 				// directions.
 				c := tls.Server(raw, conf)
 				err = c.HandshakeContext(ctx)
-				acc <- accepted{j: j, conn: c, err: err}
+				s.acc <- meshAccept{j: j, conn: c, err: err}
 			}
 		}()
 	}
+	return nil
+}
+
+// dial connects each participant to those after it over the link the
+// placement gives, counting the TLS bytes, and says who dialed.
+func (s *meshSetup) dial(ctx context.Context, p *netshape.Profile, hosts [3]string) error {
 	for i := range 3 {
-		cli, err := cl.Cert(name(i), true)
+		cli, err := s.ca.Cert(meshName(i), true)
 		if err != nil {
-			cleanup()
-			return nil, nil, err
+			return err
 		}
 		for j := i + 1; j < 3; j++ {
-			raw, err := netshape.Dialer(p.Link(hosts[i], hosts[j]), nil)(ctx, "tcp", lns[j].Addr().String())
+			raw, err := netshape.Dialer(p.Link(hosts[i], hosts[j]), nil)(ctx, "tcp", s.lns[j].Addr().String())
 			if err != nil {
-				cleanup()
-				return nil, nil, err
+				return err
 			}
-			m.shaped = append(m.shaped, raw.(*netshape.Conn))
-			conf := &tls.Config{Certificates: []tls.Certificate{cli}, RootCAs: cl.Pool(), ServerName: name(j), MinVersion: tls.VersionTLS13}
-			c := tls.Client(countConn{raw, &m.tlsB}, conf)
-			closers = append(closers, c)
+			s.m.shaped = append(s.m.shaped, raw.(*netshape.Conn))
+			conf := &tls.Config{Certificates: []tls.Certificate{cli}, RootCAs: s.ca.Pool(), ServerName: meshName(j), MinVersion: tls.VersionTLS13}
+			c := tls.Client(countConn{raw, &s.m.tlsB}, conf)
+			s.closers = append(s.closers, c)
 			// The client's handshake ends before the server's reads the
-			// client's certificate; the server's side is awaited below.
+			// client's certificate; the server's side is awaited in accept.
 			if err := c.HandshakeContext(ctx); err != nil {
-				cleanup()
-				return nil, nil, err
+				return err
 			}
 			// Tell j who dialed: one byte, the dialer's index.
 			if _, err := c.Write([]byte{byte(i)}); err != nil {
-				cleanup()
-				return nil, nil, err
+				return err
 			}
-			m.conns[i][j] = &dkgConn{c: c, r: bufio.NewReader(c)}
+			s.m.conns[i][j] = &dkgConn{c: c, r: bufio.NewReader(c)}
 		}
 	}
-	for range 3 { // participant 2 accepts one connection, participant 3 two
+	return nil
+}
 
-		a := <-acc
+// accept awaits the accepted connections and puts each in the mesh under
+// the dialer its hello names.
+func (s *meshSetup) accept() error {
+	for range 3 { // participant 2 accepts one connection, participant 3 two
+		a := <-s.acc
 		if a.err != nil {
-			cleanup()
-			return nil, nil, a.err
+			return a.err
 		}
-		closers = append(closers, a.conn)
+		s.closers = append(s.closers, a.conn)
 		r := bufio.NewReader(a.conn)
 		who, err := r.ReadByte()
 		if err != nil || int(who) >= a.j {
-			cleanup()
-			return nil, nil, fmt.Errorf("thresholdbench: DKG mesh: bad hello from a peer of %d: %v", a.j+1, err)
+			return fmt.Errorf("thresholdbench: DKG mesh: bad hello from a peer of %d: %v", a.j+1, err)
 		}
-		m.conns[a.j][who] = &dkgConn{c: a.conn, r: r}
+		s.m.conns[a.j][who] = &dkgConn{c: a.conn, r: r}
 	}
-	m.tlsB.Store(0)
-	return m, cleanup, nil
+	return nil
 }
 
 func (c *dkgConn) send(m *dkgMesh, body []byte) error {

@@ -70,35 +70,56 @@ func Charted(results []Result) bool {
 	return false
 }
 
+// The latency chart's layout, in pixels, and its axes' ranges, in ms.
+const (
+	latencyW, latencyH         = 980.0, 500.0
+	latencyLeft, latencyTop    = 70.0, 70.0
+	latencyPlotW, latencyPlotH = 540.0, 360.0
+	latencyXMin, latencyXMax   = 0.3, 300.0
+	latencyYMin, latencyYMax   = 0.5, 1000.0
+)
+
+// latencyX returns the x of a round trip of ms, clamped to the axis.
+func latencyX(ms float64) float64 {
+	ms = math.Min(math.Max(ms, latencyXMin), latencyXMax)
+	return latencyLeft + (math.Log10(ms)-math.Log10(latencyXMin))/(math.Log10(latencyXMax)-math.Log10(latencyXMin))*latencyPlotW
+}
+
+// latencyY returns the y of a latency of ms, clamped to the axis.
+func latencyY(ms float64) float64 {
+	ms = math.Min(math.Max(ms, latencyYMin), latencyYMax)
+	return latencyTop + latencyPlotH - (math.Log10(ms)-math.Log10(latencyYMin))/(math.Log10(latencyYMax)-math.Log10(latencyYMin))*latencyPlotH
+}
+
 // WriteLatencySVG draws online signing latency against the round trip to
 // the parties a sign waits for: each series' p50 as a point with a bar up
 // to its p99, the line of one round trip and the goal of one round trip
 // plus 2 ms, and the References, shaded as published rather than measured.
 // Both axes are logarithmic.
 func WriteLatencySVG(w io.Writer, results []Result) error {
-	const (
-		width, height = 980.0, 500.0
-		left, top     = 70.0, 70.0
-		plotW, plotH  = 540.0, 360.0
-		xMin, xMax    = 0.3, 300.0
-		yMin, yMax    = 0.5, 1000.0
-	)
 	bw := bufio.NewWriter(w)
 	p := func(format string, a ...any) { fmt.Fprintf(bw, format, a...) }
-	x := func(ms float64) float64 {
-		ms = math.Min(math.Max(ms, xMin), xMax)
-		return left + (math.Log10(ms)-math.Log10(xMin))/(math.Log10(xMax)-math.Log10(xMin))*plotW
-	}
-	y := func(ms float64) float64 {
-		ms = math.Min(math.Max(ms, yMin), yMax)
-		return top + plotH - (math.Log10(ms)-math.Log10(yMin))/(math.Log10(yMax)-math.Log10(yMin))*plotH
-	}
-	p(`<svg xmlns="http://www.w3.org/2000/svg" width="%.0f" height="%.0f" viewBox="0 0 %.0f %.0f" font-family="sans-serif" font-size="12">`+"\n", width, height, width, height)
+	p(`<svg xmlns="http://www.w3.org/2000/svg" width="%.0f" height="%.0f" viewBox="0 0 %.0f %.0f" font-family="sans-serif" font-size="12">`+"\n", latencyW, latencyH, latencyW, latencyH)
 	p(`<title>FROST 2-of-3 online signing latency against round trip time, with published references</title>` + "\n")
 	p(`<rect width="100%%" height="100%%" fill="white"/>` + "\n")
 	p(`<text x="10" y="22" font-size="15" font-weight="bold">Online signing latency (ms) against the round trip to the second-nearest party (ms)</text>` + "\n")
 	p(`<text x="10" y="40" fill="#555">Ours: p50 as a point, a bar up to p99, one point per network profile. Shaded and hollow: published figures, not our measurements.</text>` + "\n")
 	p(`<text x="10" y="56" fill="#555">Both axes logarithmic. Ours measured on one host, the network emulated (netshape); references on their authors' machines.</text>` + "\n")
+	writeLatencyAxes(p)
+	writeReferences(p)
+	for _, s := range latencySeries {
+		writeLatencySerie(p, s, results)
+	}
+	writeLatencyLegend(p, results)
+	p("</svg>\n")
+	return bw.Flush()
+}
+
+// writeLatencyAxes draws the frame, the grid and the axes' labels, the
+// line of one round trip and the goal of one round trip plus 2 ms.
+func writeLatencyAxes(p func(string, ...any)) {
+	const left, top, plotW, plotH = latencyLeft, latencyTop, latencyPlotW, latencyPlotH
+	x, y := latencyX, latencyY
 	p(`<rect x="%.1f" y="%.1f" width="%.1f" height="%.1f" stroke="#999" fill="none"/>`+"\n", left, top, plotW, plotH)
 	for _, v := range []float64{0.5, 1, 2, 5, 10, 20, 50, 100, 200, 500, 1000} {
 		p(`<line x1="%.1f" x2="%.1f" y1="%.1f" y2="%.1f" stroke="#eee"/>`, left, left+plotW, y(v), y(v))
@@ -113,14 +134,19 @@ func WriteLatencySVG(w io.Writer, results []Result) error {
 
 	// One round trip, and the goal of one round trip plus 2 ms.
 	var rt, goal []string
-	for e := math.Log10(xMin); e <= math.Log10(xMax)+1e-9; e += 0.02 {
+	for e := math.Log10(latencyXMin); e <= math.Log10(latencyXMax)+1e-9; e += 0.02 {
 		v := math.Pow(10, e)
 		rt = append(rt, fmt.Sprintf("%.1f,%.1f", x(v), y(v)))
 		goal = append(goal, fmt.Sprintf("%.1f,%.1f", x(v), y(v+2)))
 	}
 	p(`<polyline class="bound" fill="none" stroke="#888" stroke-dasharray="2 3" points="%s"/>`+"\n", strings.Join(rt, " "))
 	p(`<polyline class="goal" fill="none" stroke="#2ca02c" stroke-opacity="0.6" stroke-dasharray="6 4" points="%s"/>`+"\n", strings.Join(goal, " "))
+}
 
+// writeReferences draws the References: a shaded box for a range, a
+// hollow diamond at the axis's left edge for a figure with no round trip.
+func writeReferences(p func(string, ...any)) {
+	x, y := latencyX, latencyY
 	for _, ref := range References {
 		p(`<g class="reference" data-series="%s">`, xmlEsc(ref.Label))
 		if ref.RTTMax > ref.RTTMin {
@@ -137,45 +163,60 @@ func WriteLatencySVG(w io.Writer, results []Result) error {
 		}
 		p("</g>\n")
 	}
+}
 
-	type point struct{ rtt, p50, p99 float64 }
-	for _, s := range latencySeries {
-		var pts []point
-		for _, r := range results {
-			if !s.matches(r) {
-				continue
-			}
-			rtt, ok1 := r.Get("rtt-ms")
-			p50, ok2 := r.Get("p50-ms")
-			p99, _ := r.Get("p99-ms")
-			if ok1 && ok2 {
-				pts = append(pts, point{rtt, p50, p99})
-			}
-		}
-		slices.SortFunc(pts, func(a, b point) int { return int(math.Copysign(1, a.rtt-b.rtt)) })
-		if len(pts) == 0 {
+// latencyPoint is a point of a series: one network profile's round trip
+// and latencies, in ms.
+type latencyPoint struct{ rtt, p50, p99 float64 }
+
+// points returns the points of s among results, by rising round trip.
+func (s latencySerie) points(results []Result) []latencyPoint {
+	var pts []latencyPoint
+	for _, r := range results {
+		if !s.matches(r) {
 			continue
 		}
-		p(`<g class="series" data-series="%s" stroke="%s" fill="%s">`, xmlEsc(s.label), s.colour, s.colour)
-		var line []string
-		for _, pt := range pts {
-			line = append(line, fmt.Sprintf("%.1f,%.1f", x(pt.rtt), y(pt.p50)))
+		rtt, ok1 := r.Get("rtt-ms")
+		p50, ok2 := r.Get("p50-ms")
+		p99, _ := r.Get("p99-ms")
+		if ok1 && ok2 {
+			pts = append(pts, latencyPoint{rtt, p50, p99})
 		}
-		if len(line) > 1 {
-			p(`<polyline fill="none" stroke-width="1.5" points="%s"/>`, strings.Join(line, " "))
-		}
-		for _, pt := range pts {
-			if pt.p99 > pt.p50 {
-				p(`<line x1="%.1f" x2="%.1f" y1="%.1f" y2="%.1f" stroke-width="1.2"/>`, x(pt.rtt), x(pt.rtt), y(pt.p50), y(pt.p99))
-			}
-			p(`<circle cx="%.1f" cy="%.1f" r="3.5"><title>%s at %g ms RTT: p50 %.1f ms, p99 %.1f ms</title></circle>`,
-				x(pt.rtt), y(pt.p50), xmlEsc(s.label), pt.rtt, pt.p50, pt.p99)
-		}
-		p("</g>\n")
 	}
+	slices.SortFunc(pts, func(a, b latencyPoint) int { return int(math.Copysign(1, a.rtt-b.rtt)) })
+	return pts
+}
 
-	// Legend.
-	lx, ly := left+plotW+20, top+8
+// writeLatencySerie draws s, when results have a point of it: its p50s
+// joined by a line, each with a bar up to its p99.
+func writeLatencySerie(p func(string, ...any), s latencySerie, results []Result) {
+	x, y := latencyX, latencyY
+	pts := s.points(results)
+	if len(pts) == 0 {
+		return
+	}
+	p(`<g class="series" data-series="%s" stroke="%s" fill="%s">`, xmlEsc(s.label), s.colour, s.colour)
+	var line []string
+	for _, pt := range pts {
+		line = append(line, fmt.Sprintf("%.1f,%.1f", x(pt.rtt), y(pt.p50)))
+	}
+	if len(line) > 1 {
+		p(`<polyline fill="none" stroke-width="1.5" points="%s"/>`, strings.Join(line, " "))
+	}
+	for _, pt := range pts {
+		if pt.p99 > pt.p50 {
+			p(`<line x1="%.1f" x2="%.1f" y1="%.1f" y2="%.1f" stroke-width="1.2"/>`, x(pt.rtt), x(pt.rtt), y(pt.p50), y(pt.p99))
+		}
+		p(`<circle cx="%.1f" cy="%.1f" r="3.5"><title>%s at %g ms RTT: p50 %.1f ms, p99 %.1f ms</title></circle>`,
+			x(pt.rtt), y(pt.p50), xmlEsc(s.label), pt.rtt, pt.p50, pt.p99)
+	}
+	p("</g>\n")
+}
+
+// writeLatencyLegend draws the legend right of the plot: the series that
+// have a point, the two lines, then the References apart as published.
+func writeLatencyLegend(p func(string, ...any), results []Result) {
+	lx, ly := latencyLeft+latencyPlotW+20, latencyTop+8
 	item := func(draw, label string) {
 		p(`<g class="legend">%s<text x="%.1f" y="%.1f" font-size="11">%s</text></g>`+"\n", draw, lx+26, ly+4, xmlEsc(label))
 		ly += 20
@@ -201,6 +242,4 @@ func WriteLatencySVG(w io.Writer, results []Result) error {
 	p(`<text x="%.1f" y="%.1f" font-size="10" fill="#555">DKLS23, CGGMP21: 2-of-3 threshold ECDSA,</text>`+"\n", lx, ly+6)
 	p(`<text x="%.1f" y="%.1f" font-size="10" fill="#555">n2d-standard-16; the delay of these medians</text>`+"\n", lx, ly+19)
 	p(`<text x="%.1f" y="%.1f" font-size="10" fill="#555">is not given, so they sit at the left edge.</text>`+"\n", lx, ly+32)
-	p("</svg>\n")
-	return bw.Flush()
 }
