@@ -185,50 +185,75 @@ func firstError(op string, werr, rerr error) error {
 	return &Error{Op: op, Err: err}
 }
 
+// run is the handshake: ephemeral keys exchanged, session keys and the
+// challenge derived from them, then each side's identity proved inside
+// the encrypted channel.
 func (h *handshake) run() (*Conn, error) {
-	// 1. Ephemeral X25519 keys.
+	locEph, remEph, dh, err := h.exchangeEphemeral()
+	if err != nil {
+		return nil, err
+	}
+	c, challenge, err := h.deriveKeys(locEph, remEph, dh)
+	if err != nil {
+		return nil, err
+	}
+	if err := h.authenticate(c, challenge); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// exchangeEphemeral swaps ephemeral X25519 keys with the peer and returns
+// both and their shared secret, refusing our own key sent back and
+// small-order points.
+func (h *handshake) exchangeEphemeral() (locEph, remEph, dh []byte, err error) {
 	const opEph = "handshake: ephemeral key exchange"
 	eph, err := ecdh.X25519().GenerateKey(rand.Reader)
 	if err != nil {
-		return nil, &Error{Op: opEph, Err: err}
+		return nil, nil, nil, &Error{Op: opEph, Err: err}
 	}
-	locEph := eph.PublicKey().Bytes()
-	var remEph [32]byte
+	locEph = eph.PublicKey().Bytes()
+	var rem [32]byte
 	werr, rerr := h.exchange(h.conn, encodeEphKey(locEph), func() error {
 		body, err := readDelimited(h.conn, maxHandshakeMsg)
 		if err != nil {
 			return err
 		}
-		remEph, err = decodeEphKey(body)
+		rem, err = decodeEphKey(body)
 		return err
 	})
 	if err := firstError(opEph, werr, rerr); err != nil {
-		return nil, err
+		return nil, nil, nil, err
 	}
-	if bytes.Equal(remEph[:], locEph) {
-		return nil, protocolError(opEph, ErrBadEphemeralKey, "our own key sent back")
+	if bytes.Equal(rem[:], locEph) {
+		return nil, nil, nil, protocolError(opEph, ErrBadEphemeralKey, "our own key sent back")
 	}
-	remKey, err := ecdh.X25519().NewPublicKey(remEph[:])
+	remKey, err := ecdh.X25519().NewPublicKey(rem[:])
 	if err != nil {
-		return nil, protocolError(opEph, ErrBadEphemeralKey, err.Error())
+		return nil, nil, nil, protocolError(opEph, ErrBadEphemeralKey, err.Error())
 	}
 	// ECDH fails on an all-zero shared secret, which is what every
 	// small-order point (the vendors' blacklist, and their encodings with
 	// the top bit set) yields with a clamped scalar.
-	dh, err := eph.ECDH(remKey)
+	dh, err = eph.ECDH(remKey)
 	if err != nil {
-		return nil, protocolError(opEph, ErrBadEphemeralKey, "small-order point")
+		return nil, nil, nil, protocolError(opEph, ErrBadEphemeralKey, "small-order point")
 	}
+	return locEph, rem[:], dh, nil
+}
 
-	// 2. Keys and challenge.
-	locIsLeast := bytes.Compare(locEph, remEph[:]) < 0
+// deriveKeys derives the session's keys and the challenge each side signs
+// from the ephemeral keys and their shared secret, and returns the
+// encrypted channel, wiping the secret.
+func (h *handshake) deriveKeys(locEph, remEph, dh []byte) (*Conn, []byte, error) {
+	locIsLeast := bytes.Compare(locEph, remEph) < 0
 	n := 2 * chacha20poly1305.KeySize
 	if h.v == PreMerlin {
 		n += 32
 	}
 	okm, err := hkdf.Key(sha256.New, dh, nil, hkdfInfo, n)
 	if err != nil {
-		return nil, &Error{Op: "handshake: key derivation", Err: err}
+		return nil, nil, &Error{Op: "handshake: key derivation", Err: err}
 	}
 	recvKey, sendKey := okm[:32], okm[32:64]
 	if !locIsLeast {
@@ -238,7 +263,7 @@ func (h *handshake) run() (*Conn, error) {
 	if h.v == PreMerlin {
 		copy(challenge[:], okm[64:96])
 	} else {
-		lo, hi := locEph, remEph[:]
+		lo, hi := locEph, remEph
 		if !locIsLeast {
 			lo, hi = hi, lo
 		}
@@ -250,24 +275,29 @@ func (h *handshake) run() (*Conn, error) {
 	}
 	c, err := newConn(h.conn, h.v, sendKey, recvKey)
 	if err != nil {
-		return nil, &Error{Op: "handshake: key derivation", Err: err}
+		return nil, nil, &Error{Op: "handshake: key derivation", Err: err}
 	}
 	clear(okm)
 	clear(dh)
+	return c, challenge[:], nil
+}
 
-	// 3. Authenticate, inside the encrypted channel.
+// authenticate proves our identity to the peer by signing the challenge,
+// inside the encrypted channel c, and checks the peer's, which c then
+// carries.
+func (h *handshake) authenticate(c *Conn, challenge []byte) error {
 	const opAuth = "handshake: authentication"
-	sig, err := h.identity.Sign(rand.Reader, challenge[:], crypto.Hash(0))
+	sig, err := h.identity.Sign(rand.Reader, challenge, crypto.Hash(0))
 	if err != nil {
-		return nil, &Error{Op: opAuth, Err: fmt.Errorf("signing the challenge: %w", err)}
+		return &Error{Op: opAuth, Err: fmt.Errorf("signing the challenge: %w", err)}
 	}
 	msg := encodeAuthSig(h.v, h.locPub, sig)
 	if h.authMsg != nil {
-		msg = h.authMsg(challenge[:], sig)
+		msg = h.authMsg(challenge, sig)
 	}
 	var remPub ed25519.PublicKey
 	var remSig []byte
-	werr, rerr = h.exchange(c, msg, func() error {
+	werr, rerr := h.exchange(c, msg, func() error {
 		body, err := readDelimited(c, maxHandshakeMsg)
 		if err != nil {
 			return err
@@ -276,19 +306,19 @@ func (h *handshake) run() (*Conn, error) {
 		return err
 	})
 	if err := firstError(opAuth, werr, rerr); err != nil {
-		return nil, err
+		return err
 	}
 	// crypto/ed25519 checks the key's length only: under a small-order
 	// key (the identity, say) one constant signature verifies for every
 	// challenge, and a peer could claim such a key without holding one.
 	if err := signer.CheckEd25519PublicKey(remPub); err != nil {
-		return nil, protocolError(opAuth, ErrBadIdentityKey, "")
+		return protocolError(opAuth, ErrBadIdentityKey, "")
 	}
-	if len(remSig) != ed25519.SignatureSize || !ed25519.Verify(remPub, challenge[:], remSig) {
-		return nil, protocolError(opAuth, ErrAuthFailed, "")
+	if len(remSig) != ed25519.SignatureSize || !ed25519.Verify(remPub, challenge, remSig) {
+		return protocolError(opAuth, ErrAuthFailed, "")
 	}
 	c.remote = bytes.Clone(remPub)
-	return c, nil
+	return nil
 }
 
 // Conn is an established SecretConnection. It is a net.Conn: Read and Write
