@@ -53,56 +53,13 @@ func openDaemon(proto, network string, durable bool) func(context.Context, Param
 			return nil, err
 		}
 		r.closers = append(r.closers, func() error { return os.RemoveAll(dir) })
-		stateDir := filepath.Join(dir, "state")
-		if err := os.Mkdir(stateDir, 0o700); err != nil {
-			return nil, err
-		}
-		opts := daemon.Options{Open: func(context.Context, string) (signer.Signer, error) { return r.key, nil }}
-		if durable {
-			err = daemon.InitState(ctx, stateDir, chainID, 1)
-		} else {
-			mem := &guard.MemFS{}
-			opts.StateFS = mem
-			err = daemon.InitStateFS(ctx, mem, chainID, 1)
-		}
+		cfg, opts, err := r.daemonState(ctx, dir, chainID, durable)
 		if err != nil {
 			return nil, err
 		}
-		cfg := &daemon.Config{StateDir: stateDir, Chains: []daemon.ChainConfig{{ID: chainID, Key: "bench:"}}}
-		ch := &cfg.Chains[0]
-		// The same identities as the privval rows: the signer's seed 1,
-		// the node's seed 2, each allowing only the other.
-		signerID := ed25519.NewKeyFromSeed(bytes.Repeat([]byte{1}, ed25519.SeedSize))
-		nodeID := ed25519.NewKeyFromSeed(bytes.Repeat([]byte{2}, ed25519.SeedSize))
-		if network == "tcp" {
-			cfg.IdentityKey = filepath.Join(dir, "identity.pem")
-			if err := inprocess.WriteKeyFile(cfg.IdentityKey, signerID); err != nil {
-				return nil, err
-			}
-		}
-		allow := []string{fmt.Sprintf("%x", []byte(nodeID.Public().(ed25519.PublicKey)))}
-		_, nodeHS := privvalHandshakes(proto, network)
-
-		var ln *privvaltest.Listener
-		switch proto {
-		case "cometbft":
-			ch.Protocol = daemon.ProtocolTM2TMKMS
-			if ln, err = privvaltest.NewListener(network, privval.GnoTMKMS); err != nil {
-				return nil, err
-			}
-			r.closers = append(r.closers, ln.Close)
-			ln.Handshake = nodeHS
-			ch.Validators = []daemon.ValidatorConfig{{Addr: network + "://" + ln.Address()}}
-		default:
-			ch.Protocol = daemon.ProtocolTM2Remote
-			addr := "127.0.0.1:0"
-			if network == "unix" {
-				addr = filepath.Join(dir, "s")
-			}
-			ch.Validators = []daemon.ValidatorConfig{{Addr: network + "://" + addr}}
-		}
-		if network == "tcp" {
-			ch.Validators[0].Allow = allow
+		ln, nodeHS, err := r.daemonValidator(cfg, dir, proto, network)
+		if err != nil {
+			return nil, err
 		}
 		d, err := daemon.New(ctx, cfg, opts)
 		if err != nil {
@@ -132,6 +89,74 @@ func openDaemon(proto, network string, durable bool) func(context.Context, Param
 			return r.metricsWith(g())
 		}}, nil
 	}
+}
+
+// daemonState makes a daemon row's double-sign state in dir, its chain
+// at height 1, on disk when durable and else in memory, and returns the
+// config of one chain on the row's key with the options that serve it.
+func (r *privvalRow) daemonState(ctx context.Context, dir, chainID string, durable bool) (*daemon.Config, daemon.Options, error) {
+	stateDir := filepath.Join(dir, "state")
+	if err := os.Mkdir(stateDir, 0o700); err != nil {
+		return nil, daemon.Options{}, err
+	}
+	opts := daemon.Options{Open: func(context.Context, string) (signer.Signer, error) { return r.key, nil }}
+	var err error
+	if durable {
+		err = daemon.InitState(ctx, stateDir, chainID, 1)
+	} else {
+		mem := &guard.MemFS{}
+		opts.StateFS = mem
+		err = daemon.InitStateFS(ctx, mem, chainID, 1)
+	}
+	if err != nil {
+		return nil, daemon.Options{}, err
+	}
+	cfg := &daemon.Config{StateDir: stateDir, Chains: []daemon.ChainConfig{{ID: chainID, Key: "bench:"}}}
+	return cfg, opts, nil
+}
+
+// daemonValidator puts the validator node in cfg's chain: for cometbft a
+// privvaltest listener the daemon dials, which it returns, else an address
+// the daemon listens on; on TCP the signer's identity and the node's on
+// the allowlist. It returns the node's handshake too.
+func (r *privvalRow) daemonValidator(cfg *daemon.Config, dir, proto, network string) (*privvaltest.Listener, privval.Handshake, error) {
+	ch := &cfg.Chains[0]
+	// The same identities as the privval rows: the signer's seed 1,
+	// the node's seed 2, each allowing only the other.
+	signerID := ed25519.NewKeyFromSeed(bytes.Repeat([]byte{1}, ed25519.SeedSize))
+	nodeID := ed25519.NewKeyFromSeed(bytes.Repeat([]byte{2}, ed25519.SeedSize))
+	if network == "tcp" {
+		cfg.IdentityKey = filepath.Join(dir, "identity.pem")
+		if err := inprocess.WriteKeyFile(cfg.IdentityKey, signerID); err != nil {
+			return nil, nil, err
+		}
+	}
+	allow := []string{fmt.Sprintf("%x", []byte(nodeID.Public().(ed25519.PublicKey)))}
+	_, nodeHS := privvalHandshakes(proto, network)
+
+	var ln *privvaltest.Listener
+	switch proto {
+	case "cometbft":
+		ch.Protocol = daemon.ProtocolTM2TMKMS
+		var err error
+		if ln, err = privvaltest.NewListener(network, privval.GnoTMKMS); err != nil {
+			return nil, nil, err
+		}
+		r.closers = append(r.closers, ln.Close)
+		ln.Handshake = nodeHS
+		ch.Validators = []daemon.ValidatorConfig{{Addr: network + "://" + ln.Address()}}
+	default:
+		ch.Protocol = daemon.ProtocolTM2Remote
+		addr := "127.0.0.1:0"
+		if network == "unix" {
+			addr = filepath.Join(dir, "s")
+		}
+		ch.Validators = []daemon.ValidatorConfig{{Addr: network + "://" + addr}}
+	}
+	if network == "tcp" {
+		ch.Validators[0].Allow = allow
+	}
+	return ln, nodeHS, nil
 }
 
 // benchChainID is the chain id of the rows' vote messages.
