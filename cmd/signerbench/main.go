@@ -101,30 +101,45 @@ func otherPackages(other map[string]int) string {
 	return fmt.Sprintf("left out %d benchmark lines of the packages the report does not read: %s", n, strings.Join(pkgs, ", "))
 }
 
-func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+// options are signerbench's flags.
+type options struct {
+	out, input                  string
+	backends, payloads, chunks  string
+	rowTime, phaseTime, timeout time.Duration
+	heights, compareSamples     int
+	noPhases, noVerify, quiet   bool
+	verify, sim                 string
+	threshold                   string
+	noThreshold                 bool
+	thresholdBenchtime          string
+	devices                     map[string]*string // by environment variable
+}
+
+// parseFlags reads args into options, without applying them.
+func parseFlags(args []string, stderr io.Writer) (*options, error) {
+	o := &options{devices: map[string]*string{}}
 	fs := flag.NewFlagSet("signerbench", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	out := fs.String("out", "signerbench-report", "write report.md and the SVG charts into this `folder`")
-	input := fs.String("input", "", "read `go test -bench` output from this `file` (- for stdin) instead of running the scenarios")
-	backends := fs.String("backends", "", "run only the backends whose names match this `regexp`")
-	payloads := fs.String("payloads", "", "comma-separated payload `sizes` in bytes (default: each backend's and verification case's own)")
-	chunks := fs.String("chunks", "", "comma-separated APDU chunk `sizes` for the backends that have them, the Ledger's (default: each backend's own)")
-	rowTime := fs.Duration("row-time", 100*time.Millisecond, "host `time` to spend signing each row")
-	heights := fs.Int("heights", 40, "consecutive `heights` of the phase run on each Ed25519 path")
-	phaseTime := fs.Duration("phase-time", 2*time.Second, "host `time` cap of each path's phase run")
-	noPhases := fs.Bool("no-phases", false, "skip the phase run")
-	verify := fs.String("verify", "", "run only the verification cases whose names match this `regexp`")
-	noVerify := fs.Bool("no-verify", false, "skip the verification cases")
-	compareSamples := fs.Int("compare-samples", 1000, "least `samples` of each row of the BLS and Ed25519 comparison, as published (0: the row time alone)")
-	sim := fs.String("sim", "", "simulated time: `accounted` (default; modeled time reported, not waited) or realtime (also slept)")
-	threshold := fs.String("threshold", report.DefaultThresholdRows, "run the threshold signer's rows (FROST 2-of-3) whose names match this `regexp`, names as below BenchmarkThreshold/"+thresholdbench.Row+"/: sign/store=mem/net=transatlantic/inflight=1, …; the default leaves out the rows with many signs in flight, the nonces in files and the networked key generation")
-	noThreshold := fs.Bool("no-threshold", false, "skip the threshold signer's rows, or leave out those of -input")
-	thresholdBenchtime := fs.String("threshold-benchtime", report.DefaultThresholdBenchtime, "benchtime of each threshold row, in go test -benchtime syntax (a `duration` or a count such as 300x)")
-	timeout := fs.Duration("timeout", time.Second, "the consensus `timeout` shares are taken of")
-	quiet := fs.Bool("q", false, "no progress lines")
-	devFlags := map[string]*string{}
+	fs.StringVar(&o.out, "out", "signerbench-report", "write report.md and the SVG charts into this `folder`")
+	fs.StringVar(&o.input, "input", "", "read `go test -bench` output from this `file` (- for stdin) instead of running the scenarios")
+	fs.StringVar(&o.backends, "backends", "", "run only the backends whose names match this `regexp`")
+	fs.StringVar(&o.payloads, "payloads", "", "comma-separated payload `sizes` in bytes (default: each backend's and verification case's own)")
+	fs.StringVar(&o.chunks, "chunks", "", "comma-separated APDU chunk `sizes` for the backends that have them, the Ledger's (default: each backend's own)")
+	fs.DurationVar(&o.rowTime, "row-time", 100*time.Millisecond, "host `time` to spend signing each row")
+	fs.IntVar(&o.heights, "heights", 40, "consecutive `heights` of the phase run on each Ed25519 path")
+	fs.DurationVar(&o.phaseTime, "phase-time", 2*time.Second, "host `time` cap of each path's phase run")
+	fs.BoolVar(&o.noPhases, "no-phases", false, "skip the phase run")
+	fs.StringVar(&o.verify, "verify", "", "run only the verification cases whose names match this `regexp`")
+	fs.BoolVar(&o.noVerify, "no-verify", false, "skip the verification cases")
+	fs.IntVar(&o.compareSamples, "compare-samples", 1000, "least `samples` of each row of the BLS and Ed25519 comparison, as published (0: the row time alone)")
+	fs.StringVar(&o.sim, "sim", "", "simulated time: `accounted` (default; modeled time reported, not waited) or realtime (also slept)")
+	fs.StringVar(&o.threshold, "threshold", report.DefaultThresholdRows, "run the threshold signer's rows (FROST 2-of-3) whose names match this `regexp`, names as below BenchmarkThreshold/"+thresholdbench.Row+"/: sign/store=mem/net=transatlantic/inflight=1, …; the default leaves out the rows with many signs in flight, the nonces in files and the networked key generation")
+	fs.BoolVar(&o.noThreshold, "no-threshold", false, "skip the threshold signer's rows, or leave out those of -input")
+	fs.StringVar(&o.thresholdBenchtime, "threshold-benchtime", report.DefaultThresholdBenchtime, "benchtime of each threshold row, in go test -benchtime syntax (a `duration` or a count such as 300x)")
+	fs.DurationVar(&o.timeout, "timeout", time.Second, "the consensus `timeout` shares are taken of")
+	fs.BoolVar(&o.quiet, "q", false, "no progress lines")
 	for _, d := range devices {
-		devFlags[d.env] = fs.String(d.flag, "", d.usage+" (sets "+d.env+")")
+		o.devices[d.env] = fs.String(d.flag, "", d.usage+" (sets "+d.env+")")
 	}
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "usage: signerbench [flags]\n\nWrites a latency report of every signer path. Flags:\n\n")
@@ -136,133 +151,174 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintf(stderr, "  %-24s %s\n", simtime.EnvVar, "realtime: simulated devices sleep their modeled time")
 	}
 	if err := fs.Parse(args); err != nil {
-		return err
+		return nil, err
 	}
 	if fs.NArg() > 0 {
-		return fmt.Errorf("unexpected arguments %q", fs.Args())
+		return nil, fmt.Errorf("unexpected arguments %q", fs.Args())
 	}
-	for env, v := range devFlags {
+	return o, nil
+}
+
+// setEnv sets the environment variables the device flags and -sim stand
+// for.
+func (o *options) setEnv() error {
+	for env, v := range o.devices {
 		if *v != "" {
 			os.Setenv(env, *v)
 		}
 	}
-	switch *sim {
+	switch o.sim {
 	case "", "accounted", "realtime":
-		if *sim != "" {
-			os.Setenv(simtime.EnvVar, *sim)
+		if o.sim != "" {
+			os.Setenv(simtime.EnvVar, o.sim)
 		}
 	default:
-		return fmt.Errorf("-sim %q: want accounted or realtime", *sim)
+		return fmt.Errorf("-sim %q: want accounted or realtime", o.sim)
 	}
+	return nil
+}
 
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	o, err := parseFlags(args, stderr)
+	if err != nil {
+		return err
+	}
+	if err := o.setEnv(); err != nil {
+		return err
+	}
 	rep := &report.Report{
 		Generated: time.Now(),
 		Host:      host(),
-		Timeout:   *timeout,
+		Timeout:   o.timeout,
 	}
-	if *input != "" {
-		var r io.Reader = os.Stdin
-		if *input != "-" {
-			f, err := os.Open(*input)
-			if err != nil {
-				return err
-			}
-			defer f.Close()
-			r = f
-		}
-		data, err := io.ReadAll(r)
-		if err != nil {
-			return err
-		}
-		// The output may be the whole suite's (go test -bench . ./...):
-		// each reader takes its package's lines, by their pkg: lines.
-		parsed, err := report.ParseBenchSuite(bytes.NewReader(data))
-		if err != nil {
-			return err
-		}
-		rows, verifies := parsed.Sign, parsed.Verify
-		var th []thresholdbench.Result
-		if !*noThreshold {
-			if th, err = thresholdbench.ParseResults(bytes.NewReader(report.PackageLines(data, thresholdPackage))); err != nil {
-				return err
-			}
-		}
-		if !*quiet {
-			if note := otherPackages(parsed.Other); note != "" {
-				fmt.Fprintln(stderr, note)
-			}
-		}
-		if len(rows) == 0 && len(verifies) == 0 && len(th) == 0 {
-			return fmt.Errorf("%s: no BenchmarkSign, BenchmarkVerify or BenchmarkThreshold rows", *input)
-		}
-		rep.Rows, rep.Verifies, rep.Threshold = rows, verifies, th
-		rep.Source = "`go test -bench` output (means over each row's signs; no percentiles)"
-		rep.ThresholdSource = "read from `go test -bench` output: each value the median over the row's runs"
+	if o.input != "" {
+		err = readInput(rep, o, stderr)
 	} else {
-		if *compareSamples < 0 {
-			return fmt.Errorf("-compare-samples %d: want 0 or more", *compareSamples)
-		}
-		cfg := report.RunConfig{RowBudget: *rowTime, Heights: *heights, PhaseBudget: *phaseTime, NoPhases: *noPhases, Vote: report.Vote,
-			NoVerify: *noVerify, CompareSamples: *compareSamples, NoThreshold: *noThreshold, ThresholdBenchtime: *thresholdBenchtime}
-		if !*quiet {
-			cfg.Progress = stderr
-		}
-		if *backends != "" {
-			re, err := regexp.Compile(*backends)
-			if err != nil {
-				return fmt.Errorf("-backends: %w", err)
-			}
-			cfg.Backends = re
-		}
-		if *verify != "" {
-			re, err := regexp.Compile(*verify)
-			if err != nil {
-				return fmt.Errorf("-verify: %w", err)
-			}
-			cfg.Verify = re
-		}
-		if !*noThreshold {
-			re, err := regexp.Compile(*threshold)
-			if err != nil {
-				return fmt.Errorf("-threshold: %w", err)
-			}
-			cfg.ThresholdRows = re
-			if err := report.CheckBenchtime(*thresholdBenchtime); err != nil {
-				return fmt.Errorf("-threshold-benchtime: %w", err)
-			}
-		}
-		var err error
-		if cfg.Payloads, err = sizes(*payloads); err != nil {
-			return fmt.Errorf("-payloads: %w", err)
-		}
-		if cfg.Chunks, err = sizes(*chunks); err != nil {
-			return fmt.Errorf("-chunks: %w", err)
-		}
-		ctx, stop := signal.NotifyContext(ctx, os.Interrupt)
-		defer stop()
-		start := time.Now()
-		loadBefore := loadAverage()
-		ran, err := report.Run(ctx, cfg)
-		if err != nil {
-			return err
-		}
-		if loadBefore != "" {
-			// Every measured figure is host time: say how busy the host was.
-			ran.Notes = append(ran.Notes, fmt.Sprintf("load average (1 min) of the host: %s when the run started, %s when it ended, on %d CPUs; other work on the host inflates the measured figures, means most",
-				loadBefore, loadAverage(), runtime.NumCPU()))
-		}
-		ran.Generated, ran.Host, ran.Timeout = rep.Generated, rep.Host, rep.Timeout
-		ran.SimMode = simtime.ModeFromEnv().String()
-		rep = ran
-		if !*quiet {
-			fmt.Fprintf(stderr, "ran %d sign, %d verification and %d threshold rows in %s\n", len(rep.Rows), len(rep.Verifies), len(rep.Threshold), time.Since(start).Round(time.Millisecond))
-		}
+		rep, err = runScenarios(ctx, rep, o, stderr)
 	}
-	if err := rep.WriteDir(*out); err != nil {
+	if err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "wrote %s/%s\n", *out, strings.Join(rep.Files(), ", "))
+	if err := rep.WriteDir(o.out); err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "wrote %s/%s\n", o.out, strings.Join(rep.Files(), ", "))
 	return nil
+}
+
+// readInput fills rep with the rows of -input, `go test -bench` output.
+func readInput(rep *report.Report, o *options, stderr io.Writer) error {
+	var r io.Reader = os.Stdin
+	if o.input != "-" {
+		f, err := os.Open(o.input)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		r = f
+	}
+	data, err := io.ReadAll(r)
+	if err != nil {
+		return err
+	}
+	// The output may be the whole suite's (go test -bench . ./...):
+	// each reader takes its package's lines, by their pkg: lines.
+	parsed, err := report.ParseBenchSuite(bytes.NewReader(data))
+	if err != nil {
+		return err
+	}
+	rows, verifies := parsed.Sign, parsed.Verify
+	var th []thresholdbench.Result
+	if !o.noThreshold {
+		if th, err = thresholdbench.ParseResults(bytes.NewReader(report.PackageLines(data, thresholdPackage))); err != nil {
+			return err
+		}
+	}
+	if !o.quiet {
+		if note := otherPackages(parsed.Other); note != "" {
+			fmt.Fprintln(stderr, note)
+		}
+	}
+	if len(rows) == 0 && len(verifies) == 0 && len(th) == 0 {
+		return fmt.Errorf("%s: no BenchmarkSign, BenchmarkVerify or BenchmarkThreshold rows", o.input)
+	}
+	rep.Rows, rep.Verifies, rep.Threshold = rows, verifies, th
+	rep.Source = "`go test -bench` output (means over each row's signs; no percentiles)"
+	rep.ThresholdSource = "read from `go test -bench` output: each value the median over the row's runs"
+	return nil
+}
+
+// runConfig checks the flags of a run and returns its configuration.
+func (o *options) runConfig(stderr io.Writer) (report.RunConfig, error) {
+	if o.compareSamples < 0 {
+		return report.RunConfig{}, fmt.Errorf("-compare-samples %d: want 0 or more", o.compareSamples)
+	}
+	cfg := report.RunConfig{RowBudget: o.rowTime, Heights: o.heights, PhaseBudget: o.phaseTime, NoPhases: o.noPhases, Vote: report.Vote,
+		NoVerify: o.noVerify, CompareSamples: o.compareSamples, NoThreshold: o.noThreshold, ThresholdBenchtime: o.thresholdBenchtime}
+	if !o.quiet {
+		cfg.Progress = stderr
+	}
+	if o.backends != "" {
+		re, err := regexp.Compile(o.backends)
+		if err != nil {
+			return cfg, fmt.Errorf("-backends: %w", err)
+		}
+		cfg.Backends = re
+	}
+	if o.verify != "" {
+		re, err := regexp.Compile(o.verify)
+		if err != nil {
+			return cfg, fmt.Errorf("-verify: %w", err)
+		}
+		cfg.Verify = re
+	}
+	if !o.noThreshold {
+		re, err := regexp.Compile(o.threshold)
+		if err != nil {
+			return cfg, fmt.Errorf("-threshold: %w", err)
+		}
+		cfg.ThresholdRows = re
+		if err := report.CheckBenchtime(o.thresholdBenchtime); err != nil {
+			return cfg, fmt.Errorf("-threshold-benchtime: %w", err)
+		}
+	}
+	var err error
+	if cfg.Payloads, err = sizes(o.payloads); err != nil {
+		return cfg, fmt.Errorf("-payloads: %w", err)
+	}
+	if cfg.Chunks, err = sizes(o.chunks); err != nil {
+		return cfg, fmt.Errorf("-chunks: %w", err)
+	}
+	return cfg, nil
+}
+
+// runScenarios runs the scenarios the flags select and returns their
+// report, with base's time, host and timeout and the host's load before
+// and after.
+func runScenarios(ctx context.Context, base *report.Report, o *options, stderr io.Writer) (*report.Report, error) {
+	cfg, err := o.runConfig(stderr)
+	if err != nil {
+		return nil, err
+	}
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt)
+	defer stop()
+	start := time.Now()
+	loadBefore := loadAverage()
+	ran, err := report.Run(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	if loadBefore != "" {
+		// Every measured figure is host time: say how busy the host was.
+		ran.Notes = append(ran.Notes, fmt.Sprintf("load average (1 min) of the host: %s when the run started, %s when it ended, on %d CPUs; other work on the host inflates the measured figures, means most",
+			loadBefore, loadAverage(), runtime.NumCPU()))
+	}
+	ran.Generated, ran.Host, ran.Timeout = base.Generated, base.Host, base.Timeout
+	ran.SimMode = simtime.ModeFromEnv().String()
+	if !o.quiet {
+		fmt.Fprintf(stderr, "ran %d sign, %d verification and %d threshold rows in %s\n", len(ran.Rows), len(ran.Verifies), len(ran.Threshold), time.Since(start).Round(time.Millisecond))
+	}
+	return ran, nil
 }
 
 // host describes this machine: OS and architecture, the CPU's model and
