@@ -200,3 +200,43 @@ func TestErrorPrefixOnce(t *testing.T) {
 	_, err = st.GenerateKey(ctx, signer.Ed25519, "after close")
 	check("generate, store closed", err, signer.ErrClosed)
 }
+
+func TestDeviceErrorUnwraps(t *testing.T) {
+	for code, want := range map[yubihsm.ErrorCode]error{
+		yubihsm.CodeInvalidSession:          signer.ErrSessionExpired,
+		yubihsm.CodeAuthenticationFailed:    signer.ErrWrongPassphrase,
+		yubihsm.CodeSessionsFull:            signer.ErrBusy,
+		yubihsm.CodeInsufficientPermissions: signer.ErrPermissionDenied,
+		yubihsm.CodeObjectNotFound:          signer.ErrKeyNotFound,
+		yubihsm.CodeObjectExists:            signer.ErrKeyExists,
+		yubihsm.CodeWrongLength:             signer.ErrInvalidMessage,
+		yubihsm.CodeInvalidCommand:          signer.ErrUnsupported,
+		0x42:                                signer.ErrProtocol,
+	} {
+		err := error(&yubihsm.DeviceError{Code: code, Command: 0x6a})
+		if !errors.Is(err, want) {
+			t.Errorf("code 0x%02x: %v does not wrap %v", uint8(code), err, want)
+		}
+	}
+}
+
+func TestErrorCodeString(t *testing.T) {
+	for code, want := range map[yubihsm.ErrorCode]string{
+		yubihsm.CodeObjectNotFound:           "OBJECT NOT FOUND",
+		yubihsm.CodeAuthenticationFailed:     "AUTHENTICATION FAILED",
+		yubihsm.CodeSSHCAConstraintViolation: "SSH CA CONSTRAINT VIOLATION",
+		0x42:                                 "ErrorCode(0x42)",
+	} {
+		if got := code.String(); got != want {
+			t.Errorf("ErrorCode(0x%02x).String() = %q, want %q", uint8(code), got, want)
+		}
+	}
+	for code, want := range map[yubihsm.ErrorCode]string{
+		yubihsm.CodeObjectNotFound: "yubihsm: device refused command 0x6a: OBJECT NOT FOUND (0x0b)",
+		0x42:                       "yubihsm: device refused command 0x6a: unknown error code 0x42",
+	} {
+		if got := (&yubihsm.DeviceError{Code: code, Command: 0x6a}).Error(); got != want {
+			t.Errorf("DeviceError 0x%02x: %q, want %q", uint8(code), got, want)
+		}
+	}
+}
