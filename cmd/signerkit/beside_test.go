@@ -1,59 +1,27 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"crypto/ed25519"
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
-	"os/exec"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
-
-	"github.com/signerkit/signerkit/internal/proctest"
 )
 
-// startLedgerKey runs cmd/ledgersim, a simulated Ledger that serves one
-// client at a time on its Speculos port as Speculos does, and returns its
-// address and the app's public key.
+// startLedgerKey runs cmd/ledgersim (ledgersimProcess), a simulated
+// Ledger that serves one client at a time on its Speculos port as
+// Speculos does, with a fresh key, and returns its address and the app's
+// public key.
 func startLedgerKey(t *testing.T) (addr string, pub ed25519.PublicKey) {
 	t.Helper()
 	seed := make([]byte, ed25519.SeedSize)
 	_, _ = rand.Read(seed)
-	bin := proctest.BuildPackage(t, "../ledgersim", "ledgersim")
-	cmd := exec.Command(bin, "-addr", "127.0.0.1:0", "-seed", hex.EncodeToString(seed), "-time", "accounted")
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
-	})
-	line := make(chan string, 1)
-	go func() {
-		s := bufio.NewScanner(stdout)
-		s.Scan()
-		line <- s.Text()
-	}()
-	select {
-	case l := <-line:
-		f := strings.Fields(l)
-		if len(f) == 0 {
-			t.Fatalf("ledgersim printed %q", l)
-		}
-		addr = f[len(f)-1]
-		addr = strings.TrimPrefix(addr, "tcp://")
-	case <-time.After(30 * time.Second):
-		t.Fatal("ledgersim did not start")
-	}
+	addr = ledgersimProcess(t, "-seed", hex.EncodeToString(seed), "-time", "accounted")
 	return addr, ed25519.NewKeyFromSeed(seed).Public().(ed25519.PublicKey)
 }
 

@@ -23,9 +23,9 @@ import (
 	"github.com/signerkit/signerkit/signbytes"
 )
 
-// inflightLedgersim runs cmd/ledgersim as a process with args and returns
+// ledgersimProcess runs cmd/ledgersim as a process with args and returns
 // the address it serves the Speculos protocol on.
-func inflightLedgersim(t *testing.T, args ...string) string {
+func ledgersimProcess(t *testing.T, args ...string) string {
 	t.Helper()
 	bin := proctest.BuildPackage(t, "github.com/signerkit/signerkit/cmd/ledgersim", "ledgersim")
 	cmd := exec.Command(bin, append([]string{"-addr", "127.0.0.1:0"}, args...)...)
@@ -97,7 +97,7 @@ func TestSIGKILLDuringLedgerSign(t *testing.T) {
 		seed[i] = byte(0x70 + i)
 	}
 	pub := ed25519.NewKeyFromSeed(seed).Public().(ed25519.PublicKey)
-	simAddr := inflightLedgersim(t, "-seed", hex.EncodeToString(seed), "-time", "realtime")
+	simAddr := ledgersimProcess(t, "-seed", hex.EncodeToString(seed), "-time", "realtime")
 
 	ln, err := privvaltest.NewListener("unix", privval.GnoTMKMS)
 	if err != nil {
