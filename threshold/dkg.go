@@ -71,20 +71,8 @@ const (
 // call RunDKG at about the same time; it retries dialing until ctx ends,
 // and closes cfg.Listener once every peer is connected.
 func RunDKG(ctx context.Context, cfg DKGConfig) (*frost.KeyPackage, *frost.PublicKeyPackage, error) {
-	if cfg.TLS == nil || cfg.Listener == nil || len(cfg.Peers) != cfg.N-1 {
-		return nil, nil, fmt.Errorf("threshold: DKGConfig needs TLS, Listener and N-1 peers: %w", signer.ErrInvalidArgument)
-	}
-	// A peer is known by the name its certificate is verified for, so
-	// the chain must be verified against the participants' CA: not the
-	// system roots (RootCAs nil), not skipped, and not bypassed by a
-	// per-client config.
-	switch {
-	case cfg.TLS.RootCAs == nil:
-		return nil, nil, fmt.Errorf("threshold: DKGConfig.TLS.RootCAs is nil (Go would trust the system roots): %w", signer.ErrInvalidArgument)
-	case cfg.TLS.InsecureSkipVerify:
-		return nil, nil, fmt.Errorf("threshold: DKGConfig.TLS.InsecureSkipVerify is set: peers are known by their verified certificates: %w", signer.ErrInvalidArgument)
-	case cfg.TLS.GetConfigForClient != nil:
-		return nil, nil, fmt.Errorf("threshold: DKGConfig.TLS.GetConfigForClient is not supported (it would bypass the forced settings): %w", signer.ErrInvalidArgument)
+	if err := checkDKGConfig(cfg); err != nil {
+		return nil, nil, err
 	}
 	d, own, err := frost.NewDKGSession(cfg.ID, cfg.T, cfg.N, cfg.Ceremony, rand.Reader)
 	if err != nil {
@@ -94,10 +82,61 @@ func RunDKG(ctx context.Context, cfg DKGConfig) (*frost.KeyPackage, *frost.Publi
 	if err != nil {
 		return nil, nil, err
 	}
-	dial := cfg.Dial
-	if dial == nil {
-		dial = (&net.Dialer{}).DialContext
+	peers, err := dkgPeers(cfg)
+	if err != nil {
+		return nil, nil, err
 	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	defer func() { // the connections made, however far it got
+		for _, p := range peers {
+			if p.c != nil {
+				p.c.Close()
+			}
+		}
+	}()
+	if err := connectDKGPeers(ctx, cancel, cfg, peers); err != nil {
+		return nil, nil, err
+	}
+	r1, others, err := dkgRound1(peers, cfg.ID, ownEnc)
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := dkgEcho(peers, r1); err != nil {
+		return nil, nil, err
+	}
+	received, err := dkgRound2(d, peers, others)
+	if err != nil {
+		return nil, nil, err
+	}
+	return d.Finish(received)
+}
+
+// checkDKGConfig refuses a config without TLS, a listener and N-1 peers,
+// and one whose TLS would not verify the peers' certificates against the
+// participants' CA.
+func checkDKGConfig(cfg DKGConfig) error {
+	if cfg.TLS == nil || cfg.Listener == nil || len(cfg.Peers) != cfg.N-1 {
+		return fmt.Errorf("threshold: DKGConfig needs TLS, Listener and N-1 peers: %w", signer.ErrInvalidArgument)
+	}
+	// A peer is known by the name its certificate is verified for, so
+	// the chain must be verified against the participants' CA: not the
+	// system roots (RootCAs nil), not skipped, and not bypassed by a
+	// per-client config.
+	switch {
+	case cfg.TLS.RootCAs == nil:
+		return fmt.Errorf("threshold: DKGConfig.TLS.RootCAs is nil (Go would trust the system roots): %w", signer.ErrInvalidArgument)
+	case cfg.TLS.InsecureSkipVerify:
+		return fmt.Errorf("threshold: DKGConfig.TLS.InsecureSkipVerify is set: peers are known by their verified certificates: %w", signer.ErrInvalidArgument)
+	case cfg.TLS.GetConfigForClient != nil:
+		return fmt.Errorf("threshold: DKGConfig.TLS.GetConfigForClient is not supported (it would bypass the forced settings): %w", signer.ErrInvalidArgument)
+	}
+	return nil
+}
+
+// dkgPeers returns cfg's peers by identifier, each with the name its
+// certificate must carry, refusing a repeated one or this participant.
+func dkgPeers(cfg DKGConfig) (map[frost.Identifier]*dkgPeer, error) {
 	peers := map[frost.Identifier]*dkgPeer{}
 	for _, p := range cfg.Peers {
 		name := p.ServerName
@@ -105,14 +144,21 @@ func RunDKG(ctx context.Context, cfg DKGConfig) (*frost.KeyPackage, *frost.Publi
 			name, _, _ = net.SplitHostPort(p.Addr)
 		}
 		if p.ID == cfg.ID || peers[p.ID] != nil || p.ID == 0 {
-			return nil, nil, fmt.Errorf("threshold: DKG peer %d repeated or this participant: %w", p.ID, signer.ErrInvalidArgument)
+			return nil, fmt.Errorf("threshold: DKG peer %d repeated or this participant: %w", p.ID, signer.ErrInvalidArgument)
 		}
 		peers[p.ID] = &dkgPeer{Remote: p, name: name, conn: make(chan peerConn, 1)}
 	}
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
+	return peers, nil
+}
 
-	// Connections: accept the lower identifiers, dial the higher ones.
+// connectDKGPeers connects to every peer, accepting the lower identifiers
+// and dialing the higher ones, then stops listening (cancel ends the
+// accepting and dialing) and puts ctx's deadline on every connection.
+func connectDKGPeers(ctx context.Context, cancel context.CancelFunc, cfg DKGConfig, peers map[frost.Identifier]*dkgPeer) error {
+	dial := cfg.Dial
+	if dial == nil {
+		dial = (&net.Dialer{}).DialContext
+	}
 	var wg sync.WaitGroup
 	errs := make(chan error, cfg.N+1)
 	wg.Add(1)
@@ -138,20 +184,17 @@ func RunDKG(ctx context.Context, cfg DKGConfig) (*frost.KeyPackage, *frost.Publi
 		cfg.Listener.Close()
 		wg.Wait()
 	}
-
-	// Round 1: exchange packages with every peer.
 	for _, p := range peers {
 		select {
 		case pc := <-p.conn:
 			p.c, p.r = pc.c, pc.r
 			p.w = newFrameWriter(pc.c)
-			defer pc.c.Close()
 		case err := <-errs:
 			stop()
-			return nil, nil, err
+			return err
 		case <-ctx.Done():
 			stop()
-			return nil, nil, fmt.Errorf("threshold: DKG: waiting for participant %d: %w", p.ID, ctx.Err())
+			return fmt.Errorf("threshold: DKG: waiting for participant %d: %w", p.ID, ctx.Err())
 		}
 	}
 	stop() // every connection is up: stop listening
@@ -160,7 +203,14 @@ func RunDKG(ctx context.Context, cfg DKGConfig) (*frost.KeyPackage, *frost.Publi
 			p.c.SetDeadline(dl)
 		}
 	}
-	r1 := map[frost.Identifier][]byte{cfg.ID: ownEnc}
+	return nil
+}
+
+// dkgRound1 sends this participant's round-1 package (ownEnc) to every
+// peer and returns every participant's, encoded by identifier, with the
+// peers' parsed.
+func dkgRound1(peers map[frost.Identifier]*dkgPeer, id frost.Identifier, ownEnc []byte) (map[frost.Identifier][]byte, []*frost.DKGRound1, error) {
+	r1 := map[frost.Identifier][]byte{id: ownEnc}
 	var others []*frost.DKGRound1
 	for _, p := range sortedPeers(peers) {
 		b, err := p.exchange(typeDKGRound1, ownEnc)
@@ -177,7 +227,12 @@ func RunDKG(ctx context.Context, cfg DKGConfig) (*frost.KeyPackage, *frost.Publi
 		r1[p.ID] = b
 		others = append(others, pkg)
 	}
-	// Echo: everyone must hold the same round-1 packages.
+	return r1, others, nil
+}
+
+// dkgEcho exchanges a hash of the round-1 packages r1 with every peer:
+// everyone must hold the same ones.
+func dkgEcho(peers map[frost.Identifier]*dkgPeer, r1 map[frost.Identifier][]byte) error {
 	h := sha512.New()
 	for _, id := range sortIDs(mapsKeys(r1)) {
 		h.Write(binary.BigEndian.AppendUint32(nil, uint32(len(r1[id]))))
@@ -187,39 +242,45 @@ func RunDKG(ctx context.Context, cfg DKGConfig) (*frost.KeyPackage, *frost.Publi
 	for _, p := range sortedPeers(peers) {
 		b, err := p.exchange(typeDKGEcho, echo)
 		if err != nil {
-			return nil, nil, err
+			return err
 		}
 		if !bytes.Equal(b, echo) {
-			return nil, nil, &frost.DKGError{Culprit: p.ID, Round: 1, Reason: "it holds other round-1 packages than this participant (a participant sent different packages to different peers)"}
+			return &frost.DKGError{Culprit: p.ID, Round: 1, Reason: "it holds other round-1 packages than this participant (a participant sent different packages to different peers)"}
 		}
 	}
+	return nil
+}
+
+// dkgRound2 sends each peer its secret share and returns the shares the
+// peers sent, wiping the encodings.
+func dkgRound2(d *frost.DKG, peers map[frost.Identifier]*dkgPeer, others []*frost.DKGRound1) ([]*frost.DKGRound2, error) {
 	out, err := d.Round2(others)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	var received []*frost.DKGRound2
 	for _, m := range out {
 		p := peers[m.To]
 		enc, err := m.AppendBinary(nil)
 		if err != nil {
-			return nil, nil, err
+			return nil, err
 		}
 		b, err := p.exchange(typeDKGRound2, enc)
 		clear(enc)
 		if err != nil {
-			return nil, nil, err
+			return nil, err
 		}
 		pkg, err := frost.ParseDKGRound2(b)
 		clear(b)
 		if err != nil {
-			return nil, nil, &frost.DKGError{Culprit: p.ID, Round: 2, Reason: err.Error()}
+			return nil, &frost.DKGError{Culprit: p.ID, Round: 2, Reason: err.Error()}
 		}
 		if pkg.From != p.ID {
-			return nil, nil, &frost.DKGError{Culprit: p.ID, Round: 2, Reason: fmt.Sprintf("sent a share from participant %d", pkg.From)}
+			return nil, &frost.DKGError{Culprit: p.ID, Round: 2, Reason: fmt.Sprintf("sent a share from participant %d", pkg.From)}
 		}
 		received = append(received, pkg)
 	}
-	return d.Finish(received)
+	return received, nil
 }
 
 func sortIDs(ids []frost.Identifier) []frost.Identifier {
