@@ -55,6 +55,51 @@ func CheckKeyStore(store any, opts KeyStoreOptions) error {
 }
 
 func checkKeyStore(c *checker, store any, opts KeyStoreOptions) {
+	s := newStoreCheck(c, store)
+	algs := opts.Algorithms
+	if algs == nil {
+		algs = signer.Algorithms()
+	}
+	// Whatever happens, leave no key behind on a real device.
+	defer s.deleteLeftovers()
+	took := 0
+	for _, a := range algs {
+		if s.gen != nil && s.generate(a) {
+			took++
+		}
+		if s.imp != nil && s.importKey(a) {
+			took++
+		}
+	}
+	if took == 0 {
+		c.errorf("the store took no key of %v", algs)
+	}
+	if _, err := s.opener.OpenKey(c.callCtx(), signer.KeyRef{Label: s.label("absent", signer.Ed25519)}); !errors.Is(err, signer.ErrKeyNotFound) {
+		c.errorf("OpenKey of a label never used: got %s, want an error wrapping ErrKeyNotFound", describe(err))
+	}
+	if s.del == nil {
+		return
+	}
+	s.checkDeletes()
+}
+
+// storeCheck is one run of checkKeyStore: the store's interfaces, the tag
+// that makes the run's labels its own, and the keys it made and deleted.
+type storeCheck struct {
+	*checker
+	lister  signer.KeyLister
+	opener  signer.KeyOpener
+	gen     signer.KeyGenerator // nil when the store does not generate
+	imp     signer.KeyImporter  // nil when the store does not import
+	del     signer.KeyDeleter   // nil when the store does not delete
+	tag     []byte
+	made    []signer.KeyInfo
+	deleted map[string]bool // by label
+}
+
+// newStoreCheck finds the store's interfaces, failing the check when it
+// cannot list, open, or make a key.
+func newStoreCheck(c *checker, store any) *storeCheck {
 	lister, ok := store.(signer.KeyLister)
 	if !ok {
 		c.fatalf("%T does not implement signer.KeyLister", store)
@@ -69,102 +114,102 @@ func checkKeyStore(c *checker, store any, opts KeyStoreOptions) {
 	if gen == nil && imp == nil {
 		c.fatalf("%T implements neither signer.KeyGenerator nor signer.KeyImporter: nothing to check with", store)
 	}
-	tag := randomBytes(4)
-	label := func(how string, a signer.Algorithm) string {
-		return fmt.Sprintf("signertest-%s-%s-%s", how, a, hex.EncodeToString(tag))
-	}
+	return &storeCheck{checker: c, lister: lister, opener: opener, gen: gen, imp: imp, del: del,
+		tag: randomBytes(4), deleted: map[string]bool{}}
+}
 
-	algs := opts.Algorithms
-	if algs == nil {
-		algs = signer.Algorithms()
+// label returns the run's label for a key of a made how ("gen", "imp").
+func (s *storeCheck) label(how string, a signer.Algorithm) string {
+	return fmt.Sprintf("signertest-%s-%s-%s", how, a, hex.EncodeToString(s.tag))
+}
+
+// generate checks a generated key of a, and that a second under its label
+// fails with ErrKeyExists, reporting whether the store took it.
+func (s *storeCheck) generate(a signer.Algorithm) bool {
+	l := s.label("gen", a)
+	ki, err := s.gen.GenerateKey(s.callCtx(), a, l)
+	switch {
+	case errors.Is(err, signer.ErrUnsupported):
+		return false
+	case err != nil:
+		s.errorf("GenerateKey(%v, %q): %v", a, l, err)
+		return false
 	}
-	var made []signer.KeyInfo
-	deleted := map[string]bool{}
-	// Whatever happens, leave no key behind on a real device.
-	defer func() {
-		if del == nil {
-			return
-		}
-		for _, ki := range made {
-			if !deleted[ki.Label] {
-				del.DeleteKey(c.callCtx(), ki.Ref())
-			}
-		}
-	}()
-	took := 0
-	for _, a := range algs {
-		if gen != nil {
-			l := label("gen", a)
-			ki, err := gen.GenerateKey(c.callCtx(), a, l)
-			switch {
-			case errors.Is(err, signer.ErrUnsupported):
-			case err != nil:
-				c.errorf("GenerateKey(%v, %q): %v", a, l, err)
-			default:
-				took++
-				made = append(made, ki)
-				c.checkStoredKey(lister, opener, ki, a, l, nil)
-				if _, err := gen.GenerateKey(c.callCtx(), a, l); !errors.Is(err, signer.ErrKeyExists) {
-					c.errorf("GenerateKey(%v, %q) a second time: got %s, want an error wrapping ErrKeyExists", a, l, describe(err))
-				}
-				c.checkStoredKey(lister, opener, ki, a, l, nil) // the first key survives
-			}
-		}
-		if imp != nil {
-			priv, err := privateKeyFor(a)
-			if err != nil {
-				c.errorf("making a %v key to import: %v", a, err)
-				continue
-			}
-			l := label("imp", a)
-			ki, err := imp.ImportKey(c.callCtx(), priv, a, l)
-			switch {
-			case errors.Is(err, signer.ErrUnsupported):
-			case err != nil:
-				c.errorf("ImportKey(%v, %q): %v", a, l, err)
-			default:
-				took++
-				made = append(made, ki)
-				c.checkStoredKey(lister, opener, ki, a, l, priv.(crypto.Signer).Public())
-			}
-		}
+	s.made = append(s.made, ki)
+	s.checkStoredKey(s.lister, s.opener, ki, a, l, nil)
+	if _, err := s.gen.GenerateKey(s.callCtx(), a, l); !errors.Is(err, signer.ErrKeyExists) {
+		s.errorf("GenerateKey(%v, %q) a second time: got %s, want an error wrapping ErrKeyExists", a, l, describe(err))
 	}
-	if took == 0 {
-		c.errorf("the store took no key of %v", algs)
+	s.checkStoredKey(s.lister, s.opener, ki, a, l, nil) // the first key survives
+	return true
+}
+
+// importKey checks an imported key of a, reporting whether the store
+// took it.
+func (s *storeCheck) importKey(a signer.Algorithm) bool {
+	priv, err := privateKeyFor(a)
+	if err != nil {
+		s.errorf("making a %v key to import: %v", a, err)
+		return false
 	}
-	if _, err := opener.OpenKey(c.callCtx(), signer.KeyRef{Label: label("absent", signer.Ed25519)}); !errors.Is(err, signer.ErrKeyNotFound) {
-		c.errorf("OpenKey of a label never used: got %s, want an error wrapping ErrKeyNotFound", describe(err))
+	l := s.label("imp", a)
+	ki, err := s.imp.ImportKey(s.callCtx(), priv, a, l)
+	switch {
+	case errors.Is(err, signer.ErrUnsupported):
+		return false
+	case err != nil:
+		s.errorf("ImportKey(%v, %q): %v", a, l, err)
+		return false
 	}
-	if del == nil {
-		return
-	}
-	for _, ki := range made {
-		if err := del.DeleteKey(c.callCtx(), ki.Ref()); err != nil {
-			c.errorf("DeleteKey(%v): %v", ki.Ref(), err)
+	s.made = append(s.made, ki)
+	s.checkStoredKey(s.lister, s.opener, ki, a, l, priv.(crypto.Signer).Public())
+	return true
+}
+
+// checkDeletes deletes every key the run made and checks each is gone:
+// not opened by its reference or its label, not deleted twice, not
+// listed.
+func (s *storeCheck) checkDeletes() {
+	for _, ki := range s.made {
+		if err := s.del.DeleteKey(s.callCtx(), ki.Ref()); err != nil {
+			s.errorf("DeleteKey(%v): %v", ki.Ref(), err)
 			continue
 		}
-		deleted[ki.Label] = true
+		s.deleted[ki.Label] = true
 		for _, ref := range []signer.KeyRef{ki.Ref(), {Label: ki.Label}} {
-			if s, err := opener.OpenKey(c.callCtx(), ref); !errors.Is(err, signer.ErrKeyNotFound) {
-				c.errorf("OpenKey(%v) after DeleteKey: got %s, want an error wrapping ErrKeyNotFound", ref, describe(err))
-				if s != nil {
-					s.Close()
+			if sg, err := s.opener.OpenKey(s.callCtx(), ref); !errors.Is(err, signer.ErrKeyNotFound) {
+				s.errorf("OpenKey(%v) after DeleteKey: got %s, want an error wrapping ErrKeyNotFound", ref, describe(err))
+				if sg != nil {
+					sg.Close()
 				}
 			}
 		}
-		if err := del.DeleteKey(c.callCtx(), ki.Ref()); !errors.Is(err, signer.ErrKeyNotFound) {
-			c.errorf("DeleteKey(%v) twice: got %s, want an error wrapping ErrKeyNotFound", ki.Ref(), describe(err))
+		if err := s.del.DeleteKey(s.callCtx(), ki.Ref()); !errors.Is(err, signer.ErrKeyNotFound) {
+			s.errorf("DeleteKey(%v) twice: got %s, want an error wrapping ErrKeyNotFound", ki.Ref(), describe(err))
 		}
 	}
-	keys, err := lister.ListKeys(c.callCtx())
+	keys, err := s.lister.ListKeys(s.callCtx())
 	if err != nil {
-		c.errorf("ListKeys: %v", err)
+		s.errorf("ListKeys: %v", err)
 	}
 	for _, k := range keys {
-		for _, ki := range made {
+		for _, ki := range s.made {
 			if k.Label == ki.Label {
-				c.errorf("ListKeys still lists %q after DeleteKey", ki.Label)
+				s.errorf("ListKeys still lists %q after DeleteKey", ki.Label)
 			}
+		}
+	}
+}
+
+// deleteLeftovers deletes, when the store can, the keys the run made and
+// has not deleted, whatever stopped it.
+func (s *storeCheck) deleteLeftovers() {
+	if s.del == nil {
+		return
+	}
+	for _, ki := range s.made {
+		if !s.deleted[ki.Label] {
+			s.del.DeleteKey(s.callCtx(), ki.Ref())
 		}
 	}
 }
