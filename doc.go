@@ -15,7 +15,10 @@
 //   - signer: the Signer interface, the algorithms and their Verify, the
 //     errors every backend wraps, latency tracing (Trace, Collector) and
 //     Instrument, which keeps per-label statistics such as proposal,
-//     prevote and precommit latencies, and the registry of URI schemes.
+//     prevote and precommit latencies, and the registries of URI schemes
+//     (signers and key stores).
+//   - signer/signerstats: per-label latency statistics (counts, errors,
+//     percentiles), which Instrument and the privval endpoints keep.
 //   - signer/signertest: the conformance suite every backend runs on
 //     itself, and that other implementations can run too.
 //   - inprocess: keys in process memory, the floor every other path is

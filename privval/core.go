@@ -2,16 +2,15 @@ package privval
 
 import (
 	"context"
-	"crypto"
 	"crypto/ed25519"
 	"fmt"
-	"io"
 	"net"
 	"sync/atomic"
 	"time"
 
 	"github.com/signerkit/signerkit/guard"
 	"github.com/signerkit/signerkit/signer"
+	"github.com/signerkit/signerkit/signer/signerstats"
 )
 
 // Labels of requests that are not signs. Signs are labelled with their
@@ -61,7 +60,7 @@ type Stats struct {
 	// Phases holds, per label (see RequestInfo.Label), the count, errors
 	// (refused requests), min, p50, p90, p99 and max of the time from a
 	// request read to its response written, guard and signer included.
-	Phases signer.Snapshot
+	Phases signerstats.Snapshot
 	// Connections counts connections that completed their handshake.
 	Connections uint64
 	// Requests counts requests answered, Refused those answered with an
@@ -82,7 +81,7 @@ type core struct {
 
 	drain drain
 
-	inst                                    *signer.Instrumented
+	phases                                  signerstats.Recorder
 	conns, requests, refused, protocolError atomic.Uint64
 }
 
@@ -98,13 +97,14 @@ func newCore(g *guard.Guard, chainID string, requestTimeout time.Duration, onReq
 		requestTimeout = DefaultRequestTimeout
 	}
 	c := &core{g: g, pub: pub, chainID: chainID, requestTimeout: requestTimeout,
-		onRequest: onRequest, onDisconnect: onDisconnect, onConnect: onConnect, inst: signer.Instrument(opSigner{})}
+		onRequest: onRequest, onDisconnect: onDisconnect, onConnect: onConnect}
+	c.phases.Start(time.Now())
 	c.drain.init()
 	return c, nil
 }
 
 func (c *core) stats() Stats {
-	return Stats{Phases: c.inst.Snapshot(), Connections: c.conns.Load(), Requests: c.requests.Load(),
+	return Stats{Phases: c.phases.Snapshot(), Connections: c.conns.Load(), Requests: c.requests.Load(),
 		Refused: c.refused.Load(), ProtocolErrors: c.protocolError.Load()}
 }
 
@@ -119,17 +119,21 @@ func (c *core) checkChain(chainID string) error {
 // response, and returns the refusal sent (nil when served) and an error
 // that ends the connection.
 func (c *core) serveOne(ctx context.Context, info *RequestInfo, handle func(ctx context.Context, info *RequestInfo) (refusal, fatal error)) error {
-	op := &timedOp{info: info, handle: handle}
 	info.Start = time.Now()
+	// The label tells the signer below which phase it signs (the
+	// daemon's per-phase backend metrics read it).
 	ctx, cancel := context.WithTimeout(signer.WithLabel(ctx, info.Label), c.requestTimeout)
-	_, _ = c.inst.SignContext(context.WithValue(ctx, opKey{}, op), nil)
+	refusal, fatal := handle(ctx, info)
 	cancel()
 	info.Duration = time.Since(info.Start)
-	if op.fatal != nil {
-		return op.fatal
+	info.Err = refusal
+	if fatal != nil {
+		c.phases.Record(info.Label, info.Duration, fatal)
+		return fatal
 	}
+	c.phases.Record(info.Label, info.Duration, refusal)
 	c.requests.Add(1)
-	if info.Err != nil {
+	if refusal != nil {
 		c.refused.Add(1)
 	}
 	if c.onRequest != nil {
@@ -142,40 +146,6 @@ func (c *core) disconnected(err error) {
 	if c.onDisconnect != nil {
 		c.onDisconnect(err)
 	}
-}
-
-// timedOp is one request run inside signer.Instrumented, so that the
-// library's per-label statistics time it.
-type timedOp struct {
-	info   *RequestInfo
-	handle func(ctx context.Context, info *RequestInfo) (refusal, fatal error)
-	fatal  error
-}
-
-type opKey struct{}
-
-// opSigner is the signer.Signer that Instrumented wraps: SignContext runs
-// the timedOp carried by its context. A refused request counts as an error
-// in the statistics.
-type opSigner struct{}
-
-func (opSigner) Public() crypto.PublicKey { return nil }
-func (opSigner) Close() error             { return nil }
-func (opSigner) Sign(io.Reader, []byte, crypto.SignerOpts) ([]byte, error) {
-	return nil, signer.ErrUnsupported
-}
-func (opSigner) SignContext(ctx context.Context, _ []byte) ([]byte, error) {
-	op, _ := ctx.Value(opKey{}).(*timedOp)
-	if op == nil {
-		return nil, signer.ErrUnsupported
-	}
-	refusal, fatal := op.handle(ctx, op.info)
-	op.info.Err = refusal
-	op.fatal = fatal
-	if fatal != nil {
-		return nil, fatal
-	}
-	return nil, refusal
 }
 
 // handshake runs h on conn within timeout.

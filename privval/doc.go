@@ -94,7 +94,7 @@
 // "precommit"; "pubkey" and "ping" for the others) and timed from the
 // moment it is read to the moment its response is written. The per-phase
 // count, errors (refusals), min, p50, p90, p99 and max come from
-// signer.Instrument, in Stats().Phases; OnRequest receives each request's
+// a signerstats.Recorder, in Stats().Phases; OnRequest receives each request's
 // label, height, round, duration, guard outcome and refusal. The context
 // given to Run or Serve reaches the guard and the backend, so a
 // signer.Trace attached to it sees their stages.

@@ -4,10 +4,10 @@ import (
 	"context"
 	"crypto"
 	"io"
-	"sort"
-	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/signerkit/signerkit/signer/signerstats"
 )
 
 type labelKey struct{}
@@ -43,21 +43,23 @@ const DefaultLabel = "sign"
 // bookkeeping takes a short lock per sign.
 type Instrumented struct {
 	s     Signer
-	mu    sync.Mutex
-	stats map[string]*labelStats
-	since time.Time
+	stats signerstats.Recorder
 }
 
 var _ Signer = (*Instrumented)(nil)
 
-type labelStats struct {
-	h      histogram
-	errors uint64
-}
+// Snapshot is a copy of an Instrumented signer's statistics (package
+// signerstats keeps them).
+type Snapshot = signerstats.Snapshot
+
+// LabelStats are the statistics of the signs filed under one label.
+type LabelStats = signerstats.LabelStats
 
 // Instrument wraps s.
 func Instrument(s Signer) *Instrumented {
-	return &Instrumented{s: s, stats: make(map[string]*labelStats), since: time.Now()}
+	m := &Instrumented{s: s}
+	m.stats.Start(time.Now())
+	return m
 }
 
 // Unwrap returns the wrapped Signer.
@@ -103,42 +105,12 @@ func (a *accounted) stageDone(i StageInfo) {
 }
 
 func (m *Instrumented) record(label string, d time.Duration, err error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	st := m.stats[label]
-	if st == nil {
-		st = &labelStats{}
-		m.stats[label] = st
-	}
-	if err != nil {
-		st.errors++
-		return
-	}
-	st.h.record(d)
+	m.stats.Record(label, d, err)
 }
 
 // Reset clears the statistics.
-func (m *Instrumented) Reset() {
-	m.mu.Lock()
-	m.stats = make(map[string]*labelStats)
-	m.since = time.Now()
-	m.mu.Unlock()
-}
+func (m *Instrumented) Reset() { m.stats.Reset() }
 
 // Snapshot returns the statistics so far, one entry per label, sorted by
 // label.
-func (m *Instrumented) Snapshot() Snapshot {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	snap := Snapshot{Since: m.since, Taken: time.Now()}
-	for label, st := range m.stats {
-		h := &st.h
-		ls := LabelStats{Label: label, Count: h.n, Errors: st.errors, Total: h.sum, Min: h.min, Max: h.max}
-		if h.n > 0 {
-			ls.P50, ls.P90, ls.P99 = h.quantile(0.50), h.quantile(0.90), h.quantile(0.99)
-		}
-		snap.Labels = append(snap.Labels, ls)
-	}
-	sort.Slice(snap.Labels, func(i, j int) bool { return snap.Labels[i].Label < snap.Labels[j].Label })
-	return snap
-}
+func (m *Instrumented) Snapshot() Snapshot { return m.stats.Snapshot() }

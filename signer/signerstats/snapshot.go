@@ -1,4 +1,4 @@
-package signer
+package signerstats
 
 import (
 	"fmt"
@@ -8,20 +8,21 @@ import (
 	"time"
 )
 
-// Snapshot is a copy of an Instrumented signer's statistics.
+// Snapshot is a copy of a Recorder's statistics (those of a
+// signer.Instrumented, a privval endpoint or server).
 type Snapshot struct {
 	Since  time.Time // when counting began (Instrument or Reset)
 	Taken  time.Time // when the snapshot was taken
 	Labels []LabelStats
 }
 
-// LabelStats are the latency statistics of the successful signs filed under
-// one label. Percentiles come from a log-linear histogram and are within
+// LabelStats are the latency statistics of the successful operations
+// filed under one label. Percentiles come from a log-linear histogram and are within
 // 1/128 of the exact value; Count, Total, Min and Max are exact.
 type LabelStats struct {
 	Label  string
-	Count  uint64 // successful signs
-	Errors uint64 // failed signs, not in the latency figures
+	Count  uint64 // successful operations
+	Errors uint64 // failed ones, not in the latency figures
 	Total  time.Duration
 	Min    time.Duration
 	Max    time.Duration

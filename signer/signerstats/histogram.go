@@ -1,4 +1,4 @@
-package signer
+package signerstats
 
 import (
 	"math/bits"
