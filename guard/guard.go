@@ -224,6 +224,34 @@ func (g *Guard) SignBytes(ctx context.Context, msg []byte) (Signed, error) {
 	if err != nil {
 		return Signed{}, fmt.Errorf("guard: %w", err)
 	}
+	return g.sign(ctx, m, msg)
+}
+
+// SignConsensus is SignBytes for a vote, proposal or vote extension the
+// caller holds as a signbytes.Message, such as one decoded from a node's
+// request: it encodes m in its one dialect, m.Format, which the Guard must
+// accept, and applies the rules of SignBytes to those bytes without
+// parsing them back. Signed.SignBytes are m's bytes, or the earlier ones
+// when only the timestamp differs.
+func (g *Guard) SignConsensus(ctx context.Context, m signbytes.Message) (Signed, error) {
+	if err := ctx.Err(); err != nil {
+		return Signed{}, err
+	}
+	if g.closed.Load() {
+		return Signed{}, fmt.Errorf("guard: %w", signer.ErrClosed)
+	}
+	if m.Format != signbytes.TM2 && m.Format != signbytes.CometBFT || m.Format&g.formats == 0 {
+		return Signed{}, fmt.Errorf("guard: sign-bytes dialect %v: one accepted dialect is needed: %w", m.Format, signer.ErrInvalidMessage)
+	}
+	msg, err := m.Bytes()
+	if err != nil {
+		return Signed{}, fmt.Errorf("guard: %w", err)
+	}
+	return g.sign(ctx, m, msg)
+}
+
+// sign applies the rules to m, whose bytes are msg.
+func (g *Guard) sign(ctx context.Context, m signbytes.Message, msg []byte) (Signed, error) {
 	if err := checkMessage(m, msg); err != nil {
 		return Signed{}, err
 	}

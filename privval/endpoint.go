@@ -348,14 +348,11 @@ func (e *Endpoint) signVote(ctx context.Context, req request, info *RequestInfo)
 	return &out, nil
 }
 
-// sign encodes m and signs it through the guard; when info is not nil it
-// records there whether the signature was cached or the timestamp changed.
+// sign signs m through the guard, which encodes it once and parses
+// nothing back; when info is not nil it records there whether the
+// signature was cached or the timestamp changed.
 func (e *Endpoint) sign(ctx context.Context, m signbytes.Message, info *RequestInfo) (guard.Signed, error) {
-	sb, err := m.Bytes()
-	if err != nil {
-		return guard.Signed{}, err
-	}
-	s, err := e.g.SignBytes(ctx, sb)
+	s, err := e.g.SignConsensus(ctx, m)
 	if err != nil {
 		return guard.Signed{}, err
 	}
