@@ -16,7 +16,9 @@
 // there is refused. These are the rules of CometBFT v0.38's privval FilePV,
 // which gno's tm2 applies too. Every refusal wraps signer.ErrDoubleSign.
 //
-// SignBytes returns the whole outcome (Signed). SignContext and Sign, the
+// SignBytes returns the whole outcome (Signed); SignConsensus does the
+// same for a signbytes.Message the caller already holds, encoding it
+// once instead of parsing bytes. SignContext and Sign, the
 // signer.Signer methods, return a signature only over the bytes asked for,
 // and a *TimestampError, carrying the earlier timestamp and signature, in
 // the timestamp-only case.
