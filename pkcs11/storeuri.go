@@ -1,24 +1,11 @@
 package pkcs11
 
 import (
-	"context"
-
+	"github.com/signerkit/signerkit/internal/keyuri"
 	"github.com/signerkit/signerkit/signer"
 )
 
 func init() {
-	signer.RegisterStore("pkcs11", func(ctx context.Context, uri string, secret signer.Secret) (signer.Store, signer.KeyRef, error) {
-		cfg, err := ParseURI(uri)
-		if err != nil {
-			return nil, signer.KeyRef{}, err
-		}
-		if cfg.Secret == nil {
-			cfg.Secret = secret
-		}
-		s, err := OpenStore(ctx, cfg)
-		if err != nil {
-			return nil, signer.KeyRef{}, err
-		}
-		return s, cfg.Key, nil
-	})
+	signer.RegisterStore("pkcs11", keyuri.StoreOpener(ParseURI,
+		func(c *Config) (*signer.Secret, *signer.KeyRef) { return &c.Secret, &c.Key }, OpenStore))
 }

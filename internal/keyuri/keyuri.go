@@ -3,6 +3,7 @@
 // path attributes (where the keys are, and a label), and the query
 // attributes pin-source or pin-value and mode. Each scheme reads its own
 // path attributes, then the mode (keybase.ParseModeAttr) and the secret.
+// StoreOpener is the key-store opener that pkcs11: and yubihsm: register.
 package keyuri
 
 import "github.com/signerkit/signerkit/signer"
