@@ -8,7 +8,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -59,8 +58,7 @@ func TestDamagedStateRefused(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	var logs bytes.Buffer
-	logw := &syncWriter{w: &logs}
+	logw := &logSink{}
 	if err := f.start(Options{Logger: slog.New(slog.NewTextHandler(logw, nil))}); err != nil {
 		t.Fatalf("New with a damaged state file: %v", err)
 	}
@@ -120,24 +118,6 @@ func TestDamagedStateRefused(t *testing.T) {
 		t.Fatalf("signerkit_state_damaged after repair = %v", v)
 	}
 	f.signHeight(6)
-}
-
-// syncWriter serialises writes to w.
-type syncWriter struct {
-	mu sync.Mutex
-	w  *bytes.Buffer
-}
-
-func (s *syncWriter) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.w.Write(p)
-}
-
-func (s *syncWriter) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.w.String()
 }
 
 func TestCheckStateDir(t *testing.T) {

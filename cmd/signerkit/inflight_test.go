@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"crypto/ed25519"
 	"encoding/hex"
@@ -10,7 +9,6 @@ import (
 	"io"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -27,38 +25,9 @@ import (
 // the address it serves the Speculos protocol on.
 func ledgersimProcess(t *testing.T, args ...string) string {
 	t.Helper()
-	bin := proctest.BuildPackage(t, "github.com/signerkit/signerkit/cmd/ledgersim", "ledgersim")
-	cmd := exec.Command(bin, append([]string{"-addr", "127.0.0.1:0"}, args...)...)
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var stderr logBuffer
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
-	})
-	line := make(chan string, 1)
-	go func() {
-		s := bufio.NewScanner(stdout)
-		s.Scan()
-		line <- s.Text()
-		_, _ = io.Copy(io.Discard, stdout)
-	}()
-	select {
-	case l := <-line:
-		if l == "" {
-			t.Fatalf("ledgersim printed no address; stderr:\n%s", stderr.String())
-		}
-		return l
-	case <-time.After(60 * time.Second): // only stops a hang
-		t.Fatalf("ledgersim printed no address; stderr:\n%s", stderr.String())
-	}
-	return ""
+	_, addr := proctest.StartPackage(t, "github.com/signerkit/signerkit/cmd/ledgersim", "ledgersim", "",
+		append([]string{"-addr", "127.0.0.1:0"}, args...)...)
+	return addr
 }
 
 // inflightMetricsURL waits for the metrics URL in p's log.

@@ -8,6 +8,7 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -138,14 +139,21 @@ func Main(m *testing.M) int {
 // killed when the test ends.
 func Start(t testing.TB, name, prefix string, args ...string) (*exec.Cmd, string) {
 	t.Helper()
-	bin := Build(t, name)
+	return StartPackage(t, ".", name, prefix, args...)
+}
+
+// StartPackage is Start for the command pkg (see BuildPackage). The rest
+// of what the command prints on stdout is discarded.
+func StartPackage(t testing.TB, pkg, name, prefix string, args ...string) (*exec.Cmd, string) {
+	t.Helper()
+	bin := BuildPackage(t, pkg, name)
 	cmd := exec.Command(bin, args...)
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
 	}
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
+	stderr := &lockedBuilder{}
+	cmd.Stderr = stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -158,17 +166,37 @@ func Start(t testing.TB, name, prefix string, args ...string) (*exec.Cmd, string
 		s := bufio.NewScanner(stdout)
 		s.Scan()
 		line <- s.Text()
+		_, _ = io.Copy(io.Discard, stdout)
 	}()
 	select {
 	case l := <-line:
-		if !strings.HasPrefix(l, prefix) {
+		if l == "" || !strings.HasPrefix(l, prefix) {
 			t.Fatalf("stdout %q, want a line starting %q; stderr:\n%s", l, prefix, stderr.String())
 		}
 		return cmd, l
-	case <-time.After(30 * time.Second):
+	case <-time.After(60 * time.Second): // only stops a hang
 		t.Fatalf("no address on stdout; stderr:\n%s", stderr.String())
 	}
 	return nil, ""
+}
+
+// lockedBuilder is a strings.Builder that a process writes while a test
+// may read it.
+type lockedBuilder struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (l *lockedBuilder) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuilder) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }
 
 // Stop sends SIGTERM and checks that the command exits 0.
