@@ -387,3 +387,13 @@ func (ch *ChainConfig) dialect() privval.Dialect {
 	}
 	return privval.V038
 }
+
+// PathOrDefault is the config's file for messages that tell the operator
+// what to run: Path, or signerkit.toml when the config was not read from
+// a file.
+func (c *Config) PathOrDefault() string {
+	if c.Path != "" {
+		return c.Path
+	}
+	return "signerkit.toml"
+}

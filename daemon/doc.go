@@ -16,7 +16,10 @@
 // signerkit). Over TCP every connection runs a SecretConnection under the
 // identity key, and only node identities on the validator's allowlist are
 // served; SIGHUP (Reload) applies a changed allowlist to the next
-// connections. A listener slows peers that keep failing their handshake.
+// connections. A listener never delays a handshake: it holds a
+// connection whose handshake failed open for a while before closing it,
+// and caps the connections pending their handshake, closing the least
+// likely to be the validator's when a cap is reached (limit.go).
 // A Unix socket has no allowlist: the one signerkit listens on is mode
 // 0600, and only a stale socket at its path is ever replaced.
 //
@@ -25,7 +28,9 @@
 // New refuses to start, with an error that says how to fix it, when a
 // TCP validator has no allowlist (allow_any must be said outright), when
 // a chain has no double-sign state (state init makes it; the daemon never
-// starts a chain from nothing), when the state is damaged, and when the
+// starts a chain from nothing), when state_dir is a symbolic link, is
+// another user's or is writable by others, when another signerkit process
+// holds state_dir's lock (start takes it before it opens any key), and when the
 // key is not the one the state was made with: the last signature in the
 // state must verify under the key, and the key must be the one bound to
 // the chain in state_dir/signerkit-keys.json, which the first start

@@ -3,7 +3,6 @@
 package daemon
 
 import (
-	"bytes"
 	"context"
 	"crypto/ed25519"
 	"fmt"
@@ -47,24 +46,6 @@ func init() {
 	err := syscall.Exec(bin, append([]string{bin}, os.Args[1:]...), os.Environ())
 	fmt.Fprintln(os.Stderr, "exec:", err)
 	os.Exit(2)
-}
-
-// syncBuffer is a process's output, written and read concurrently.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 // TestConnectionFlood: 10,000 connections, half silent and half sending
@@ -128,7 +109,7 @@ key = "inprocess:file=%s"
 	if err != nil {
 		t.Fatal(err)
 	}
-	var out syncBuffer
+	var out logSink
 	cmd := exec.Command(self, "start", "-config", cfgPath)
 	cmd.Env = append(os.Environ(), floodExecEnv+"="+bin)
 	cmd.Stdout, cmd.Stderr = &out, &out

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"hash/crc32"
 	"io"
-	"io/fs"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -19,6 +18,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/signerkit/signerkit/guard"
+	"github.com/signerkit/signerkit/internal/fileopen"
 	"github.com/signerkit/signerkit/signbytes"
 	"github.com/signerkit/signerkit/signer"
 )
@@ -183,16 +183,9 @@ func (d *Daemon) openInflight(ctx context.Context, memOnly bool) {
 	}
 	log := d.log
 	in.path = filepath.Join(d.cfg.StateDir, InflightFile)
-	if fi, err := os.Lstat(in.path); err == nil && !fi.Mode().IsRegular() {
-		log.Warn("the in-flight marker file is not a regular file; not using it (a sign lost to a crash will be reported as a plain device refusal)", "file", in.path)
-		return
-	} else if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		log.Warn("the in-flight marker file cannot be read; not using it", "file", in.path, "err", err)
-		return
-	}
-	f, err := os.OpenFile(in.path, os.O_RDWR|os.O_CREATE, 0o600)
+	f, _, err := fileopen.Open(in.path, os.O_RDWR|os.O_CREATE, 0o600, fileopen.NoFollow)
 	if err != nil {
-		log.Warn("the in-flight marker file cannot be opened; not using it", "file", in.path, "err", err)
+		log.Warn("the in-flight marker file cannot be opened (a sign lost to a crash will be reported as a plain device refusal); not using it", "file", in.path, "err", err)
 		return
 	}
 	old, err := io.ReadAll(io.LimitReader(f, int64(len(in.slots)+64)*markerSlotSize))

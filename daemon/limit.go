@@ -31,11 +31,12 @@ import (
 //  2. A connection whose handshake failed (garbage, a timeout, an
 //     identity not on the allowlist) is held open — tarpitted — before it
 //     is closed: 100 ms after its source's first failure in a row,
-//     doubling with each further one up to 5 s (handshakeLimiter). gno's
-//     client, refused, redials the moment its connection closes, about
-//     460 times a second; held, it waits, so that its own pace, not our
-//     CPU, bounds the handshakes it costs. A success from the source
-//     forgets its failures.
+//     doubling with each further one up to 5 s (handshakeLimiter). A
+//     client that waits for the close is paced by it. gno's client,
+//     refused, does not wait: it gives up on its side and redials at
+//     once, about 1,000 times a second, and each dial costs a handshake —
+//     the price of delaying none. A success from the source forgets its
+//     failures.
 //  3. Connections not yet past their handshake — in it, or tarpitted —
 //     are pending, and capped per listener: max_pending_handshakes in all,
 //     max_pending_handshakes_per_host from one source (an IPv4 address,

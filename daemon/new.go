@@ -208,12 +208,7 @@ func (d *Daemon) checkState(ctx context.Context, ch ChainConfig) error {
 	return nil
 }
 
-func (d *Daemon) configPath() string {
-	if d.cfg.Path != "" {
-		return d.cfg.Path
-	}
-	return "signerkit.toml"
-}
+func (d *Daemon) configPath() string { return d.cfg.PathOrDefault() }
 
 func (d *Daemon) setLast(chain string, st guard.State) {
 	d.m.lastHeight.WithLabelValues(chain).Set(float64(st.Height))

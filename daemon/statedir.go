@@ -10,6 +10,7 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/signerkit/signerkit/internal/fileopen"
 	"github.com/signerkit/signerkit/internal/flock"
@@ -42,7 +43,14 @@ func LockStateDir(dir string) (*StateLock, error) {
 	if err != nil {
 		return nil, fmt.Errorf("signerkit: state lock: %w", err)
 	}
-	if err := flock.TryLock(f); err != nil {
+	err = flock.TryLock(f)
+	// A state command that only looks (StateDirInUse) holds the lock for
+	// a moment: wait that out before calling the directory in use.
+	for i := 0; errors.Is(err, flock.ErrLocked) && i < 20; i++ {
+		time.Sleep(10 * time.Millisecond)
+		err = flock.TryLock(f)
+	}
+	if err != nil {
 		f.Close()
 		if errors.Is(err, flock.ErrLocked) {
 			return nil, fmt.Errorf("signerkit: %s: %w (pid %s)", dir, ErrStateInUse, lockHolder(path))
@@ -67,7 +75,8 @@ func (l *StateLock) Close() error {
 }
 
 // StateDirInUse reports whether a process holds dir's lock (a running
-// daemon, or a state command), without taking it or writing anything.
+// daemon, or a state command). It writes nothing; to test the lock it
+// takes it for an instant, which LockStateDir waits out.
 func StateDirInUse(dir string) bool {
 	f, _, err := fileopen.Open(filepath.Join(dir, LockFile), os.O_RDONLY, 0, fileopen.NoFollow)
 	if err != nil {

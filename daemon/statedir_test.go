@@ -68,8 +68,8 @@ func TestDamagedStateRefused(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer f.c.Close()
-	// A conflicting prevote at 5/0, which the intact slot's prevote would
-	// have allowed the old code to sign over a conflicting block.
+	// A conflicting precommit at 5/0: the old code, falling back to the
+	// intact slot's prevote, signed it over another block.
 	_, err = f.c.SignVote(ctx, chainID, &privvaltest.Vote{Phase: signbytes.Precommit, Height: 5, BlockID: block(5, 9),
 		Timestamp: baseTime, ValidatorAddress: make([]byte, 20)})
 	var rse *privvaltest.RemoteSignerError

@@ -1,6 +1,7 @@
 package privval
 
 import (
+	"cmp"
 	"context"
 	"crypto/ed25519"
 	"fmt"
@@ -127,11 +128,10 @@ func (c *core) serveOne(ctx context.Context, info *RequestInfo, handle func(ctx 
 	cancel()
 	info.Duration = time.Since(info.Start)
 	info.Err = refusal
+	c.phases.Record(info.Label, info.Duration, cmp.Or(fatal, refusal))
 	if fatal != nil {
-		c.phases.Record(info.Label, info.Duration, fatal)
 		return fatal
 	}
-	c.phases.Record(info.Label, info.Duration, refusal)
 	c.requests.Add(1)
 	if refusal != nil {
 		c.refused.Add(1)

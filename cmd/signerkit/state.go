@@ -159,18 +159,11 @@ func explainDamage(w io.Writer, cfg *daemon.Config, s daemon.ChainState) {
 		"The signer refuses to sign for this chain rather than fall back to an older state, from which it could sign a second, conflicting vote.",
 		"What to do:",
 		"  1. Find the last height this validator signed, on the chain itself (its precommits in the latest blocks, or the node's logs).",
-		fmt.Sprintf("  2. Stop the daemon, then run: signerkit state repair -config %s -chain %s -height H", configName(cfg), s.ChainID),
+		fmt.Sprintf("  2. Stop the daemon, then run: signerkit state repair -config %s -chain %s -height H", cfg.PathOrDefault(), s.ChainID),
 		fmt.Sprintf("     with H above that height and above %d, the highest this file reads. The damaged file is kept beside the new one.", rep.RepairAbove),
 		"  3. Check the disk (SMART, dmesg) before starting again.",
 	}
 	fmt.Fprintln(w, "  "+strings.Join(lines, "\n  "))
-}
-
-func configName(cfg *daemon.Config) string {
-	if cfg.Path != "" {
-		return cfg.Path
-	}
-	return "signerkit.toml"
 }
 
 func stepName(s int8) string {
