@@ -99,8 +99,7 @@ func (g *Guard) load(c *chain) error {
 	rec, slot, err := decodeFile(buf[:n], c.id)
 	if err != nil {
 		f.Close()
-		err.(*CorruptError).Path = g.path(c)
-		return err
+		return withPath(err, g.path(c))
 	}
 	c.file, c.rec, c.slot, c.loaded = f, rec, slot, true
 	c.forBlock = false

@@ -3,6 +3,7 @@ package guard
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"os"
@@ -293,5 +294,49 @@ func TestRepairTruncated(t *testing.T) {
 		if st, err := g.State(ctx, damageChain); err != nil || st.Height != 20 {
 			t.Fatalf("%d bytes: after Repair: %+v, %v", len(img), st, err)
 		}
+	}
+}
+
+// TestRepairBounds: Repair's lower bound is the highest height a slot
+// reads, checked or not — a damaged slot whose header reads above the
+// intact one raises it — less one for an intact slot at step 0 (Init or
+// Repair: nothing signed there yet). Repair on a missing file makes none,
+// even with AutoInit.
+func TestRepairBounds(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	file, _, _, newer := damagedFixture(t) // 7/0 prevote and precommit
+	img := bytes.Clone(file)
+	binary.LittleEndian.PutUint64(img[newer*slotSize+16:], 12) // the header now reads height 12; the CRC fails
+	fsys := memFS{stateFileName(damageChain): img}
+	rep, err := Inspect(fsys, damageChain)
+	if err != nil || rep.RepairAbove != 12 {
+		t.Fatalf("a damaged header above the intact slot: RepairAbove %d, %v", rep.RepairAbove, err)
+	}
+	g := newGuard(t, newKey(3), Config{FS: fsys, AutoInit: true})
+	if _, err := g.Repair(ctx, damageChain, 12); !errors.As(err, new(*DoubleSignError)) {
+		t.Fatalf("Repair at 12: %v", err)
+	}
+	if _, err := g.Repair(ctx, damageChain, 13); err != nil {
+		t.Fatal(err)
+	}
+	// Repaired at 13 (both slots at step 0); one slot's magic is then
+	// damaged, so its header is unreadable: the intact slot at step 0
+	// allows 13 again, since nothing was signed there.
+	after := fsys[stateFileName(damageChain)]
+	after[0] ^= 1
+	if rep, _ := Inspect(fsys, damageChain); rep.RepairAbove != 12 {
+		t.Fatalf("after a repair at 13: RepairAbove %d, want 12", rep.RepairAbove)
+	}
+	g.Close()
+	g = newGuard(t, newKey(3), Config{FS: fsys, AutoInit: true}) // restarted: the damage is read
+	if _, err := g.Repair(ctx, damageChain, 13); err != nil {
+		t.Fatalf("Repair again at 13: %v", err)
+	}
+	if _, err := g.Repair(ctx, "missing-chain", 5); !errors.Is(err, signer.ErrInvalidArgument) {
+		t.Fatalf("Repair of a missing file: %v", err)
+	}
+	if _, ok := fsys[stateFileName("missing-chain")]; ok {
+		t.Fatal("Repair with AutoInit made a state file")
 	}
 }

@@ -86,6 +86,16 @@ func (e *CorruptError) Error() string {
 // Unwrap returns signer.ErrCorrupt.
 func (e *CorruptError) Unwrap() error { return signer.ErrCorrupt }
 
+// withPath sets the Path of the *CorruptError that err is (decodeFile
+// leaves it unset) and returns err.
+func withPath(err error, path string) error {
+	var ce *CorruptError
+	if errors.As(err, &ce) {
+		ce.Path = path
+	}
+	return err
+}
+
 // StorageError is a failure to read, write or sync a state file. When a
 // write or sync fails, the signature being made is not released, and the
 // chain refuses every later sign with the same error until the Guard is

@@ -214,11 +214,8 @@ func (g *Guard) SignContext(ctx context.Context, msg []byte) ([]byte, error) {
 // state and costs no sync. Callers sign a precommit first, then its
 // extension.
 func (g *Guard) SignBytes(ctx context.Context, msg []byte) (Signed, error) {
-	if err := ctx.Err(); err != nil {
+	if err := g.usable(ctx); err != nil {
 		return Signed{}, err
-	}
-	if g.closed.Load() {
-		return Signed{}, fmt.Errorf("guard: %w", signer.ErrClosed)
 	}
 	m, err := signbytes.ParseFormat(msg, g.formats)
 	if err != nil {
@@ -234,11 +231,8 @@ func (g *Guard) SignBytes(ctx context.Context, msg []byte) (Signed, error) {
 // parsing them back. Signed.SignBytes are m's bytes, or the earlier ones
 // when only the timestamp differs.
 func (g *Guard) SignConsensus(ctx context.Context, m signbytes.Message) (Signed, error) {
-	if err := ctx.Err(); err != nil {
+	if err := g.usable(ctx); err != nil {
 		return Signed{}, err
-	}
-	if g.closed.Load() {
-		return Signed{}, fmt.Errorf("guard: %w", signer.ErrClosed)
 	}
 	if m.Format != signbytes.TM2 && m.Format != signbytes.CometBFT || m.Format&g.formats == 0 {
 		return Signed{}, fmt.Errorf("guard: sign-bytes dialect %v: one accepted dialect is needed: %w", m.Format, signer.ErrInvalidMessage)
@@ -248,6 +242,17 @@ func (g *Guard) SignConsensus(ctx context.Context, m signbytes.Message) (Signed,
 		return Signed{}, fmt.Errorf("guard: %w", err)
 	}
 	return g.sign(ctx, m, msg)
+}
+
+// usable returns ctx's error, or ErrClosed after Close, before any work.
+func (g *Guard) usable(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if g.closed.Load() {
+		return fmt.Errorf("guard: %w", signer.ErrClosed)
+	}
+	return nil
 }
 
 // sign applies the rules to m, whose bytes are msg.

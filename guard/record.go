@@ -14,10 +14,10 @@ import (
 // The state file is two fixed-size slots written in turn. Each slot holds
 // one whole record: a sequence number, the last height, round and step, the
 // sign bytes and signature, and a CRC-32C of the slot. A sign overwrites
-// the older slot in place and syncs once; if a crash tears that write, the
-// checksum fails and the other slot, the state before the torn write, is
-// still whole. The torn write's signature was never released: release
-// comes only after the sync.
+// the older slot in place and syncs once. A slot that fails its checks,
+// torn by a power cut or damaged on disk, makes the whole file refused
+// until Repair (see decodeFile): release comes only after the sync, but a
+// damaged newer slot looks like a torn one.
 //
 // Slot layout (little endian):
 //

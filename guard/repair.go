@@ -51,29 +51,38 @@ type SlotReport struct {
 
 // Inspect reads chainID's state file in fsys without locking it or
 // changing anything, so it may run beside a Guard that has the file open
-// (in another process, `signerkit state show` beside a running daemon): it
-// sees the last synced state or the one being written, each checksummed.
-// It returns an error only when the file cannot be read; what the file
-// holds, damaged or not, is in the Report.
+// (in another process, `signerkit state show` beside a running daemon).
+// Such a read may land in the middle of a sign's write and see that slot
+// half written, so a file on a directory (DirFS) found damaged is read
+// again, up to three times 5 ms apart, before it is reported damaged. It returns an error only when
+// the file cannot be read; what the file holds, damaged or not, is in the
+// Report.
 func Inspect(fsys FS, chainID string) (*Report, error) {
 	name := stateFileName(chainID)
 	r := &Report{ChainID: chainID, Name: name}
-	b, err := readWhole(fsys, name)
-	if errors.Is(err, fs.ErrNotExist) {
-		r.Err = fmt.Errorf("guard: chain %q (%s): %w", chainID, name, ErrNoState)
-		return r, nil
-	}
-	if err != nil {
-		return nil, &StorageError{Path: name, Op: "read", Err: err}
+	var b []byte
+	for try := 0; ; try++ {
+		var err error
+		b, err = readWhole(fsys, name)
+		if errors.Is(err, fs.ErrNotExist) {
+			r.Err = fmt.Errorf("guard: chain %q (%s): %w", chainID, name, ErrNoState)
+			return r, nil
+		}
+		if err != nil {
+			return nil, &StorageError{Path: name, Op: "read", Err: err}
+		}
+		rec, _, err := decodeFile(b, chainID)
+		if err == nil {
+			r.State, r.Err = rec.state(), nil
+			break
+		}
+		r.Err = withPath(err, name)
+		if _, lockFree := fsys.(statefile.Dir); !lockFree || try == 2 {
+			break // through the FS's Open, nothing writes meanwhile
+		}
+		time.Sleep(5 * time.Millisecond)
 	}
 	r.Size = len(b)
-	rec, _, err := decodeFile(b, chainID)
-	if err != nil {
-		err.(*CorruptError).Path = name
-		r.Err = err
-	} else {
-		r.State = rec.state()
-	}
 	if len(b) == fileSize {
 		for i := range r.Slots {
 			raw := b[i*slotSize : (i+1)*slotSize]
@@ -91,7 +100,7 @@ func Inspect(fsys FS, chainID string) (*Report, error) {
 			}
 		}
 	}
-	r.RepairAbove, _ = headersMax(b)
+	r.RepairAbove, _ = headersMax(b, chainID)
 	return r, nil
 }
 
@@ -134,7 +143,8 @@ func readWhole(fsys FS, name string) ([]byte, error) {
 // The damaged file is kept: Repair first copies it, durably, to
 // <name>.damaged-<UTC time>, and returns that name. It then writes the new
 // state over the file in place and syncs it; a power cut during that
-// write leaves a file that is still refused, and Repair can run again.
+// write leaves a file that is still refused, and Repair can run again
+// (above the height the new slot may then read).
 // Repair refuses a healthy file (Init raises one) and a missing one (Init
 // makes one), with errors wrapping signer.ErrInvalidArgument.
 func (g *Guard) Repair(ctx context.Context, chainID string, h int64) (string, error) {
@@ -149,6 +159,16 @@ func (g *Guard) Repair(ctx context.Context, chainID string, h int64) (string, er
 		return "", err
 	}
 	defer c.release()
+	if !c.loaded {
+		// load would make a missing file with Config.AutoInit.
+		f, err := g.fsys.Open(c.name)
+		if errors.Is(err, fs.ErrNotExist) {
+			return "", fmt.Errorf("guard: chain %q has no state file to repair; Init makes one: %w", chainID, signer.ErrInvalidArgument)
+		}
+		if err == nil {
+			f.Close()
+		}
+	}
 	err := g.load(c)
 	switch {
 	case err == nil:
@@ -174,7 +194,7 @@ func (g *Guard) Repair(ctx context.Context, chainID string, h int64) (string, er
 		return "", &StorageError{Path: g.path(c), Op: "read", Err: err}
 	}
 	old := buf[:n]
-	above, seq := headersMax(old)
+	above, seq := headersMax(old, chainID)
 	if h <= above {
 		return "", &DoubleSignError{ChainID: chainID, Height: h, LastHeight: above,
 			Reason: fmt.Sprintf("Repair needs a height above %d, the highest a slot of the damaged file reads", above)}
@@ -216,12 +236,24 @@ func (g *Guard) Repair(ctx context.Context, chainID string, h int64) (string, er
 	return evidence, g.load(c)
 }
 
-// headersMax returns the highest height and sequence number that the
-// headers of the whole slots in b read, checked or not.
-func headersMax(b []byte) (height int64, seq uint64) {
+// headersMax returns the highest height that could have been signed at,
+// as the whole slots in b read it, and the highest sequence number of the
+// slots that pass their checks. A slot that passes them at step 0 (made
+// by Init or Repair) counts one height lower, since nothing was signed at
+// its height; a damaged slot counts at the height its header reads,
+// checked or not. Sequence numbers come from intact slots only: a damaged
+// one near the top of the range would wrap the next ones to 0.
+func headersMax(b []byte, chainID string) (height int64, seq uint64) {
 	for off := 0; off+slotSize <= len(b) && off < fileSize; off += slotSize {
-		if r, ok := readHeader(b[off : off+slotSize]); ok {
-			height, seq = max(height, r.Height), max(seq, r.Seq)
+		s := b[off : off+slotSize]
+		if r, err := decodeSlot(s, chainID); err == nil {
+			h := r.Height
+			if r.Step == 0 {
+				h--
+			}
+			height, seq = max(height, h), max(seq, r.Seq)
+		} else if r, ok := readHeader(s); ok {
+			height = max(height, r.Height)
 		}
 	}
 	return height, seq

@@ -1,6 +1,7 @@
 // Package flock takes advisory whole-file locks (flock(2)) without
 // waiting, for the packages that keep one process per state file or
-// directory: guard, daemon and keybase. A lock goes when its file is
+// directory: internal/statefile (guard's and frost's state files), daemon
+// and keybase. A lock goes when its file is
 // closed or its process dies, so a crash never leaves one behind.
 //
 // Where the system has no flock(2), TryLock succeeds and locks nothing.

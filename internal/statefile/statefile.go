@@ -58,7 +58,7 @@ func (d Dir) Open(name string) (File, error) {
 	}
 	if err := flock.TryLock(f); err != nil {
 		f.Close()
-		return nil, fmt.Errorf("%s is in use by another process: %w", f.Name(), err)
+		return nil, fmt.Errorf("state file: %w", err)
 	}
 	return osFile{f}, nil
 }
