@@ -3,7 +3,6 @@ package inprocess
 import (
 	"context"
 	"crypto"
-	"crypto/ed25519"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -17,7 +16,7 @@ import (
 // 0600) and ListKeys lists its key, if it exists. The label is the file
 // name.
 func init() {
-	signer.RegisterStore("inprocess", func(ctx context.Context, uri string, _ signer.Secret) (signer.Store, signer.KeyRef, error) {
+	signer.RegisterStore("inprocess", func(ctx context.Context, uri string) (signer.Store, signer.KeyRef, error) {
 		cfg, err := ParseURI(uri)
 		if err != nil {
 			return nil, signer.KeyRef{}, err
@@ -79,9 +78,5 @@ func (f keyFileStore) info(priv crypto.PrivateKey, alg signer.Algorithm) (signer
 	if !ok {
 		return signer.KeyInfo{}, fmt.Errorf("inprocess: %T is not a private key: %w", priv, signer.ErrUnsupported)
 	}
-	pub := s.Public()
-	if e, ok := priv.(ed25519.PrivateKey); ok {
-		pub = e.Public()
-	}
-	return signer.KeyInfo{Label: filepath.Base(string(f)), Algorithm: algorithmFor(priv, alg), Public: pub}, nil
+	return signer.KeyInfo{Label: filepath.Base(string(f)), Algorithm: algorithmFor(priv, alg), Public: s.Public()}, nil
 }

@@ -7,7 +7,7 @@ import (
 )
 
 func init() {
-	signer.RegisterStore("keybase", func(ctx context.Context, uri string, secret signer.Secret) (signer.Store, signer.KeyRef, error) {
+	signer.RegisterStore("keybase", func(ctx context.Context, uri string) (signer.Store, signer.KeyRef, error) {
 		cfg, err := ParseURI(uri)
 		if err != nil {
 			// A store needs only its directory: a URI to list one's
@@ -21,9 +21,6 @@ func init() {
 				return nil, signer.KeyRef{}, err
 			}
 			cfg = Config{Dir: dir}
-		}
-		if cfg.Secret == nil {
-			cfg.Secret = secret
 		}
 		s, err := OpenStore(ctx, cfg)
 		if err != nil {

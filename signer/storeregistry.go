@@ -19,7 +19,8 @@ type Store interface {
 // OpenStoreFunc opens the store that uri (of the scheme it was registered
 // for) names, and returns it with the key the URI names in it: zero when
 // the URI names none, as a URI given to list a store's keys may not.
-type OpenStoreFunc func(ctx context.Context, uri string, secret Secret) (Store, KeyRef, error)
+// The URI carries the secret, if the store needs one (pin-source).
+type OpenStoreFunc func(ctx context.Context, uri string) (Store, KeyRef, error)
 
 var stores struct {
 	sync.RWMutex
@@ -77,5 +78,5 @@ func OpenStore(ctx context.Context, uri string) (Store, KeyRef, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, KeyRef{}, err
 	}
-	return open(ctx, uri, nil)
+	return open(ctx, uri)
 }

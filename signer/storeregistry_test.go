@@ -13,7 +13,7 @@ type nopStore struct{}
 func (nopStore) Close() error { return nil }
 
 func TestStoreRegistry(t *testing.T) {
-	signer.RegisterStore("storetest", func(_ context.Context, uri string, _ signer.Secret) (signer.Store, signer.KeyRef, error) {
+	signer.RegisterStore("storetest", func(_ context.Context, uri string) (signer.Store, signer.KeyRef, error) {
 		return nopStore{}, signer.KeyRef{Label: uri}, nil
 	})
 	st, ref, err := signer.OpenStore(context.Background(), "storetest:x")
@@ -35,7 +35,7 @@ func TestStoreRegistry(t *testing.T) {
 			t.Fatal("RegisterStore twice did not panic")
 		}
 	}()
-	signer.RegisterStore("storetest", func(context.Context, string, signer.Secret) (signer.Store, signer.KeyRef, error) {
+	signer.RegisterStore("storetest", func(context.Context, string) (signer.Store, signer.KeyRef, error) {
 		return nil, signer.KeyRef{}, nil
 	})
 }

@@ -6,6 +6,5 @@ import (
 )
 
 func init() {
-	signer.RegisterStore("yubihsm", keyuri.StoreOpener(ParseURI,
-		func(c *Config) (*signer.Secret, *signer.KeyRef) { return &c.Secret, &c.Key }, OpenStore))
+	signer.RegisterStore("yubihsm", keyuri.StoreOpener(ParseURI, func(c *Config) signer.KeyRef { return c.Key }, OpenStore))
 }

@@ -8,10 +8,7 @@ import (
 	"github.com/signerkit/signerkit/signer"
 )
 
-type testCfg struct {
-	Secret signer.Secret
-	Key    signer.KeyRef
-}
+type testCfg struct{ Key signer.KeyRef }
 
 type testStore struct{ cfg testCfg }
 
@@ -22,35 +19,19 @@ func TestStoreOpener(t *testing.T) {
 		if uri == "bad" {
 			return testCfg{}, errors.New("bad URI")
 		}
-		c := testCfg{Key: signer.KeyRef{Label: uri}}
-		if uri == "with-secret" {
-			c.Secret = signer.SecretBytes([]byte("from the URI"))
-		}
-		return c, nil
+		return testCfg{Key: signer.KeyRef{Label: uri}}, nil
 	}
 	var opened []testCfg
 	open := func(_ context.Context, c testCfg) (*testStore, error) {
 		opened = append(opened, c)
 		return &testStore{c}, nil
 	}
-	o := StoreOpener(parse, func(c *testCfg) (*signer.Secret, *signer.KeyRef) { return &c.Secret, &c.Key }, open)
-	given := signer.SecretBytes([]byte("the caller's"))
-	secretOf := func(s signer.Store) string {
-		b, err := s.(*testStore).cfg.Secret()
-		if err != nil {
-			t.Fatal(err)
-		}
-		return string(b)
+	o := StoreOpener(parse, func(c *testCfg) signer.KeyRef { return c.Key }, open)
+	st, ref, err := o(context.Background(), "k")
+	if err != nil || ref.Label != "k" || st.(*testStore).cfg.Key.Label != "k" {
+		t.Fatalf("OpenStore: %+v, %+v, %v", st, ref, err)
 	}
-	st, ref, err := o(context.Background(), "k", given)
-	if err != nil || ref.Label != "k" || secretOf(st) != "the caller's" {
-		t.Fatalf("no secret in the URI: %+v, %+v, %v", st, ref, err)
-	}
-	st, _, err = o(context.Background(), "with-secret", given)
-	if err != nil || secretOf(st) != "from the URI" {
-		t.Fatalf("the URI's own secret was replaced: %v", err)
-	}
-	if _, _, err := o(context.Background(), "bad", given); err == nil || len(opened) != 2 {
+	if _, _, err := o(context.Background(), "bad"); err == nil || len(opened) != 1 {
 		t.Fatalf("a bad URI: %v, %d opened", err, len(opened))
 	}
 }
