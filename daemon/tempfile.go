@@ -14,11 +14,12 @@ import (
 // which removeStaleTemps knows.
 func tempName(path, random string) string { return path + "." + random + ".tmp" }
 
-// writeFileDurable replaces path by data durably with
-// atomicfile.WriteFile (a fresh temporary name path.<suffix()>.tmp opened
-// with O_EXCL and O_NOFOLLOW, mode 0600, synced, renamed into place, the
-// directory synced; the temporary file removed when anything fails), then
-// removes the stale temporary files crashed writes left.
+// writeFileDurable replaces path by data durably, as atomicfile.WriteFile
+// does (a fresh temporary name path.<suffix()>.tmp opened with O_EXCL and
+// O_NOFOLLOW, mode 0600, synced, renamed into place; the temporary file
+// removed when anything fails), but removes the stale temporary files
+// crashed writes left before the directory sync, so that one sync makes
+// both the rename and the removals durable.
 func writeFileDurable(path string, data []byte, suffix func() string) error {
 	t, err := atomicfile.CreateTemp(path, data, atomicfile.Options{TempName: tempName, Random: suffix})
 	if err != nil {
