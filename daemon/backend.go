@@ -14,7 +14,9 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/signerkit/signerkit/guard"
 	"github.com/signerkit/signerkit/internal/backoff"
+	"github.com/signerkit/signerkit/signbytes"
 	"github.com/signerkit/signerkit/signer"
 )
 
@@ -41,10 +43,6 @@ func (e *BackendDownError) Error() string {
 
 // Unwrap returns signer.ErrDisconnected.
 func (e *BackendDownError) Unwrap() error { return signer.ErrDisconnected }
-
-// chainKey carries a chain id in a request's context, from an endpoint to
-// the backend's metrics.
-type chainKey struct{}
 
 // backend is the key of one URI, shared by the chains that name it: a
 // signer.Signer that times and traces each sign into the metrics, and
@@ -82,11 +80,17 @@ type backend struct {
 	phasesMu sync.RWMutex
 	phases   map[phaseKey]*phaseMetrics
 	upG      prometheus.Gauge
-	// inflight marks each vote and proposal sign in flight (inflight.go).
+	// inflight marks each vote and proposal sign in flight (inflight.go),
+	// when ownState: the device keeps its own double-sign state and may
+	// move it for a signature whose answer is then lost.
 	inflight *inflight
+	ownState bool
 }
 
-var _ signer.Signer = (*backend)(nil)
+var (
+	_ signer.Signer       = (*backend)(nil)
+	_ guard.RequestSigner = (*backend)(nil)
+)
 
 // Scheme returns a URI's scheme, the backend label of the metrics (never
 // the URI, which may name files or carry a pin-value).
@@ -109,6 +113,9 @@ func openBackend(ctx context.Context, uri string, open OpenFunc, log *slog.Logge
 	}
 	b := &backend{uri: uri, scheme: Scheme(uri), pub: pub, open: open, log: log.With("backend", Scheme(uri)), m: m,
 		cur: s, phases: map[phaseKey]*phaseMetrics{}, upG: m.backendUp.WithLabelValues(Scheme(uri))}
+	if k, ok := s.(interface{ KeepsSignState() bool }); ok {
+		b.ownState = k.KeepsSignState()
+	}
 	b.life, b.kill = context.WithCancel(context.Background())
 	b.healthInterval, b.probeTimeout = healthInterval, probeTimeout
 	b.minBackoff = minReopenBackoff
@@ -179,9 +186,31 @@ func (b *backend) phase(chain, phase string) *phaseMetrics {
 	return pm
 }
 
-// SignContext signs through the current device, reporting its stages to
-// the metrics under the request's chain and phase.
+// SignGuarded signs r through the current device, reporting its stages
+// to the metrics under r's chain and phase: the Guard calls it (it is a
+// guard.RequestSigner) once its rules allow r. A vote extension is filed
+// under its precommit, as the node asks for both in one request.
+func (b *backend) SignGuarded(ctx context.Context, r *guard.Request) ([]byte, error) {
+	m := r.Message()
+	phase := m.Phase
+	if phase == signbytes.VoteExtension {
+		phase = signbytes.Precommit
+	}
+	// An extension moves no device state: the guard signs one only right
+	// after its precommit, which already cleared any lost sign.
+	return b.sign(ctx, m.ChainID, phase.String(), r.SignBytes(), m.Phase != signbytes.VoteExtension)
+}
+
+// SignContext signs msg through the current device, filed under no chain
+// and the context's label (signer.WithLabel): signs that do not come
+// through a Guard, which none of the daemon's do.
 func (b *backend) SignContext(ctx context.Context, msg []byte) ([]byte, error) {
+	return b.sign(ctx, "", signer.LabelFrom(ctx), msg, true)
+}
+
+// sign signs msg, marking it in flight (inflight.go) when mark is set and
+// the device keeps a double-sign state of its own.
+func (b *backend) sign(ctx context.Context, chain, phase string, msg []byte, mark bool) ([]byte, error) {
 	b.mu.RLock()
 	s := b.cur
 	b.mu.RUnlock()
@@ -190,10 +219,12 @@ func (b *backend) SignContext(ctx context.Context, msg []byte) ([]byte, error) {
 		b.m.backendErrors.WithLabelValues(b.scheme, "disconnected").Inc()
 		return nil, err
 	}
-	chain, _ := ctx.Value(chainKey{}).(string)
-	pm := b.phase(chain, signer.LabelFrom(ctx))
+	pm := b.phase(chain, phase)
 	b.health.signStarted()
-	fl := b.inflight.begin(chain, msg)
+	var fl *markerSlot
+	if mark && b.ownState {
+		fl = b.inflight.begin(chain, msg)
+	}
 	start := time.Now()
 	sig, err := s.SignContext(signer.WithTrace(ctx, &pm.trace), msg)
 	pm.seconds.Observe(time.Since(start).Seconds())

@@ -285,7 +285,7 @@ func TestMetricsAfterSigning(t *testing.T) {
 		if v := metric(m, "signerkit_sign_stage_duration_seconds_count", "phase", ph, "stage", "sign", "source", "measured"); v != want {
 			t.Errorf("sign_stage_duration_seconds_count{%s,sign,measured} = %v, want %v", ph, v, want)
 		}
-		if v := metric(m, "signerkit_backend_sign_duration_seconds_count", "phase", ph); v != want {
+		if v := metric(m, "signerkit_backend_sign_duration_seconds_count", "chain", chainID, "phase", ph); v != want {
 			t.Errorf("backend_sign_duration_seconds_count{%s} = %v, want %v", ph, v, want)
 		}
 	}

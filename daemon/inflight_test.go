@@ -373,3 +373,23 @@ func BenchmarkInflightMarker(b *testing.B) {
 		})
 	}
 }
+
+// TestNoMarkerWithoutDeviceState: an in-process key keeps no double-sign
+// state of its own, so its signs leave no in-flight marker: after heights
+// signed (precommits with extensions included), every chain's slot in the
+// marker file decodes to nothing.
+func TestNoMarkerWithoutDeviceState(t *testing.T) {
+	f := newFixture(t, ProtocolCometBFT038, privval.V038)
+	for h := int64(1); h <= 3; h++ {
+		f.signHeight(h)
+	}
+	b, err := os.ReadFile(filepath.Join(f.cfg.StateDir, InflightFile))
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		t.Fatal(err)
+	}
+	for off := 0; off+markerSlotSize <= len(b); off += markerSlotSize {
+		if mk, ok := decodeMarker(b[off : off+markerSlotSize]); ok {
+			t.Fatalf("slot at %d holds a marker of %s %d/%d", off, mk.m.Phase, mk.m.Height, mk.m.Round)
+		}
+	}
+}

@@ -34,17 +34,16 @@ func (d *Daemon) Run(ctx context.Context) error {
 		}()
 	}
 	for _, v := range d.vals {
-		vctx := context.WithValue(runCtx, chainKey{}, v.chain)
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			var err error
 			if v.srv != nil {
 				d.log.Info("listening for the validator", "chain", v.chain, "addr", v.addr, "protocol", v.protocol, "listen", v.ln.Addr().String())
-				err = v.srv.Serve(vctx, v.ln)
+				err = v.srv.Serve(runCtx, v.ln)
 			} else {
 				d.log.Info("dialing the validator", "chain", v.chain, "addr", v.addr, "protocol", v.protocol)
-				err = v.ep.Run(vctx)
+				err = v.ep.Run(runCtx)
 			}
 			if err != nil && !errors.Is(err, privval.ErrShutdown) && !errors.Is(err, context.Canceled) {
 				errs <- fmt.Errorf("signerkit: chain %s validator %s: %w", v.chain, v.addr, err)

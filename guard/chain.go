@@ -34,6 +34,10 @@ type chain struct {
 	// extMsg and extSig are the last vote extension signed and its
 	// signature, handed again to the next sentry that asks.
 	extMsg, extSig []byte
+
+	// slotBuf is where write encodes the next record, reused so that a
+	// sign allocates no 4 KiB slot (the chain's lock guards it).
+	slotBuf []byte
 }
 
 func (g *Guard) chain(id string) *chain {
@@ -128,7 +132,10 @@ func (g *Guard) create(c *chain, h int64) error {
 func (g *Guard) write(c *chain, next record, forBlock bool) error {
 	slot := 1 - c.slot
 	start := time.Now()
-	_, err := c.file.WriteAt(next.encode(), int64(slot*slotSize))
+	if c.slotBuf == nil {
+		c.slotBuf = make([]byte, slotSize)
+	}
+	_, err := c.file.WriteAt(next.encodeTo(c.slotBuf), int64(slot*slotSize))
 	op := "write"
 	if err == nil {
 		op = "sync"

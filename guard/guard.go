@@ -96,6 +96,7 @@ type State struct {
 // for different chains run in parallel.
 type Guard struct {
 	s       signer.Signer
+	rs      RequestSigner // s, when it is one
 	fsys    FS
 	dir     string // for error messages
 	auto    bool
@@ -120,6 +121,7 @@ func New(s signer.Signer, cfg Config) (*Guard, error) {
 		return nil, fmt.Errorf("guard: nil signer: %w", signer.ErrInvalidArgument)
 	}
 	g := &Guard{s: s, fsys: cfg.FS, dir: cfg.Dir, auto: cfg.AutoInit, formats: cfg.Formats & signbytes.AnyFormat, chains: map[string]*chain{}}
+	g.rs, _ = s.(RequestSigner)
 	if g.formats == 0 {
 		g.formats = signbytes.AnyFormat
 	}
@@ -217,11 +219,11 @@ func (g *Guard) SignBytes(ctx context.Context, msg []byte) (Signed, error) {
 	if err := g.usable(ctx); err != nil {
 		return Signed{}, err
 	}
-	m, err := signbytes.ParseFormat(msg, g.formats)
+	r, err := g.ParseRequest(msg)
 	if err != nil {
-		return Signed{}, fmt.Errorf("guard: %w", err)
+		return Signed{}, err
 	}
-	return g.sign(ctx, m, msg)
+	return g.sign(ctx, &r)
 }
 
 // SignConsensus is SignBytes for a vote, proposal or vote extension the
@@ -234,14 +236,11 @@ func (g *Guard) SignConsensus(ctx context.Context, m signbytes.Message) (Signed,
 	if err := g.usable(ctx); err != nil {
 		return Signed{}, err
 	}
-	if m.Format != signbytes.TM2 && m.Format != signbytes.CometBFT || m.Format&g.formats == 0 {
-		return Signed{}, fmt.Errorf("guard: sign-bytes dialect %v: one accepted dialect is needed: %w", m.Format, signer.ErrInvalidMessage)
-	}
-	msg, err := m.Bytes()
+	r, err := g.NewRequest(m)
 	if err != nil {
-		return Signed{}, fmt.Errorf("guard: %w", err)
+		return Signed{}, err
 	}
-	return g.sign(ctx, m, msg)
+	return g.sign(ctx, &r)
 }
 
 // usable returns ctx's error, or ErrClosed after Close, before any work.
@@ -255,9 +254,10 @@ func (g *Guard) usable(ctx context.Context) error {
 	return nil
 }
 
-// sign applies the rules to m, whose bytes are msg.
-func (g *Guard) sign(ctx context.Context, m signbytes.Message, msg []byte) (Signed, error) {
-	if err := checkMessage(m, msg); err != nil {
+// sign applies the rules to r.
+func (g *Guard) sign(ctx context.Context, r *Request) (Signed, error) {
+	m, msg := &r.m, r.msg
+	if err := checkMessage(*m, msg); err != nil {
 		return Signed{}, err
 	}
 	if g.allowed != nil && !g.allowed[m.ChainID] {
@@ -272,7 +272,7 @@ func (g *Guard) sign(ctx context.Context, m signbytes.Message, msg []byte) (Sign
 		return Signed{}, err
 	}
 	if m.Phase == signbytes.VoteExtension {
-		return g.signExtension(ctx, c, m, msg)
+		return g.signExtension(ctx, c, r)
 	}
 	step := m.Step()
 	cur := c.rec
@@ -293,7 +293,7 @@ func (g *Guard) sign(ctx context.Context, m signbytes.Message, msg []byte) (Sign
 			g.cached.Add(1)
 			return Signed{Signature: bytes.Clone(cur.Signature), SignBytes: bytes.Clone(cur.SignBytes), Timestamp: m.Timestamp, Cached: true}, nil
 		}
-		if ts, ok := onlyTimestampDiffers(m, cur.SignBytes); ok {
+		if ts, ok := onlyTimestampDiffers(*m, cur.SignBytes); ok {
 			g.cached.Add(1)
 			return Signed{Signature: bytes.Clone(cur.Signature), SignBytes: bytes.Clone(cur.SignBytes), Timestamp: ts, Cached: true, TimestampChanged: true}, nil
 		}
@@ -301,7 +301,7 @@ func (g *Guard) sign(ctx context.Context, m signbytes.Message, msg []byte) (Sign
 	}
 
 	g.signs.Add(1)
-	sig, err := g.s.SignContext(ctx, msg)
+	sig, err := g.signKey(ctx, r)
 	if err != nil {
 		return Signed{}, err
 	}
@@ -353,7 +353,8 @@ func onlyTimestampDiffers(m signbytes.Message, old []byte) (time.Time, bool) {
 	return time.Time{}, false
 }
 
-func (g *Guard) signExtension(ctx context.Context, c *chain, m signbytes.Message, msg []byte) (Signed, error) {
+func (g *Guard) signExtension(ctx context.Context, c *chain, r *Request) (Signed, error) {
+	m, msg := &r.m, r.msg
 	cur := c.rec
 	if !c.forBlock || cur.Height != m.Height || cur.Round != m.Round {
 		g.refused.Add(1)
@@ -369,7 +370,7 @@ func (g *Guard) signExtension(ctx context.Context, c *chain, m signbytes.Message
 		return Signed{Signature: bytes.Clone(c.extSig), SignBytes: bytes.Clone(msg), Cached: true}, nil
 	}
 	g.signs.Add(1)
-	sig, err := g.s.SignContext(ctx, msg)
+	sig, err := g.signKey(ctx, r)
 	if err != nil {
 		return Signed{}, err
 	}

@@ -63,8 +63,12 @@ type record struct {
 }
 
 // encode returns the record as one slot.
-func (r *record) encode() []byte {
-	s := make([]byte, slotSize)
+func (r *record) encode() []byte { return r.encodeTo(make([]byte, slotSize)) }
+
+// encodeTo encodes the record into s, which must be slotSize bytes long,
+// and returns s.
+func (r *record) encodeTo(s []byte) []byte {
+	clear(s)
 	copy(s, recordMagic)
 	binary.LittleEndian.PutUint64(s[8:], r.Seq)
 	binary.LittleEndian.PutUint64(s[16:], uint64(r.Height))

@@ -243,6 +243,13 @@ func (s *Signer) Algorithm() signer.Algorithm { return signer.Ed25519 }
 // Version returns the app version read at open.
 func (s *Signer) Version() Version { return s.version }
 
+// KeepsSignState reports true: the validator app keeps its own last
+// height/round/step and moves it when it signs, before its answer leaves,
+// so a signature lost on the way (a crash, a timeout) leaves the device
+// refusing that step for good. The daemon marks each sign in flight on
+// such a device, to name that cause when the device refuses.
+func (s *Signer) KeepsSignState() bool { return true }
+
 // ChunkSize returns the number of message bytes sent per APDU.
 func (s *Signer) ChunkSize() int { return s.chunk }
 

@@ -330,9 +330,12 @@ func (s *Server) serveConn(ctx, hctx context.Context, conn net.Conn) error {
 			return err
 		}
 		info := RequestInfo{Label: LabelPubKey, Peer: peer}
+		var sr guard.Request
+		var parseErr error
 		if !req.pubKey {
 			info.Label = LabelSign
-			if m, err := signbytes.Parse(req.signBytes); err == nil {
+			if sr, parseErr = s.g.ParseRequest(req.signBytes); parseErr == nil {
+				m := sr.Message()
 				info.Label, info.ChainID, info.Height, info.Round = m.Phase.String(), m.ChainID, m.Height, m.Round
 				if m.Phase == signbytes.VoteExtension {
 					info.Label = signbytes.Precommit.String()
@@ -345,7 +348,7 @@ func (s *Server) serveConn(ctx, hctx context.Context, conn net.Conn) error {
 				msg = appendNativePubKeyResponse(msg[:0], s.pub)
 			} else {
 				var sig []byte
-				sig, refusal = s.sign(ctx, req.signBytes, info)
+				sig, refusal = s.sign(ctx, &sr, parseErr, info)
 				msg = appendNativeSignResponse(msg[:0], sig, refusal)
 			}
 			out = appendFrame(out[:0], msg)
@@ -363,11 +366,14 @@ func (s *Server) serveConn(ctx, hctx context.Context, conn net.Conn) error {
 	}
 }
 
-func (s *Server) sign(ctx context.Context, sb []byte, info *RequestInfo) ([]byte, error) {
+func (s *Server) sign(ctx context.Context, sr *guard.Request, parseErr error, info *RequestInfo) ([]byte, error) {
+	if parseErr != nil {
+		return nil, parseErr
+	}
 	if s.chainID != "" && info.ChainID != s.chainID {
 		return nil, invalidRequest("chain id %q, this signer serves %q", info.ChainID, s.chainID)
 	}
-	r, err := s.g.SignBytes(ctx, sb)
+	r, err := s.g.SignRequest(ctx, sr)
 	if err != nil {
 		return nil, err
 	}

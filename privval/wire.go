@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io"
 	"math"
+
+	"github.com/signerkit/signerkit/internal/pbwire"
 )
 
 // Protobuf wire types.
@@ -56,10 +58,12 @@ func (e *enc) string(field int, v string) {
 
 // message writes a nested message, even an empty one (gogoproto's
 // non-nullable fields and set oneof members are always written).
+// inner writes the message's fields in place (package pbwire).
 func (e *enc) message(field int, inner func(*enc)) {
-	var m enc
-	inner(&m)
-	e.bytesAlways(field, m.b)
+	var start int
+	e.b, start = pbwire.Begin(e.b, field)
+	inner(e)
+	e.b = pbwire.End(e.b, start)
 }
 
 // field is one decoded protobuf field.

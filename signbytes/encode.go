@@ -2,6 +2,8 @@ package signbytes
 
 import (
 	"encoding/binary"
+
+	"github.com/signerkit/signerkit/internal/pbwire"
 )
 
 // encoder writes protobuf wire fields. Scalar fields with zero values are
@@ -38,16 +40,18 @@ func (e *encoder) bytes(field int, v []byte) {
 
 // message writes a nested message. always says that the dialect writes it
 // even when it is empty (CometBFT's non-nullable fields); otherwise an
-// empty message is left out, as amino does.
+// empty message is left out, as amino does. inner writes the message's
+// fields in place (package pbwire).
 func (e *encoder) message(field int, always bool, inner func(*encoder)) {
-	m := encoder{f: e.f}
-	inner(&m)
-	if len(m.b) == 0 && !always {
+	mark := len(e.b)
+	var start int
+	e.b, start = pbwire.Begin(e.b, field)
+	inner(e)
+	if len(e.b) == start && !always {
+		e.b = e.b[:mark]
 		return
 	}
-	e.key(field, wireBytes)
-	e.b = binary.AppendUvarint(e.b, uint64(len(m.b)))
-	e.b = append(e.b, m.b...)
+	e.b = pbwire.End(e.b, start)
 }
 
 func (e *encoder) blockID(field int, id BlockID) {
@@ -74,7 +78,8 @@ func (e *encoder) timestamp(field int, sec int64, nsec int32) {
 
 // encode returns the sign bytes of m in dialect f (TM2 or CometBFT).
 func encode(m Message, f Format) []byte {
-	e := encoder{b: make([]byte, 0, 160), f: f}
+	// One byte is kept for the length prefix (pbwire.End).
+	e := encoder{b: make([]byte, 1, 160), f: f}
 	sec, nsec := m.Timestamp.Unix(), int32(m.Timestamp.Nanosecond())
 	switch m.Phase {
 	case Prevote, Precommit:
@@ -98,6 +103,5 @@ func encode(m Message, f Format) []byte {
 		e.fixed64(3, uint64(m.Round))
 		e.bytes(4, []byte(m.ChainID))
 	}
-	out := binary.AppendUvarint(make([]byte, 0, len(e.b)+binary.MaxVarintLen64), uint64(len(e.b)))
-	return append(out, e.b...)
+	return pbwire.End(e.b, 1)
 }
