@@ -13,10 +13,12 @@
 // A map of the module, every package but internal/ ones (docs/layout.md
 // groups those by role):
 //   - signer: the Signer interface, the algorithms and their Verify, the
-//     errors every backend wraps, latency tracing (Trace, Collector) and
-//     Instrument, which keeps per-label statistics such as proposal,
-//     prevote and precommit latencies, and the registries of URI schemes
+//     errors every backend wraps, and the registries of URI schemes
 //     (signers and key stores).
+//   - signer/signertrace: where a sign's time goes: a Trace of its stages
+//     carried in its context, a Collector that sums them, and Instrument,
+//     which keeps per-label statistics such as proposal, prevote and
+//     precommit latencies.
 //   - signer/signerstats: per-label latency statistics (counts, errors,
 //     percentiles), which Instrument and the privval endpoints keep.
 //   - signer/signertest: the conformance suite every backend runs on

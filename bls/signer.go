@@ -10,6 +10,7 @@ import (
 	"sync"
 
 	"github.com/signerkit/signerkit/signer"
+	"github.com/signerkit/signerkit/signer/signertrace"
 )
 
 // Signer is a BLS12-381 private key held in process memory. It signs
@@ -140,10 +141,10 @@ func (s *Signer) SignContext(ctx context.Context, msg []byte) ([]byte, error) {
 	if s.closed {
 		return nil, errClosed
 	}
-	tr := signer.ContextTrace(ctx)
+	tr := signertrace.ContextTrace(ctx)
 	start := tr.Start()
 	sig := s.sk.sign(s.alg, msg, s.dst)
-	tr.Measured(signer.StageSign, start)
+	tr.Measured(signertrace.StageSign, start)
 	return sig, nil
 }
 

@@ -18,6 +18,7 @@ import (
 	"github.com/signerkit/signerkit/internal/backoff"
 	"github.com/signerkit/signerkit/signbytes"
 	"github.com/signerkit/signerkit/signer"
+	"github.com/signerkit/signerkit/signer/signertrace"
 )
 
 // OpenFunc opens the key a URI names; signer.Open by default.
@@ -147,14 +148,14 @@ type phaseKey struct{ chain, phase string }
 // with the Trace that feeds them (a Trace may serve concurrent calls).
 type phaseMetrics struct {
 	seconds prometheus.Observer
-	trace   signer.Trace
+	trace   signertrace.Trace
 	mu      sync.Mutex
 	stages  map[stageSource]prometheus.Observer
 }
 
 type stageSource struct {
-	stage  signer.Stage
-	source signer.Source
+	stage  signertrace.Stage
+	source signertrace.Source
 }
 
 func (b *backend) phase(chain, phase string) *phaseMetrics {
@@ -171,7 +172,7 @@ func (b *backend) phase(chain, phase string) *phaseMetrics {
 		return pm
 	}
 	pm = &phaseMetrics{seconds: b.m.backendSeconds.WithLabelValues(chain, phase, b.scheme), stages: map[stageSource]prometheus.Observer{}}
-	pm.trace.StageDone = func(i signer.StageInfo) {
+	pm.trace.StageDone = func(i signertrace.StageInfo) {
 		ss := stageSource{i.Stage, i.Source}
 		pm.mu.Lock()
 		o := pm.stages[ss]
@@ -202,10 +203,10 @@ func (b *backend) SignGuarded(ctx context.Context, r *guard.Request) ([]byte, er
 }
 
 // SignContext signs msg through the current device, filed under no chain
-// and the context's label (signer.WithLabel): signs that do not come
+// and the context's label (signertrace.WithLabel): signs that do not come
 // through a Guard, which none of the daemon's do.
 func (b *backend) SignContext(ctx context.Context, msg []byte) ([]byte, error) {
-	return b.sign(ctx, "", signer.LabelFrom(ctx), msg, true)
+	return b.sign(ctx, "", signertrace.LabelFrom(ctx), msg, true)
 }
 
 // sign signs msg, marking it in flight (inflight.go) when mark is set and
@@ -226,7 +227,7 @@ func (b *backend) sign(ctx context.Context, chain, phase string, msg []byte, mar
 		fl = b.inflight.begin(chain, msg)
 	}
 	start := time.Now()
-	sig, err := s.SignContext(signer.WithTrace(ctx, &pm.trace), msg)
+	sig, err := s.SignContext(signertrace.WithTrace(ctx, &pm.trace), msg)
 	pm.seconds.Observe(time.Since(start).Seconds())
 	b.inflight.end(fl, err)
 	b.health.signDone(err)

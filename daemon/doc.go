@@ -66,7 +66,7 @@
 // /healthz and /readyz by Handler. docs/metrics.md lists them. A
 // request's latency is measured from the request read to the answer
 // written; a backend's stages are reported by the backend through a
-// signer.Trace, each labelled measured or modeled (a simulator's latency
+// signertrace.Trace, each labelled measured or modeled (a simulator's latency
 // profile), never summed together.
 //
 // # Concurrency

@@ -17,6 +17,7 @@ import (
 	"github.com/signerkit/signerkit/internal/ed25519sign"
 	"github.com/signerkit/signerkit/internal/secp256k1sign"
 	"github.com/signerkit/signerkit/signer"
+	"github.com/signerkit/signerkit/signer/signertrace"
 )
 
 // Signer is a private key held in process memory. It is safe for
@@ -108,7 +109,7 @@ func (k *Signer) SignContext(ctx context.Context, msg []byte) ([]byte, error) {
 	if k.closed {
 		return nil, errClosed
 	}
-	tr := signer.ContextTrace(ctx)
+	tr := signertrace.ContextTrace(ctx)
 	start := tr.Start()
 	var sig []byte
 	var err error
@@ -128,7 +129,7 @@ func (k *Signer) SignContext(ctx context.Context, msg []byte) ([]byte, error) {
 	case signer.RSAPKCS1v15, signer.RSAPSS:
 		sig, err = k.signRSA(k.alg.Digest(msg), k.alg.SignerOpts())
 	}
-	tr.Measured(signer.StageSign, start)
+	tr.Measured(signertrace.StageSign, start)
 	if err != nil {
 		return nil, fmt.Errorf("inprocess: %w", err)
 	}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/signerkit/signerkit/internal/secp256k1sign"
 	"github.com/signerkit/signerkit/signer"
+	"github.com/signerkit/signerkit/signer/signertrace"
 )
 
 // Mode says when a Signer decrypts its key.
@@ -132,12 +133,12 @@ func unseal(ctx context.Context, s *sealedKey, secret signer.Secret) (*privateKe
 	if err != nil {
 		return nil, err
 	}
-	tr := signer.ContextTrace(ctx)
+	tr := signertrace.ContextTrace(ctx)
 	start := tr.Start()
 	k, err := s.open(ctx, p)
 	clear(p)
 	if !s.plaintext {
-		tr.Measured(signer.StageKDF, start)
+		tr.Measured(signertrace.StageKDF, start)
 	}
 	return k, err
 }
@@ -241,7 +242,7 @@ func (s *Signer) SignContext(ctx context.Context, msg []byte) ([]byte, error) {
 		return nil, fmt.Errorf("keybase: %w", err)
 	}
 	return s.withKey(ctx, func(k *privateKey) ([]byte, error) {
-		tr := signer.ContextTrace(ctx)
+		tr := signertrace.ContextTrace(ctx)
 		start := tr.Start()
 		var sig []byte
 		if k.alg == signer.Ed25519 {
@@ -249,7 +250,7 @@ func (s *Signer) SignContext(ctx context.Context, msg []byte) ([]byte, error) {
 		} else {
 			sig = secp256k1sign.Sign(k.k1, k.alg.Digest(msg))
 		}
-		tr.Measured(signer.StageSign, start)
+		tr.Measured(signertrace.StageSign, start)
 		return sig, nil
 	})
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/signerkit/signerkit/internal/ed25519sign"
 	"github.com/signerkit/signerkit/signer"
 	"github.com/signerkit/signerkit/signer/signertest"
+	"github.com/signerkit/signerkit/signer/signertrace"
 )
 
 func TestConformance(t *testing.T) {
@@ -57,23 +58,23 @@ func wiped(b []byte) bool {
 // recorder keeps the stages reported to a trace.
 type recorder struct {
 	mu     sync.Mutex
-	stages []signer.StageInfo
+	stages []signertrace.StageInfo
 }
 
 func (r *recorder) ctx(ctx context.Context) context.Context {
-	return signer.WithTrace(ctx, &signer.Trace{StageDone: func(i signer.StageInfo) {
+	return signertrace.WithTrace(ctx, &signertrace.Trace{StageDone: func(i signertrace.StageInfo) {
 		r.mu.Lock()
 		r.stages = append(r.stages, i)
 		r.mu.Unlock()
 	}})
 }
 
-func (r *recorder) take() []signer.Stage {
+func (r *recorder) take() []signertrace.Stage {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	var out []signer.Stage
+	var out []signertrace.Stage
 	for _, i := range r.stages {
-		if i.Source != signer.Measured || i.Duration < 0 {
+		if i.Source != signertrace.Measured || i.Duration < 0 {
 			panic("bad report")
 		}
 		out = append(out, i.Stage)
@@ -88,10 +89,10 @@ func TestTraceStages(t *testing.T) {
 	var rec recorder
 	for _, tc := range []struct {
 		mode       Mode
-		open, sign []signer.Stage
+		open, sign []signertrace.Stage
 	}{
-		{UnlockOnce, []signer.Stage{signer.StageKDF}, []signer.Stage{signer.StageSign}},
-		{PerSign, []signer.Stage{signer.StageKDF}, []signer.Stage{signer.StageKDF, signer.StageSign}},
+		{UnlockOnce, []signertrace.Stage{signertrace.StageKDF}, []signertrace.Stage{signertrace.StageSign}},
+		{PerSign, []signertrace.Stage{signertrace.StageKDF}, []signertrace.Stage{signertrace.StageKDF, signertrace.StageSign}},
 	} {
 		sg, err := s.with(pw, tc.mode).open(rec.ctx(ctx), "k", 0)
 		if err != nil {
@@ -251,7 +252,7 @@ func TestOpenArmor(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer sg.Close()
-	if got := rec.take(); !slices.Equal(got, []signer.Stage{signer.StageKDF}) {
+	if got := rec.take(); !slices.Equal(got, []signertrace.Stage{signertrace.StageKDF}) {
 		t.Errorf("open reported %v", got)
 	}
 	if !want.Public().(ed25519.PublicKey).Equal(sg.Public()) {

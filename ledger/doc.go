@@ -107,7 +107,7 @@
 // Each APDU counts apdus and round-trips and is measured as a transport
 // stage; HIDTransport counts hid-reports and bytes. Against ledgersim the
 // device's modeled wire, confirm and device time — and, for the ledger-go
-// model, the stall — reach the caller's signer.Trace as modeled stages
+// model, the stall — reach the caller's signertrace.Trace as modeled stages
 // (through ledgersim's Speculos face, with ledgersim.SpeculosDialer only).
 //
 // # Simulators

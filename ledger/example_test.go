@@ -12,6 +12,7 @@ import (
 	"github.com/signerkit/signerkit/ledger/ledgersim"
 	"github.com/signerkit/signerkit/signbytes/signbytestest"
 	"github.com/signerkit/signerkit/signer"
+	"github.com/signerkit/signerkit/signer/signertrace"
 )
 
 // A validator signs votes at rising heights through the HID transport,
@@ -31,7 +32,7 @@ func Example() {
 		log.Fatal(err) // the first sign is the one the user confirms
 	}
 
-	col := signer.NewCollector()
+	col := signertrace.NewCollector()
 	vote := heights.Next(signbytestest.KindPrevote)
 	sig, err := s.SignContext(col.WithContext(context.Background()), vote)
 	if err != nil {
@@ -39,8 +40,8 @@ func Example() {
 	}
 	sum := col.Summary()
 	fmt.Printf("%d-byte vote: %d APDUs, %d HID reports, modeled device %v, wire %v\n",
-		len(vote), sum.Count(signer.CountAPDUs), sum.Count(signer.CountHIDReports),
-		sum.Stage(signer.StageDevice).Modeled, sum.Stage(signer.StageWire).Modeled)
+		len(vote), sum.Count(signertrace.CountAPDUs), sum.Count(signertrace.CountHIDReports),
+		sum.Stage(signertrace.StageDevice).Modeled, sum.Stage(signertrace.StageWire).Modeled)
 	fmt.Println("valid:", ed25519.Verify(dev.PublicKey(), vote, sig))
 
 	// The same bytes again are a double sign.

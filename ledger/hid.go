@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	"github.com/signerkit/signerkit/signer"
+	"github.com/signerkit/signerkit/signer/signertrace"
 )
 
 // HID framing of APDUs (docs/protocols.md A.8): 64-byte reports, each starting
@@ -28,7 +29,7 @@ const (
 // through github.com/zondax/hid (cgo builds), or the simulator's HID face.
 type HIDDevice interface {
 	// WriteReport writes one report. ctx carries the caller's deadline and
-	// signer.Trace, so a simulated device can report its modeled time.
+	// signertrace.Trace, so a simulated device can report its modeled time.
 	WriteReport(ctx context.Context, report []byte) error
 	// ReadReport reads one report into b and returns its length. It waits
 	// until a report arrives, the device fails or closes, or ctx ends; a
@@ -168,7 +169,7 @@ func (t *HIDTransport) Exchange(ctx context.Context, apdu []byte) ([]byte, error
 		return nil, fmt.Errorf("ledger: hid: %w", signer.ErrClosed)
 	default:
 	}
-	trace := signer.ContextTrace(ctx)
+	trace := signertrace.ContextTrace(ctx)
 	report := t.report[:]
 	// Drain what is already there: replies to an exchange that timed out.
 	for {
@@ -179,8 +180,8 @@ func (t *HIDTransport) Exchange(ctx context.Context, apdu []byte) ([]byte, error
 			}
 			return nil, t.deviceErr("draining", err)
 		}
-		trace.Add(signer.CountHIDReports, 1)
-		trace.Add(signer.CountBytesIn, int64(n))
+		trace.Add(signertrace.CountHIDReports, 1)
+		trace.Add(signertrace.CountBytesIn, int64(n))
 	}
 	t.buf = appendReports(t.buf[:0], t.channel, apdu)
 	for off := 0; off < len(t.buf); off += ReportSize {
@@ -196,8 +197,8 @@ func (t *HIDTransport) Exchange(ctx context.Context, apdu []byte) ([]byte, error
 			}
 			return nil, t.deviceErr("write", err)
 		}
-		trace.Add(signer.CountHIDReports, 1)
-		trace.Add(signer.CountBytesOut, ReportSize)
+		trace.Add(signertrace.CountHIDReports, 1)
+		trace.Add(signertrace.CountBytesOut, ReportSize)
 	}
 	d := newDeframer(t.channel)
 	discarded := 0
@@ -213,8 +214,8 @@ func (t *HIDTransport) Exchange(ctx context.Context, apdu []byte) ([]byte, error
 			}
 			return nil, t.deviceErr("read", err)
 		}
-		trace.Add(signer.CountHIDReports, 1)
-		trace.Add(signer.CountBytesIn, int64(n))
+		trace.Add(signertrace.CountHIDReports, 1)
+		trace.Add(signertrace.CountBytesIn, int64(n))
 		ok, err := d.add(report[:n])
 		if err != nil {
 			discarded++

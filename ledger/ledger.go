@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/signerkit/signerkit/signer"
+	"github.com/signerkit/signerkit/signer/signertrace"
 )
 
 // Config says how to reach the Ledger and tunes the Signer. The zero value
@@ -221,12 +222,12 @@ func (s *Signer) handshake(ctx context.Context, tr Transport, minV Version) erro
 // exchange sends one APDU, reporting it to ctx's trace, and returns the
 // response data of a 0x9000 reply or a *StatusError.
 func (s *Signer) exchange(ctx context.Context, tr Transport, ins byte, apdu []byte) ([]byte, error) {
-	trace := signer.ContextTrace(ctx)
-	trace.Add(signer.CountAPDUs, 1)
-	trace.Add(signer.CountRoundTrips, 1)
+	trace := signertrace.ContextTrace(ctx)
+	trace.Add(signertrace.CountAPDUs, 1)
+	trace.Add(signertrace.CountRoundTrips, 1)
 	start := trace.Start()
 	resp, err := tr.Exchange(ctx, apdu)
-	trace.Measured(signer.StageTransport, start)
+	trace.Measured(signertrace.StageTransport, start)
 	if err != nil {
 		return nil, wrap(insName(ins), err)
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/signerkit/signerkit/ledger/ledgersim"
 	"github.com/signerkit/signerkit/signbytes/signbytestest"
 	"github.com/signerkit/signerkit/signer"
+	"github.com/signerkit/signerkit/signer/signertrace"
 )
 
 func TestParseURI(t *testing.T) {
@@ -232,7 +233,7 @@ func TestOpenURISpeculos(t *testing.T) {
 	heights := signbytestest.NewHeights("test11", 1)
 	for range 3 {
 		msg := heights.Next(signbytestest.KindPrevote)
-		col := signer.NewCollector()
+		col := signertrace.NewCollector()
 		sig, err := s.SignContext(col.WithContext(ctx), msg)
 		if err != nil {
 			t.Fatal(err)
@@ -240,8 +241,8 @@ func TestOpenURISpeculos(t *testing.T) {
 		if !ed25519.Verify(dev.PublicKey(), msg, sig) {
 			t.Fatalf("signature %x does not verify", sig)
 		}
-		if want := int64((len(msg) + 31) / 32); col.Summary().Count(signer.CountAPDUs) != want {
-			t.Errorf("%d-byte message: %d APDUs, want %d at chunk-size 32", len(msg), col.Summary().Count(signer.CountAPDUs), want)
+		if want := int64((len(msg) + 31) / 32); col.Summary().Count(signertrace.CountAPDUs) != want {
+			t.Errorf("%d-byte message: %d APDUs, want %d at chunk-size 32", len(msg), col.Summary().Count(signertrace.CountAPDUs), want)
 		}
 	}
 

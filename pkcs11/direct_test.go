@@ -20,6 +20,7 @@ import (
 	"github.com/signerkit/signerkit/pkcs11/pkcs11test"
 	"github.com/signerkit/signerkit/signer"
 	"github.com/signerkit/signerkit/signer/signertest"
+	"github.com/signerkit/signerkit/signer/signertrace"
 )
 
 // TestLocking signs from many goroutines on a module initialized with
@@ -109,8 +110,8 @@ func TestDirectSign(t *testing.T) {
 		for _, n := range []int{1, 63, 64, 200} {
 			msg := fmt.Appendf(nil, "a %d-byte buffer", n)
 			var trips atomic.Int64
-			tctx := signer.WithTrace(ctx, &signer.Trace{Count: func(c signer.Counter, d int64) {
-				if c == signer.CountRoundTrips {
+			tctx := signertrace.WithTrace(ctx, &signertrace.Trace{Count: func(c signertrace.Counter, d int64) {
+				if c == signertrace.CountRoundTrips {
 					trips.Add(d)
 				}
 			}})
@@ -274,7 +275,7 @@ func TestOperationLeftActive(t *testing.T) {
 	if idle := tok.IdleSessions(); !slices.Contains(idle, stuck) {
 		t.Fatalf("idle sessions %v, want %d back with its operation active", idle, stuck)
 	}
-	col := signer.NewCollector()
+	col := signertrace.NewCollector()
 	msg := []byte("after the operation left active")
 	sig, err := k.SignContext(col.WithContext(ctx), msg)
 	if err != nil {
@@ -283,7 +284,7 @@ func TestOperationLeftActive(t *testing.T) {
 	if err := signertest.VerifyStd(signer.Ed25519, k.Public(), msg, sig); err != nil {
 		t.Fatal(err)
 	}
-	if got := col.Summary().Count(signer.CountRetries); got != 1 {
+	if got := col.Summary().Count(signertrace.CountRetries); got != 1 {
 		t.Errorf("%d retries reported, want 1", got)
 	}
 	if idle := tok.IdleSessions(); slices.Contains(idle, stuck) {

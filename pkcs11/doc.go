@@ -155,7 +155,7 @@
 //
 // # Tracing
 //
-// A sign reports to the signer.Trace in its context: StageSession, the
+// A sign reports to the signertrace.Trace in its context: StageSession, the
 // checkout of a session (with the C_OpenSession and C_Login when they
 // happen, and the key's handle looked up again after a login), and
 // StageDevice, C_SignInit and C_Sign; counters round-trips

@@ -14,6 +14,7 @@ import (
 
 	"github.com/signerkit/signerkit/internal/backoff"
 	"github.com/signerkit/signerkit/signer"
+	"github.com/signerkit/signerkit/signer/signertrace"
 )
 
 // pool holds the sessions of one opened token: at most cap(slots) at once,
@@ -83,20 +84,20 @@ func (s *opStats) since(t time.Time) time.Duration {
 	return time.Since(t)
 }
 
-func (s *opStats) report(tr *signer.Trace) {
+func (s *opStats) report(tr *signertrace.Trace) {
 	if s.timed {
 		if s.session > 0 {
-			tr.MeasuredDuration(signer.StageSession, s.session)
+			tr.MeasuredDuration(signertrace.StageSession, s.session)
 		}
 		if s.device > 0 {
-			tr.MeasuredDuration(signer.StageDevice, s.device)
+			tr.MeasuredDuration(signertrace.StageDevice, s.device)
 		}
 	}
 	if s.trips > 0 {
-		tr.Add(signer.CountRoundTrips, s.trips)
+		tr.Add(signertrace.CountRoundTrips, s.trips)
 	}
 	if s.retries > 0 {
-		tr.Add(signer.CountRetries, s.retries)
+		tr.Add(signertrace.CountRetries, s.retries)
 	}
 }
 

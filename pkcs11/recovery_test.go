@@ -18,6 +18,7 @@ import (
 	"github.com/signerkit/signerkit/pkcs11/pkcs11test"
 	"github.com/signerkit/signerkit/signer"
 	"github.com/signerkit/signerkit/signer/signertest"
+	"github.com/signerkit/signerkit/signer/signertrace"
 )
 
 // otherHandle is a second miekg/pkcs11 handle on the module the package
@@ -90,7 +91,7 @@ func TestRecoverClosedSessions(t *testing.T) {
 					t.Fatalf("C_CloseAllSessions: %v", err)
 				}
 				before := pins.Load()
-				col := signer.NewCollector()
+				col := signertrace.NewCollector()
 				msg := []byte("after the sessions were closed")
 				sig, err := k.SignContext(col.WithContext(context.Background()), msg)
 				if err != nil {
@@ -100,13 +101,13 @@ func TestRecoverClosedSessions(t *testing.T) {
 					t.Fatal(err)
 				}
 				sum := col.Summary()
-				if got := sum.Count(signer.CountRetries); got != 1 {
+				if got := sum.Count(signertrace.CountRetries); got != 1 {
 					t.Errorf("round %d: %d retries reported, want 1", round, got)
 				}
 				if got := pins.Load() - before; got != 1 {
 					t.Errorf("round %d: PIN asked %d times, want 1 (one login on the new session)", round, got)
 				}
-				if sum.Stage(signer.StageSession).Measured <= 0 || sum.Stage(signer.StageDevice).Measured <= 0 {
+				if sum.Stage(signertrace.StageSession).Measured <= 0 || sum.Stage(signertrace.StageDevice).Measured <= 0 {
 					t.Errorf("round %d: stages %v, want session and device", round, sum)
 				}
 				fillPool(t, tok, k)
@@ -230,7 +231,7 @@ func TestRecoverOneClosedSession(t *testing.T) {
 	if err := other.CloseSession(p11.SessionHandle(idle[len(idle)-1])); err != nil {
 		t.Fatal(err)
 	}
-	col := signer.NewCollector()
+	col := signertrace.NewCollector()
 	msg := []byte("one session closed")
 	sig, err := k.SignContext(col.WithContext(context.Background()), msg)
 	if err != nil {
@@ -239,7 +240,7 @@ func TestRecoverOneClosedSession(t *testing.T) {
 	if err := signertest.VerifyStd(signer.ECDSAP256, k.Public(), msg, sig); err != nil {
 		t.Fatal(err)
 	}
-	if got := col.Summary().Count(signer.CountRetries); got != 1 {
+	if got := col.Summary().Count(signertrace.CountRetries); got != 1 {
 		t.Errorf("%d retries, want 1", got)
 	}
 	for _, sh := range tok.IdleSessions() {
@@ -394,18 +395,18 @@ func TestDeletedKey(t *testing.T) {
 	if err := tok.DeleteKey(ctx, signer.KeyRef{Label: "deleted"}); err != nil {
 		t.Fatal(err)
 	}
-	col := signer.NewCollector()
+	col := signertrace.NewCollector()
 	sig, err := k.SignContext(col.WithContext(ctx), []byte("gone"))
 	if !errors.Is(err, signer.ErrKeyNotFound) {
 		t.Fatalf("sign with a deleted key: %x, %v; want ErrKeyNotFound", sig, err)
 	}
 	sum := col.Summary()
-	if got := sum.Count(signer.CountRetries); got != 3 {
+	if got := sum.Count(signertrace.CountRetries); got != 3 {
 		t.Errorf("%d retries, want 3 (the refused handle, two lookups that found nothing)", got)
 	}
 	// C_SignInit; then per lookup C_GetSessionInfo and
 	// C_FindObjects{Init,,Final}; C_GetSessionInfo after the last.
-	if got := sum.Count(signer.CountRoundTrips); got != 1+3*4+1 {
+	if got := sum.Count(signertrace.CountRoundTrips); got != 1+3*4+1 {
 		t.Errorf("%d round trips, want %d", got, 1+3*4+1)
 	}
 }

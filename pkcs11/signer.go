@@ -14,6 +14,7 @@ import (
 	p11 "github.com/miekg/pkcs11"
 
 	"github.com/signerkit/signerkit/signer"
+	"github.com/signerkit/signerkit/signer/signertrace"
 )
 
 // Signer is a private key on a PKCS#11 token, opened by Open or
@@ -211,7 +212,7 @@ func (k *Signer) run(ctx context.Context, req request) ([]byte, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("pkcs11: sign: %w", err)
 	}
-	tr := signer.ContextTrace(ctx)
+	tr := signertrace.ContextTrace(ctx)
 	st := &opStats{timed: tr != nil && tr.StageDone != nil}
 	if ctx.Done() == nil {
 		sig, err := k.sign(ctx, req, st)

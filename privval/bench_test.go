@@ -6,14 +6,14 @@ import (
 	"testing"
 	"time"
 
-	"github.com/signerkit/signerkit/signer"
+	"github.com/signerkit/signerkit/signer/signertrace"
 )
 
 // BenchmarkRoundTrip measures a sign as the validator sees it: a node-side
 // client sends a prevote at the next height and waits for the signed
 // answer, over Unix and TCP, with an in-process Ed25519 key behind the
 // guard. added-ms/op is the validator's view minus the backend's sign (as
-// signer.Instrument times it), that is, framing, decoding, the guard, its
+// signertrace.Instrument times it), that is, framing, decoding, the guard, its
 // state write and the sockets. The -durable rows keep the guard's state in
 // a directory on disk and report its syncs (fsync/op, fsync-ms/op); the
 // others keep it in memory. Rows are named as in the root table:
@@ -33,7 +33,7 @@ func BenchmarkRoundTrip(b *testing.B) {
 }
 
 func benchRoundTrip(b *testing.B, proto, network string, durable bool) {
-	key := signer.Instrument(newKey(4))
+	key := signertrace.Instrument(newKey(4))
 	g := newGuard(b, key, durable)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)

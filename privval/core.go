@@ -12,6 +12,7 @@ import (
 	"github.com/signerkit/signerkit/guard"
 	"github.com/signerkit/signerkit/signer"
 	"github.com/signerkit/signerkit/signer/signerstats"
+	"github.com/signerkit/signerkit/signer/signertrace"
 )
 
 // Labels of requests that are not signs. Signs are labelled with their
@@ -123,7 +124,7 @@ func (c *core) serveOne(ctx context.Context, info *RequestInfo, handle func(ctx 
 	info.Start = time.Now()
 	// The label tells the signer below which phase it signs (the
 	// daemon's per-phase backend metrics read it).
-	ctx, cancel := context.WithTimeout(signer.WithLabel(ctx, info.Label), c.requestTimeout)
+	ctx, cancel := context.WithTimeout(signertrace.WithLabel(ctx, info.Label), c.requestTimeout)
 	refusal, fatal := handle(ctx, info)
 	cancel()
 	info.Duration = time.Since(info.Start)

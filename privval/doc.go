@@ -97,7 +97,7 @@
 // a signerstats.Recorder, in Stats().Phases; OnRequest receives each request's
 // label, height, round, duration, guard outcome and refusal. The context
 // given to Run or Serve reaches the guard and the backend, so a
-// signer.Trace attached to it sees their stages.
+// signertrace.Trace attached to it sees their stages.
 //
 // # Concurrency
 //

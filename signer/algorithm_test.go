@@ -24,6 +24,7 @@ import (
 	"github.com/signerkit/signerkit/inprocess"
 	"github.com/signerkit/signerkit/signer"
 	"github.com/signerkit/signerkit/signer/signertest"
+	"github.com/signerkit/signerkit/signer/signertrace"
 )
 
 // ---------------------------------------------------------------------------
@@ -640,8 +641,8 @@ func TestAlgorithmOfAlgorithmMethod(t *testing.T) {
 func TestAlgorithmOfUnwrap(t *testing.T) {
 	for _, a := range signer.Algorithms() {
 		k := testKey(t, a, 0)
-		once := signer.Instrument(k)
-		twice := signer.Instrument(once)
+		once := signertrace.Instrument(k)
+		twice := signertrace.Instrument(once)
 		for name, s := range map[string]crypto.Signer{"Instrument": once, "Instrument∘Instrument": twice} {
 			if got, err := signer.AlgorithmOf(s); got != a || err != nil {
 				t.Errorf("AlgorithmOf(%s(%v key)) = %v, %v; want %v, nil", name, a, got, err, a)
@@ -659,12 +660,12 @@ func TestAlgorithmOfUnwrap(t *testing.T) {
 	}{
 		// An RSA key says nothing, but the wrapped signer does.
 		{"unwrapper→algSigner", unwrapper{rsaPub, algSigner{fullSigner{pubSigner{rsaPub}}, signer.RSAPKCS1v15}}, signer.RSAPKCS1v15, nil},
-		{"unwrapper→Instrument→key", unwrapper{rsaPub, signer.Instrument(testKey(t, signer.RSAPSS, 0))}, signer.RSAPSS, nil},
+		{"unwrapper→Instrument→key", unwrapper{rsaPub, signertrace.Instrument(testKey(t, signer.RSAPSS, 0))}, signer.RSAPSS, nil},
 		// Nothing in the chain says: the key decides.
 		{"unwrapper→nil, Ed25519 key", unwrapper{edPub, nil}, signer.Ed25519, nil},
 		{"unwrapper→fullSigner, Ed25519 key", unwrapper{edPub, fullSigner{pubSigner{edPub}}}, signer.Ed25519, nil},
 		{"unwrapper→nil, RSA key", unwrapper{rsaPub, nil}, 0, signer.ErrUnsupported},
-		{"Instrument→fullSigner, RSA key", signer.Instrument(fullSigner{pubSigner{rsaPub}}), 0, signer.ErrUnsupported},
+		{"Instrument→fullSigner, RSA key", signertrace.Instrument(fullSigner{pubSigner{rsaPub}}), 0, signer.ErrUnsupported},
 	} {
 		got, err := signer.AlgorithmOf(tc.s)
 		if tc.wantErr != nil {

@@ -83,14 +83,9 @@
 //
 // # Latency tracing
 //
-// A Trace carried by a context (WithTrace) receives each stage of a sign —
-// kdf, session, transport, stall, wire, device, sign — with its duration and
-// whether a clock measured it or a simulator's latency profile modeled it,
-// plus counters such as APDUs and bytes on the wire. A Collector sums them;
-// Instrument wraps a Signer and keeps latency statistics per caller-chosen
-// label (proposal, prevote, precommit). With no Trace attached, reporting a
-// stage costs a backend a context lookup and a nil check
-// (BenchmarkTraceOverhead).
+// Package signertrace, beside this one as net/http/httptrace is beside
+// net/http, carries a trace of each sign's stages in its context, and
+// keeps latency statistics per label.
 //
 // # Concurrency
 //
@@ -98,7 +93,5 @@
 // any number of goroutines, and Close may be called while signs are in
 // flight (they finish, or fail with ErrClosed). A backend whose device
 // serialises operations queues signs rather than failing them; its package
-// doc says how. Trace hooks must be safe for concurrent use when one Trace
-// is attached to concurrent calls. Collector and Instrumented are safe for
-// concurrent use.
+// doc says how.
 package signer

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/signerkit/signerkit/signer"
+	"github.com/signerkit/signerkit/signer/signertrace"
 )
 
 // deviceKey is a key on a pretend device whose health is err.
@@ -45,7 +46,7 @@ func TestCheckHealth(t *testing.T) {
 	}{
 		{"healthy", &deviceKey{priv: priv}, true, nil},
 		{"unplugged", &deviceKey{priv: priv, err: gone}, true, signer.ErrDisconnected},
-		{"through Instrumented", signer.Instrument(&deviceKey{priv: priv, err: gone}), true, signer.ErrDisconnected},
+		{"through Instrumented", signertrace.Instrument(&deviceKey{priv: priv, err: gone}), true, signer.ErrDisconnected},
 		{"no device", &plainKey{deviceKey{priv: priv, err: gone}}, false, nil},
 	} {
 		t.Run(c.name, func(t *testing.T) {

@@ -6,7 +6,6 @@ import (
 	"crypto/ed25519"
 	"crypto/rsa"
 	"fmt"
-	"io"
 )
 
 // SignMessage is the crypto.MessageSigner method of every Signer in this
@@ -63,12 +62,4 @@ func checkMessageOpts(alg Algorithm, opts crypto.SignerOpts) error {
 		return refuse("no PSS options")
 	}
 	return nil
-}
-
-var _ crypto.MessageSigner = (*Instrumented)(nil)
-
-// SignMessage implements crypto.MessageSigner (see SignMessage); it is
-// instrumented as SignContext is.
-func (m *Instrumented) SignMessage(_ io.Reader, msg []byte, opts crypto.SignerOpts) ([]byte, error) {
-	return SignMessage(m, msg, opts)
 }

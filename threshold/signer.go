@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/signerkit/signerkit/signer"
+	"github.com/signerkit/signerkit/signer/signertrace"
 	"github.com/signerkit/signerkit/threshold/frost"
 )
 
@@ -247,14 +248,14 @@ func (s *Signer) SignContext(ctx context.Context, msg []byte) ([]byte, error) {
 	if s.closed.Load() {
 		return nil, fmt.Errorf("threshold: %w", signer.ErrClosed)
 	}
-	tr := signer.ContextTrace(ctx)
+	tr := signertrace.ContextTrace(ctx)
 	start := tr.Start()
 	var tally tally
 	sig, err := s.sign(ctx, msg, &tally)
-	tr.Measured(signer.StageTransport, start)
-	tr.Add(signer.CountRoundTrips, tally.roundTrips.Load())
-	tr.Add(signer.CountBytesOut, tally.bytesOut.Load())
-	tr.Add(signer.CountBytesIn, tally.bytesIn.Load())
+	tr.Measured(signertrace.StageTransport, start)
+	tr.Add(signertrace.CountRoundTrips, tally.roundTrips.Load())
+	tr.Add(signertrace.CountBytesOut, tally.bytesOut.Load())
+	tr.Add(signertrace.CountBytesIn, tally.bytesIn.Load())
 	if err != nil && s.closed.Load() && !errors.Is(err, signer.ErrClosed) {
 		err = fmt.Errorf("threshold: %w (%v)", signer.ErrClosed, err)
 	}

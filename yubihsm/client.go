@@ -12,6 +12,7 @@ import (
 
 	"github.com/signerkit/signerkit/internal/scp03"
 	"github.com/signerkit/signerkit/signer"
+	"github.com/signerkit/signerkit/signer/signertrace"
 )
 
 // Defaults of Config, and limits of the device.
@@ -180,10 +181,10 @@ func OpenStore(ctx context.Context, cfg Config) (*Store, error) {
 	}
 	defer clear(pw)
 	cfg.Secret, cfg.Key = nil, signer.KeyRef{}
-	tr := signer.ContextTrace(ctx)
+	tr := signertrace.ContextTrace(ctx)
 	start := tr.Start()
 	enc, mac := scp03.AuthKey(pw)
-	tr.Measured(signer.StageKDF, start)
+	tr.Measured(signertrace.StageKDF, start)
 	key := append(enc[:], mac[:]...)
 	clear(enc[:])
 	clear(mac[:])
@@ -256,7 +257,7 @@ type DeviceInfo struct {
 func (s *Store) DeviceInfo(ctx context.Context) (DeviceInfo, error) {
 	m, _ := commands.CreateDeviceInfoCommand()
 	frame, _ := m.Serialize()
-	b, err := s.l.t.exchange(call{ctx: ctx, tr: signer.ContextTrace(ctx), stage: signer.StageTransport}, frame)
+	b, err := s.l.t.exchange(call{ctx: ctx, tr: signertrace.ContextTrace(ctx), stage: signertrace.StageTransport}, frame)
 	if err == nil {
 		err = checkResponse(frame[0], b)
 	}

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/signerkit/signerkit/signer"
+	"github.com/signerkit/signerkit/signer/signertrace"
 	"github.com/signerkit/signerkit/yubihsm"
 	"github.com/signerkit/signerkit/yubihsm/yubihsmsim"
 )
@@ -38,8 +39,8 @@ var slowSign = yubihsmsim.Profile{Name: "slow", EdDSA: []yubihsmsim.Point{{Size:
 func deviceTime(ctx context.Context) (context.Context, func() time.Duration) {
 	var mu sync.Mutex
 	var sum time.Duration
-	ctx = signer.WithTrace(ctx, &signer.Trace{StageDone: func(i signer.StageInfo) {
-		if i.Source == signer.Modeled && i.Stage == signer.StageDevice {
+	ctx = signertrace.WithTrace(ctx, &signertrace.Trace{StageDone: func(i signertrace.StageInfo) {
+		if i.Source == signertrace.Modeled && i.Stage == signertrace.StageDevice {
 			mu.Lock()
 			sum += i.Duration
 			mu.Unlock()

@@ -132,7 +132,7 @@
 //
 // # Tracing
 //
-// A sign reports to the signer.Trace in its context: StageSession when it
+// A sign reports to the signertrace.Trace in its context: StageSession when it
 // has to open a session (measured) and StageTransport for each HTTP round
 // trip (measured), which holds the device's time. Counters: round-trips,
 // bytes-out, bytes-in and retries. The package sends a connector nothing

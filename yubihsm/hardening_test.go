@@ -26,6 +26,7 @@ import (
 	"github.com/signerkit/signerkit/internal/simtime"
 	"github.com/signerkit/signerkit/signer"
 	"github.com/signerkit/signerkit/signer/signertest"
+	"github.com/signerkit/signerkit/signer/signertrace"
 	"github.com/signerkit/signerkit/yubihsm"
 	"github.com/signerkit/signerkit/yubihsm/yubihsmsim"
 )
@@ -94,14 +95,14 @@ func forgingConnector(t *testing.T) (*forging, string) {
 
 // deviceReports signs msg with k under a trace and returns the device
 // stages reported, and the sign's error.
-func deviceReports(t *testing.T, k *yubihsm.Signer) ([]signer.StageInfo, signer.Summary, error) {
+func deviceReports(t *testing.T, k *yubihsm.Signer) ([]signertrace.StageInfo, signertrace.Summary, error) {
 	t.Helper()
 	var mu sync.Mutex
-	var stages []signer.StageInfo
-	col := signer.NewCollector()
+	var stages []signertrace.StageInfo
+	col := signertrace.NewCollector()
 	ctx := col.WithContext(context.Background())
-	ctx = signer.WithTrace(ctx, &signer.Trace{StageDone: func(i signer.StageInfo) {
-		if i.Source == signer.Modeled {
+	ctx = signertrace.WithTrace(ctx, &signertrace.Trace{StageDone: func(i signertrace.StageInfo) {
+		if i.Source == signertrace.Modeled {
 			mu.Lock()
 			stages = append(stages, i)
 			mu.Unlock()
@@ -142,7 +143,7 @@ func TestModeledHeaderNeedsSimulator(t *testing.T) {
 	sim := openStore(t, config(url))
 	ks := openSigner(t, sim, generate(t, sim, signer.Ed25519, "sim").Ref())
 	stages, _, err := deviceReports(t, ks)
-	if err != nil || len(stages) != 1 || stages[0].Stage != signer.StageDevice {
+	if err != nil || len(stages) != 1 || stages[0].Stage != signertrace.StageDevice {
 		t.Fatalf("the simulator's own header: stages %+v, err %v; want its device stage", stages, err)
 	}
 	for _, forged := range []string{threeHours, overflow} {
@@ -178,7 +179,7 @@ func TestModeledHeaderHuge(t *testing.T) {
 	huge := strings.Repeat("device=1000000,", 9<<20/15)
 	f.set(huge, 0)
 	var calls atomic.Int64
-	ctx := signer.WithTrace(context.Background(), &signer.Trace{StageDone: func(signer.StageInfo) { calls.Add(1) }})
+	ctx := signertrace.WithTrace(context.Background(), &signertrace.Trace{StageDone: func(signertrace.StageInfo) { calls.Add(1) }})
 	if _, err := k.SignContext(ctx, []byte("huge")); !errors.Is(err, signer.ErrDisconnected) {
 		t.Errorf("own client, %d-byte header: %v, want ErrDisconnected", len(huge), err)
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/certusone/yubihsm-go/securechannel"
 
 	"github.com/signerkit/signerkit/signer"
+	"github.com/signerkit/signerkit/signer/signertrace"
 )
 
 // session is one authenticated SCP03 session: yubihsm-go's SecureChannel
@@ -66,9 +67,9 @@ func (l *link) release() {
 
 // openSession creates and authenticates a session (Create Session,
 // Authenticate Session), in the caller's session stage.
-func (l *link) openSession(ctx context.Context, tr *signer.Trace) (*session, error) {
+func (l *link) openSession(ctx context.Context, tr *signertrace.Trace) (*session, error) {
 	start := tr.Start()
-	defer tr.Measured(signer.StageSession, start)
+	defer tr.Measured(signertrace.StageSession, start)
 	l.mu.Lock()
 	if l.key == nil {
 		l.mu.Unlock()
@@ -76,7 +77,7 @@ func (l *link) openSession(ctx context.Context, tr *signer.Trace) (*session, err
 	}
 	authKey := append([]byte(nil), l.key...)
 	l.mu.Unlock()
-	c := &conn{t: l.t, call: call{ctx: ctx, tr: tr, stage: signer.StageSession}}
+	c := &conn{t: l.t, call: call{ctx: ctx, tr: tr, stage: signertrace.StageSession}}
 	// yubihsm-go takes the password as a string it cannot wipe and runs
 	// PBKDF2 on it for every session; we give it an empty one and put our
 	// own derived key in its exported AuthKey field instead.
@@ -223,7 +224,7 @@ func (p *pool) do(ctx context.Context, cmd func() (*commands.CommandMessage, err
 	if p.closed.Load() {
 		return nil, errPoolClosed
 	}
-	tr := signer.ContextTrace(ctx)
+	tr := signertrace.ContextTrace(ctx)
 	var s *session
 	select {
 	case s = <-p.slots:
@@ -246,14 +247,14 @@ func (p *pool) do(ctx context.Context, cmd func() (*commands.CommandMessage, err
 			// say), which the callers check beforehand.
 			return nil, fmt.Errorf("yubihsm: encode command: %v: %w", err, signer.ErrInvalidArgument)
 		}
-		resp, err := s.send(call{ctx: ctx, tr: tr, stage: signer.StageTransport}, m)
+		resp, err := s.send(call{ctx: ctx, tr: tr, stage: signertrace.StageTransport}, m)
 		if reusable(err) {
 			return resp, err
 		}
 		p.discard(s)
 		s = nil
 		if attempt == 0 && isCode(err, CodeInvalidSession, CodeAuthenticationFailed) {
-			tr.Add(signer.CountRetries, 1)
+			tr.Add(signertrace.CountRetries, 1)
 			continue
 		}
 		return nil, err
@@ -262,7 +263,7 @@ func (p *pool) do(ctx context.Context, cmd func() (*commands.CommandMessage, err
 
 // ready returns s, or a new session when s is nil or near its message
 // limit.
-func (p *pool) ready(ctx context.Context, tr *signer.Trace, s *session) (*session, error) {
+func (p *pool) ready(ctx context.Context, tr *signertrace.Trace, s *session) (*session, error) {
 	if s != nil && s.ch.Counter < p.limit {
 		return s, nil
 	}

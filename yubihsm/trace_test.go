@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/signerkit/signerkit/signer"
+	"github.com/signerkit/signerkit/signer/signertrace"
 	"github.com/signerkit/signerkit/yubihsm/yubihsmsim"
 )
 
@@ -17,17 +18,17 @@ func TestTrace(t *testing.T) {
 	k := openKey(t, url, nil)
 	type rec struct {
 		mu     sync.Mutex
-		stages []signer.StageInfo
-		counts map[signer.Counter]int64
+		stages []signertrace.StageInfo
+		counts map[signertrace.Counter]int64
 	}
 	traced := func() (context.Context, *rec) {
-		r := &rec{counts: map[signer.Counter]int64{}}
-		return signer.WithTrace(context.Background(), &signer.Trace{
-			StageDone: func(i signer.StageInfo) { r.mu.Lock(); r.stages = append(r.stages, i); r.mu.Unlock() },
-			Count:     func(c signer.Counter, n int64) { r.mu.Lock(); r.counts[c] += n; r.mu.Unlock() },
+		r := &rec{counts: map[signertrace.Counter]int64{}}
+		return signertrace.WithTrace(context.Background(), &signertrace.Trace{
+			StageDone: func(i signertrace.StageInfo) { r.mu.Lock(); r.stages = append(r.stages, i); r.mu.Unlock() },
+			Count:     func(c signertrace.Counter, n int64) { r.mu.Lock(); r.counts[c] += n; r.mu.Unlock() },
 		}), r
 	}
-	has := func(r *rec, st signer.Stage, src signer.Source) *signer.StageInfo {
+	has := func(r *rec, st signertrace.Stage, src signertrace.Source) *signertrace.StageInfo {
 		for i := range r.stages {
 			if r.stages[i].Stage == st && r.stages[i].Source == src {
 				return &r.stages[i]
@@ -39,22 +40,22 @@ func TestTrace(t *testing.T) {
 	if err := signVerified(t, ctx, k, make([]byte, 108)); err != nil {
 		t.Fatal(err)
 	}
-	if has(r, signer.StageSession, signer.Measured) == nil || has(r, signer.StageTransport, signer.Measured) == nil {
+	if has(r, signertrace.StageSession, signertrace.Measured) == nil || has(r, signertrace.StageTransport, signertrace.Measured) == nil {
 		t.Errorf("first sign: stages %+v, want session and transport", r.stages)
 	}
-	dev := has(r, signer.StageDevice, signer.Modeled)
+	dev := has(r, signertrace.StageDevice, signertrace.Modeled)
 	if dev == nil || dev.Duration != 132*time.Millisecond || dev.Profile != yubihsmsim.YubiHSM2.Name || dev.Slept {
 		t.Errorf("first sign: modeled device stage %+v, want 132 ms accounted from %q", dev, yubihsmsim.YubiHSM2.Name)
 	}
 	// Create Session, Authenticate Session, Sign.
-	if r.counts[signer.CountRoundTrips] != 3 || r.counts[signer.CountBytesOut] == 0 || r.counts[signer.CountBytesIn] == 0 {
+	if r.counts[signertrace.CountRoundTrips] != 3 || r.counts[signertrace.CountBytesOut] == 0 || r.counts[signertrace.CountBytesIn] == 0 {
 		t.Errorf("first sign: counters %v", r.counts)
 	}
 	ctx, r = traced()
 	if err := signVerified(t, ctx, k, make([]byte, 108)); err != nil {
 		t.Fatal(err)
 	}
-	if has(r, signer.StageSession, signer.Measured) != nil || r.counts[signer.CountRoundTrips] != 1 {
+	if has(r, signertrace.StageSession, signertrace.Measured) != nil || r.counts[signertrace.CountRoundTrips] != 1 {
 		t.Errorf("second sign: stages %+v, counters %v; want one round trip and no session", r.stages, r.counts)
 	}
 }
@@ -71,11 +72,11 @@ func TestRealtime(t *testing.T) {
 	}
 	var transport, device time.Duration
 	var slept bool
-	ctx := signer.WithTrace(context.Background(), &signer.Trace{StageDone: func(i signer.StageInfo) {
+	ctx := signertrace.WithTrace(context.Background(), &signertrace.Trace{StageDone: func(i signertrace.StageInfo) {
 		switch i.Stage {
-		case signer.StageTransport:
+		case signertrace.StageTransport:
 			transport += i.Duration
-		case signer.StageDevice:
+		case signertrace.StageDevice:
 			device, slept = i.Duration, i.Slept
 		}
 	}})

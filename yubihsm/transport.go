@@ -16,6 +16,7 @@ import (
 
 	"github.com/signerkit/signerkit/internal/scp03"
 	"github.com/signerkit/signerkit/signer"
+	"github.com/signerkit/signerkit/signer/signertrace"
 )
 
 // transport talks to a yubihsm-connector over HTTP (docs/protocols.md B.6).
@@ -73,8 +74,8 @@ func (t *transport) close() {
 // exchange's own time is part of the session stage).
 type call struct {
 	ctx   context.Context
-	tr    *signer.Trace
-	stage signer.Stage
+	tr    *signertrace.Trace
+	stage signertrace.Stage
 }
 
 // transportError is a failure to reach the device through the connector.
@@ -109,8 +110,8 @@ func (t *transport) exchange(c call, frame []byte) ([]byte, error) {
 	}
 	req.Header.Set("Content-Type", "application/octet-stream")
 	start := c.tr.Start()
-	c.tr.Add(signer.CountRoundTrips, 1)
-	c.tr.Add(signer.CountBytesOut, int64(len(frame)))
+	c.tr.Add(signertrace.CountRoundTrips, 1)
+	c.tr.Add(signertrace.CountBytesOut, int64(len(frame)))
 	resp, err := t.client.Do(req)
 	if err != nil {
 		// The caller's context ending is the caller's error; the request
@@ -121,8 +122,8 @@ func (t *transport) exchange(c call, frame []byte) ([]byte, error) {
 		}
 		var de *DeadlineError
 		if errors.As(err, &de) {
-			if c.stage == signer.StageTransport {
-				c.tr.Measured(signer.StageTransport, start)
+			if c.stage == signertrace.StageTransport {
+				c.tr.Measured(signertrace.StageTransport, start)
 			}
 			return nil, de
 		}
@@ -130,10 +131,10 @@ func (t *transport) exchange(c call, frame []byte) ([]byte, error) {
 	}
 	defer resp.Body.Close()
 	body, err := io.ReadAll(io.LimitReader(resp.Body, scp03.MaxFrame+1))
-	if c.stage == signer.StageTransport {
-		c.tr.Measured(signer.StageTransport, start)
+	if c.stage == signertrace.StageTransport {
+		c.tr.Measured(signertrace.StageTransport, start)
 	}
-	c.tr.Add(signer.CountBytesIn, int64(len(body)))
+	c.tr.Add(signertrace.CountBytesIn, int64(len(body)))
 	if err != nil {
 		if ctxErr := c.ctx.Err(); ctxErr != nil {
 			return nil, fmt.Errorf("yubihsm: connector: %w", ctxErr)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/signerkit/signerkit/signer"
 	"github.com/signerkit/signerkit/signer/signertest"
+	"github.com/signerkit/signerkit/signer/signertrace"
 	"github.com/signerkit/signerkit/yubihsm"
 	"github.com/signerkit/signerkit/yubihsm/yubihsmsim"
 )
@@ -75,8 +76,8 @@ func openSigner(t testing.TB, st *yubihsm.Store, ref signer.KeyRef) *yubihsm.Sig
 // countRetries returns a context whose trace counts retries.
 func countRetries(ctx context.Context) (context.Context, *atomic.Int64) {
 	var retries atomic.Int64
-	return signer.WithTrace(ctx, &signer.Trace{Count: func(c signer.Counter, n int64) {
-		if c == signer.CountRetries {
+	return signertrace.WithTrace(ctx, &signertrace.Trace{Count: func(c signertrace.Counter, n int64) {
+		if c == signertrace.CountRetries {
 			retries.Add(n)
 		}
 	}}), &retries

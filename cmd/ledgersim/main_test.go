@@ -5,13 +5,15 @@ import (
 	"crypto/ed25519"
 	"encoding/hex"
 	"errors"
-	"github.com/signerkit/signerkit/internal/proctest"
 	"os"
 	"os/exec"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/signerkit/signerkit/internal/proctest"
+	"github.com/signerkit/signerkit/signer/signertrace"
 
 	_ "github.com/signerkit/signerkit/ledger"
 	"github.com/signerkit/signerkit/signbytes/signbytestest"
@@ -77,7 +79,7 @@ func TestDeadlineThroughProcess(t *testing.T) {
 	}
 	defer s.Close()
 	heights := signbytestest.NewHeights("", 1)
-	col := signer.NewCollector()
+	col := signertrace.NewCollector()
 	ctx, cancel := context.WithTimeout(col.WithContext(context.Background()), 300*time.Millisecond)
 	_, err = s.SignContext(ctx, heights.Next(signbytestest.KindPrevote))
 	cancel()
@@ -85,13 +87,13 @@ func TestDeadlineThroughProcess(t *testing.T) {
 		t.Fatalf("sign under 300 ms: %v, want context.DeadlineExceeded", err)
 	}
 	var modeled time.Duration
-	for _, st := range signer.Stages() {
+	for _, st := range signertrace.Stages() {
 		modeled += col.Summary().Stage(st).Modeled
 	}
 	if modeled <= 0 || modeled > 300*time.Millisecond {
 		t.Errorf("%v modeled in the caller's trace, want some, up to the 300 ms deadline", modeled)
 	}
-	col = signer.NewCollector()
+	col = signertrace.NewCollector()
 	ctx, cancel = context.WithTimeout(col.WithContext(context.Background()), time.Minute)
 	defer cancel()
 	msg := heights.Next(signbytestest.KindPrevote)
@@ -99,7 +101,7 @@ func TestDeadlineThroughProcess(t *testing.T) {
 	if err != nil || !ed25519.Verify(ed25519.NewKeyFromSeed(seed).Public().(ed25519.PublicKey), msg, sig) {
 		t.Fatalf("sign under a minute: %v", err)
 	}
-	if got := col.Summary().Stage(signer.StageDevice).Modeled; got < 500*time.Millisecond {
+	if got := col.Summary().Stage(signertrace.StageDevice).Modeled; got < 500*time.Millisecond {
 		t.Errorf("device stage %v in the caller's trace, want the profile's 526 ms", got)
 	}
 	proctest.Stop(t, cmd)

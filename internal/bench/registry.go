@@ -13,6 +13,7 @@ import (
 
 	"github.com/signerkit/signerkit/signer"
 	"github.com/signerkit/signerkit/signer/signertest"
+	"github.com/signerkit/signerkit/signer/signertrace"
 )
 
 // Payloads are the message sizes, in bytes, of the benchmark table.
@@ -115,14 +116,14 @@ type Backend struct {
 	// votes (not a baseline, a traced duplicate or a device's raw mode);
 	// the report signs consecutive heights of votes on these. Ed25519 only.
 	Validator bool
-	// Traced attaches a signer.Collector to every sign and reports the
+	// Traced attaches a signertrace.Collector to every sign and reports the
 	// stages as metrics. Baseline rows leave it off.
 	Traced bool
 	// Stages lists stages to report on every row even when no sign of the
 	// timed loop reached them, as 0 — the session stage of a backend that
 	// opens a session only once every few thousand signs — so that the
 	// metric is there to compare.
-	Stages []signer.Stage
+	Stages []signertrace.Stage
 	// Skip, when set and returning a non-empty reason, skips the backend
 	// (a real device that is not configured, a module that is absent).
 	Skip func() string

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/signerkit/signerkit/signer"
+	"github.com/signerkit/signerkit/signer/signertrace"
 )
 
 // Sign measures one row of the table: it opens be with p, signs once
@@ -30,9 +30,9 @@ func Sign(b *testing.B, be Backend, p Params) {
 	}
 	next := be.MessageSource(p.Payload)
 	ctx := context.Background()
-	var col *signer.Collector
+	var col *signertrace.Collector
 	if be.Traced {
-		col = signer.NewCollector()
+		col = signertrace.NewCollector()
 		ctx = col.WithContext(ctx)
 	}
 	// One sign before the clock starts, as the latency analysis left out
@@ -91,12 +91,12 @@ func Sign(b *testing.B, be Backend, p Params) {
 //   - <counter>/op for every counter reported.
 //
 // Stages in always are reported as 0 when nothing reached them.
-func ReportStages(b *testing.B, sum signer.Summary, n int, elapsed time.Duration, always ...signer.Stage) {
+func ReportStages(b *testing.B, sum signertrace.Summary, n int, elapsed time.Duration, always ...signertrace.Stage) {
 	if n <= 0 {
 		return
 	}
 	ms := func(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) / float64(n) }
-	for _, st := range signer.Stages() {
+	for _, st := range signertrace.Stages() {
 		t := sum.Stage(st)
 		if t.Reports == 0 && !slices.Contains(always, st) {
 			continue
@@ -110,7 +110,7 @@ func ReportStages(b *testing.B, sum signer.Summary, n int, elapsed time.Duration
 		b.ReportMetric(ms(m), "modeled-ms/op")
 	}
 	b.ReportMetric(ms(sum.EndToEnd(elapsed)), "e2e-ms/op")
-	for _, c := range signer.Counters() {
+	for _, c := range signertrace.Counters() {
 		if v := sum.Count(c); v != 0 {
 			b.ReportMetric(float64(v)/float64(n), c.String()+"/op")
 		}

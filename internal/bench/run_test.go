@@ -11,6 +11,7 @@ import (
 	"github.com/signerkit/signerkit/inprocess"
 	"github.com/signerkit/signerkit/internal/bench"
 	"github.com/signerkit/signerkit/signer"
+	"github.com/signerkit/signerkit/signer/signertrace"
 )
 
 // TestSignReportsStages runs one row of a fake device through Sign, as
@@ -34,13 +35,13 @@ func TestSignReportsStages(t *testing.T) {
 			}
 			inst := bench.FromSigner(key)
 			inst.Sign = func(ctx context.Context, msg []byte) ([]byte, error) {
-				tr := signer.ContextTrace(ctx)
+				tr := signertrace.ContextTrace(ctx)
 				// A transport of 3 ms that holds 1 ms of slept wire time,
 				// and 100 ms of device time that was only accounted.
-				tr.MeasuredDuration(signer.StageTransport, 3*time.Millisecond)
-				tr.Modeled(signer.StageWire, time.Millisecond, true, "fake")
-				tr.Modeled(signer.StageDevice, 100*time.Millisecond, false, "fake")
-				tr.Add(signer.CountAPDUs, 2)
+				tr.MeasuredDuration(signertrace.StageTransport, 3*time.Millisecond)
+				tr.Modeled(signertrace.StageWire, time.Millisecond, true, "fake")
+				tr.Modeled(signertrace.StageDevice, 100*time.Millisecond, false, "fake")
+				tr.Add(signertrace.CountAPDUs, 2)
 				return key.SignContext(context.Background(), msg)
 			}
 			return inst, nil
@@ -128,7 +129,7 @@ func TestUntracedRowsReportEndToEnd(t *testing.T) {
 
 func TestAlwaysStagesReportedAsZero(t *testing.T) {
 	be := bench.Backend{Name: "sessions", Algorithm: signer.Ed25519, Traced: true,
-		Stages: []signer.Stage{signer.StageSession}, Open: openGenerated(signer.Ed25519)}
+		Stages: []signertrace.Stage{signertrace.StageSession}, Open: openGenerated(signer.Ed25519)}
 	res := testing.Benchmark(func(b *testing.B) { bench.Sign(b, be, bench.Params{Payload: 32}) })
 	if v, ok := res.Extra["session-ms/op"]; !ok || v != 0 {
 		t.Errorf("session-ms/op = %v (reported: %v), want 0 reported", v, ok)

@@ -7,6 +7,7 @@ import (
 	"os"
 
 	"github.com/signerkit/signerkit/signer"
+	"github.com/signerkit/signerkit/signer/signertrace"
 	"github.com/signerkit/signerkit/yubihsm"
 	"github.com/signerkit/signerkit/yubihsm/yubihsmsim"
 )
@@ -18,11 +19,11 @@ func init() {
 		// docs/latency-profiles.md §2 (accounted, or slept with
 		// SIGNERKIT_SIM=realtime).
 		Register(Backend{Name: "yubihsm-" + alg.String(), Algorithm: alg, Open: openYubiHSMSim(alg), Traced: true, Validator: alg == signer.Ed25519, Payloads: yubihsmPayloads,
-			Stages: []signer.Stage{signer.StageSession}})
+			Stages: []signertrace.Stage{signertrace.StageSession}})
 		// A real YubiHSM 2, when SIGNERKIT_YUBIHSM names its connector.
 		Register(Backend{
 			Name: "yubihsm-device-" + alg.String(), Algorithm: alg, Open: openYubiHSMDevice(alg), Traced: true, Validator: alg == signer.Ed25519,
-			Stages: []signer.Stage{signer.StageSession},
+			Stages: []signertrace.Stage{signertrace.StageSession},
 			Skip: func() string {
 				if os.Getenv("SIGNERKIT_YUBIHSM") == "" {
 					return "SIGNERKIT_YUBIHSM is not set"

@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/signerkit/signerkit/internal/bench"
-	"github.com/signerkit/signerkit/signer"
+	"github.com/signerkit/signerkit/signer/signertrace"
 )
 
 func backend(t *testing.T, name string) bench.Backend {
@@ -116,14 +116,14 @@ func TestFidelity(t *testing.T) {
 		if inst.Close != nil {
 			defer inst.Close()
 		}
-		var col signer.Collector
+		var col signertrace.Collector
 		ctx := col.WithContext(context.Background())
 		for range 2 {
 			if _, err := inst.Sign(ctx, []byte("prevote")); err != nil {
 				t.Fatal(err)
 			}
 		}
-		if n := col.Summary().Stage(signer.StageKDF).Reports; n != 2 {
+		if n := col.Summary().Stage(signertrace.StageKDF).Reports; n != 2 {
 			t.Errorf("2 per-sign signs ran the KDF %d times, want 2", n)
 		}
 	})

@@ -10,7 +10,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/signerkit/signerkit/signer"
+	"github.com/signerkit/signerkit/signer/signertrace"
 )
 
 var benchLine = regexp.MustCompile(`^Benchmark(\S+?)(?:-\d+)?\s+(\d+)\s+(.+)$`)
@@ -18,7 +18,7 @@ var benchLine = regexp.MustCompile(`^Benchmark(\S+?)(?:-\d+)?\s+(\d+)\s+(.+)$`)
 // isStage reports whether name is a signer stage's, as <name>-ms/op
 // metrics carry it.
 func isStage(name string) bool {
-	return slices.ContainsFunc(signer.Stages(), func(s signer.Stage) bool { return s.String() == name })
+	return slices.ContainsFunc(signertrace.Stages(), func(s signertrace.Stage) bool { return s.String() == name })
 }
 
 // RegistryPackage is the package whose BenchmarkSign and BenchmarkVerify

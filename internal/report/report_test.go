@@ -13,7 +13,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/signerkit/signerkit/signer"
+	"github.com/signerkit/signerkit/signer/signertrace"
 )
 
 func readFixture(t *testing.T) []Row {
@@ -315,7 +315,7 @@ func TestCancellableContextNote(t *testing.T) {
 // The stages chart draws only the stages it knows: every signer stage must
 // have its place and colour there, or its time would vanish from the bars.
 func TestStagesChartKnowsEveryStage(t *testing.T) {
-	for _, st := range signer.Stages() {
+	for _, st := range signertrace.Stages() {
 		if !slices.Contains(stageOrder, st.String()) || stageColours[st.String()] == "" {
 			t.Errorf("stage %s has no place or colour in the stages chart", st)
 		}

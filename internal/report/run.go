@@ -11,7 +11,7 @@ import (
 	"github.com/signerkit/signerkit/internal/bench"
 	"github.com/signerkit/signerkit/signbytes"
 	"github.com/signerkit/signerkit/signbytes/signbytestest"
-	"github.com/signerkit/signerkit/signer"
+	"github.com/signerkit/signerkit/signer/signertrace"
 )
 
 // RunConfig selects and sizes the scenarios Run runs.
@@ -211,7 +211,7 @@ func RunRow(ctx context.Context, be bench.Backend, p bench.Params, cfg RunConfig
 	// One collector for the whole row, its context made before the clock
 	// starts; a sign's own end-to-end time is its wall time plus the
 	// accounted (modeled, not slept) time it added to the collector.
-	var col signer.Collector
+	var col signertrace.Collector
 	tctx, cancel := signContext(ctx, &col)
 	defer cancel()
 	var e2e []float64
@@ -240,14 +240,14 @@ func RunRow(ctx context.Context, be bench.Backend, p bench.Params, cfg RunConfig
 	row.E2E = NewDist(e2e)
 	row.HostMs = ms(wall)
 	row.ModeledMs = ms(total.Modeled())
-	for _, st := range signer.Stages() {
+	for _, st := range signertrace.Stages() {
 		t := total.Stage(st)
 		if t.Reports == 0 {
 			continue
 		}
 		row.Stages = append(row.Stages, Stage{Name: st.String(), Ms: ms(total.Exclusive(st)), ModeledMs: ms(t.Modeled), Profile: t.Profile})
 	}
-	for _, c := range signer.Counters() {
+	for _, c := range signertrace.Counters() {
 		if v := total.Count(c); v != 0 {
 			row.Counters = append(row.Counters, Counter{Name: c.String(), PerOp: float64(v) / n})
 		}
@@ -303,7 +303,7 @@ func RunVerify(ctx context.Context, c bench.VerifyCase, size int, cfg RunConfig)
 // cancellable, as a validator's signs are (they carry a deadline), so the
 // report shows what honouring one costs a backend whose device call
 // cannot be interrupted (pkcs11 runs its module calls on a goroutine).
-func signContext(ctx context.Context, col *signer.Collector) (context.Context, context.CancelFunc) {
+func signContext(ctx context.Context, col *signertrace.Collector) (context.Context, context.CancelFunc) {
 	ctx, cancel := context.WithCancel(ctx)
 	return col.WithContext(ctx), cancel
 }
@@ -330,7 +330,7 @@ func RunPhases(ctx context.Context, be bench.Backend, cfg RunConfig) ([]Phase, e
 	samples := map[string][]float64{}
 	sizes := map[string]int{}
 	modeled := false
-	var col signer.Collector
+	var col signertrace.Collector
 	tctx, cancel := signContext(ctx, &col) // made once, outside the timed calls
 	defer cancel()
 	var wall time.Duration

@@ -1,10 +1,10 @@
 // Package simtime is the time plumbing the simulated devices share
 // (ledger/ledgersim, yubihsm/yubihsmsim): whether a device's modeled time
-// is slept or only accounted, how it reaches the caller's signer.Trace, and
+// is slept or only accounted, how it reaches the caller's signertrace.Trace, and
 // an injectable clock for the devices' own timers.
 //
 // By default a simulator only accounts its latency profile: it reports each
-// component as a signer.Modeled stage and returns at once, so a benchmark
+// component as a signertrace.Modeled stage and returns at once, so a benchmark
 // of a 580 ms Ledger sign runs in microseconds and still reports 580
 // modeled milliseconds (e2e-ms/op). With SIGNERKIT_SIM=realtime it also
 // sleeps, for tests of timeouts and of code that must wait for real.
@@ -19,7 +19,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/signerkit/signerkit/signer"
+	"github.com/signerkit/signerkit/signer/signertrace"
 )
 
 // Mode says what a simulator does with its modeled time.
@@ -65,11 +65,11 @@ func ModeFromEnv() Mode {
 // at once: a fake device times out as a slow real one would, without
 // sleeping. Modeled time under one context adds up, as if the device did
 // the work of concurrent calls one after another.
-func Spend(ctx context.Context, m Mode, s signer.Stage, d time.Duration, profile string) error {
+func Spend(ctx context.Context, m Mode, s signertrace.Stage, d time.Duration, profile string) error {
 	if d <= 0 {
 		return ctx.Err()
 	}
-	tr := signer.ContextTrace(ctx)
+	tr := signertrace.ContextTrace(ctx)
 	if m != Realtime {
 		return account(ctx, tr, s, d, profile)
 	}
@@ -81,7 +81,7 @@ func Spend(ctx context.Context, m Mode, s signer.Stage, d time.Duration, profile
 }
 
 // account is Spend in Accounted mode.
-func account(ctx context.Context, tr *signer.Trace, s signer.Stage, d time.Duration, profile string) error {
+func account(ctx context.Context, tr *signertrace.Trace, s signertrace.Stage, d time.Duration, profile string) error {
 	deadline, ok := ctx.Deadline()
 	if !ok {
 		tr.Modeled(s, d, false, profile)
@@ -119,7 +119,7 @@ func account(ctx context.Context, tr *signer.Trace, s signer.Stage, d time.Durat
 // context.DeadlineExceeded.
 type DeadlineError struct {
 	// Stage is the stage that ran out of time.
-	Stage signer.Stage
+	Stage signertrace.Stage
 	// Modeled is the stage's full modeled duration, and Accounted the
 	// part of it accounted before the deadline.
 	Modeled, Accounted time.Duration
@@ -268,7 +268,7 @@ const Header = "X-Signerkit-Modeled"
 
 // Encode renders modeled stages for Header: "device=131000000ns;slept=1;
 // profile=…" entries joined by ", ". Profiles must not contain ',' or ';'.
-func Encode(stages []signer.StageInfo) string {
+func Encode(stages []signertrace.StageInfo) string {
 	var b strings.Builder
 	for i, s := range stages {
 		if i > 0 {
@@ -304,10 +304,10 @@ const (
 )
 
 // Decode parses a Header value written by Encode. Every stage it returns
-// is signer.Modeled. It refuses, at a cost bounded by MaxHeaderLen, a
+// is signertrace.Modeled. It refuses, at a cost bounded by MaxHeaderLen, a
 // value longer than MaxHeaderLen, with more than MaxEntries entries, an
 // entry longer than MaxEntryLen or a duration above MaxStageDuration.
-func Decode(v string) ([]signer.StageInfo, error) {
+func Decode(v string) ([]signertrace.StageInfo, error) {
 	if len(v) > MaxHeaderLen {
 		return nil, fmt.Errorf("simtime: %d-byte header, the most is %d", len(v), MaxHeaderLen)
 	}
@@ -318,7 +318,7 @@ func Decode(v string) ([]signer.StageInfo, error) {
 	if n := strings.Count(v, ",") + 1; n > MaxEntries {
 		return nil, fmt.Errorf("simtime: %d entries, the most is %d", n, MaxEntries)
 	}
-	var out []signer.StageInfo
+	var out []signertrace.StageInfo
 	for _, entry := range strings.Split(v, ",") {
 		if len(entry) > MaxEntryLen {
 			return nil, fmt.Errorf("simtime: %d-byte entry, the most is %d", len(entry), MaxEntryLen)
@@ -339,7 +339,7 @@ func Decode(v string) ([]signer.StageInfo, error) {
 		if time.Duration(ns) > MaxStageDuration {
 			return nil, fmt.Errorf("simtime: duration %dns exceeds %v", ns, MaxStageDuration)
 		}
-		info := signer.StageInfo{Stage: st, Duration: time.Duration(ns), Source: signer.Modeled}
+		info := signertrace.StageInfo{Stage: st, Duration: time.Duration(ns), Source: signertrace.Modeled}
 		for _, p := range parts[1:] {
 			switch {
 			case p == "slept":
@@ -355,8 +355,8 @@ func Decode(v string) ([]signer.StageInfo, error) {
 	return out, nil
 }
 
-func stageByName(name string) (signer.Stage, bool) {
-	for _, s := range signer.Stages() {
+func stageByName(name string) (signertrace.Stage, bool) {
+	for _, s := range signertrace.Stages() {
 		if s.String() == name {
 			return s, true
 		}

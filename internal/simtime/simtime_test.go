@@ -8,17 +8,17 @@ import (
 	"testing"
 	"time"
 
-	"github.com/signerkit/signerkit/signer"
+	"github.com/signerkit/signerkit/signer/signertrace"
 )
 
 func TestSpendAccounted(t *testing.T) {
-	var col signer.Collector
+	var col signertrace.Collector
 	// An hour of modeled time with no deadline: accounted, not slept.
 	ctx := col.WithContext(context.Background())
-	if err := Spend(ctx, Accounted, signer.StageDevice, time.Hour, "p"); err != nil {
+	if err := Spend(ctx, Accounted, signertrace.StageDevice, time.Hour, "p"); err != nil {
 		t.Fatalf("accounted mode: %v", err)
 	}
-	st := col.Summary().Stage(signer.StageDevice)
+	st := col.Summary().Stage(signertrace.StageDevice)
 	if st.Modeled != time.Hour || st.Slept != 0 {
 		t.Fatalf("stage = %+v", st)
 	}
@@ -28,25 +28,25 @@ func TestSpendAccounted(t *testing.T) {
 // context adds up against its deadline; the stage that would pass it is
 // accounted up to the deadline and fails with DeadlineExceeded, at once.
 func TestSpendAccountedDeadline(t *testing.T) {
-	var col signer.Collector
+	var col signertrace.Collector
 	ctx, cancel := context.WithTimeout(context.Background(), time.Hour)
 	defer cancel()
 	// A value context derived from ctx shares its budget.
 	ctx = col.WithContext(ctx)
 	for range 3 {
-		if err := Spend(ctx, Accounted, signer.StageWire, 19*time.Minute, "p"); err != nil {
+		if err := Spend(ctx, Accounted, signertrace.StageWire, 19*time.Minute, "p"); err != nil {
 			t.Fatalf("within the deadline: %v", err)
 		}
 	}
 	if got := AccountedUnder(ctx); got != 57*time.Minute {
 		t.Fatalf("AccountedUnder = %v, want 57m", got)
 	}
-	err := Spend(ctx, Accounted, signer.StageDevice, 10*time.Minute, "p")
+	err := Spend(ctx, Accounted, signertrace.StageDevice, 10*time.Minute, "p")
 	if !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("past the deadline: err = %v", err)
 	}
 	var de *DeadlineError
-	if !errors.As(err, &de) || de.Stage != signer.StageDevice || de.Modeled != 10*time.Minute || de.Before != 57*time.Minute {
+	if !errors.As(err, &de) || de.Stage != signertrace.StageDevice || de.Modeled != 10*time.Minute || de.Before != 57*time.Minute {
 		t.Fatalf("err = %#v", err)
 	}
 	if ctx.Err() != nil {
@@ -54,18 +54,18 @@ func TestSpendAccountedDeadline(t *testing.T) {
 	}
 	// The device stage is accounted up to the deadline: a little under
 	// 3 minutes, as some wall time has passed.
-	dev := col.Summary().Stage(signer.StageDevice).Modeled
+	dev := col.Summary().Stage(signertrace.StageDevice).Modeled
 	if dev <= 0 || dev > 3*time.Minute || dev != de.Accounted {
 		t.Fatalf("device stage %v, error says %v", dev, de.Accounted)
 	}
 	// Nothing is left: any more modeled time fails.
-	if err := Spend(ctx, Accounted, signer.StageWire, time.Millisecond, "p"); !errors.Is(err, context.DeadlineExceeded) {
+	if err := Spend(ctx, Accounted, signertrace.StageWire, time.Millisecond, "p"); !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("after the deadline: err = %v", err)
 	}
 	// Another context has its own budget.
 	ctx2, cancel2 := context.WithTimeout(context.Background(), time.Hour)
 	defer cancel2()
-	if err := Spend(ctx2, Accounted, signer.StageDevice, 30*time.Minute, "p"); err != nil {
+	if err := Spend(ctx2, Accounted, signertrace.StageDevice, 30*time.Minute, "p"); err != nil {
 		t.Fatal(err)
 	}
 	// A budget is dropped when its context ends.
@@ -92,34 +92,34 @@ func TestAccount(t *testing.T) {
 	defer cancel()
 	Account(ctx, 20*time.Minute)
 	Account(ctx, -time.Minute) // ignored
-	if err := Spend(ctx, Accounted, signer.StageDevice, 20*time.Minute, "p"); err != nil {
+	if err := Spend(ctx, Accounted, signertrace.StageDevice, 20*time.Minute, "p"); err != nil {
 		t.Fatal(err)
 	}
 	if got := AccountedUnder(ctx); got != 40*time.Minute {
 		t.Fatalf("AccountedUnder = %v, want 40m", got)
 	}
 	// The accounted time counts against the deadline of the next Spend.
-	if err := Spend(ctx, Accounted, signer.StageDevice, 30*time.Minute, "p"); !errors.Is(err, context.DeadlineExceeded) {
+	if err := Spend(ctx, Accounted, signertrace.StageDevice, 30*time.Minute, "p"); !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("past the deadline: %v", err)
 	}
 }
 
 func TestSpendRealtime(t *testing.T) {
-	var col signer.Collector
+	var col signertrace.Collector
 	ctx := col.WithContext(context.Background())
 	start := time.Now()
-	if err := Spend(ctx, Realtime, signer.StageDevice, 20*time.Millisecond, "p"); err != nil {
+	if err := Spend(ctx, Realtime, signertrace.StageDevice, 20*time.Millisecond, "p"); err != nil {
 		t.Fatal(err)
 	}
 	if time.Since(start) < 20*time.Millisecond {
 		t.Fatal("realtime mode did not sleep")
 	}
-	if st := col.Summary().Stage(signer.StageDevice); st.Slept != 20*time.Millisecond {
+	if st := col.Summary().Stage(signertrace.StageDevice); st.Slept != 20*time.Millisecond {
 		t.Fatalf("stage = %+v", st)
 	}
 	ctx2, cancel := context.WithTimeout(context.Background(), 10*time.Millisecond)
 	defer cancel()
-	if err := Spend(ctx2, Realtime, signer.StageDevice, time.Hour, "p"); !errors.Is(err, context.DeadlineExceeded) {
+	if err := Spend(ctx2, Realtime, signertrace.StageDevice, time.Hour, "p"); !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("err = %v", err)
 	}
 }
@@ -145,9 +145,9 @@ func TestManual(t *testing.T) {
 }
 
 func TestHeaderRoundTrip(t *testing.T) {
-	in := []signer.StageInfo{
-		{Stage: signer.StageDevice, Duration: 131 * time.Millisecond, Source: signer.Modeled, Profile: "yubihsm2 (docs/latency-profiles.md §2)"},
-		{Stage: signer.StageWire, Duration: 3 * time.Millisecond, Source: signer.Modeled, Slept: true},
+	in := []signertrace.StageInfo{
+		{Stage: signertrace.StageDevice, Duration: 131 * time.Millisecond, Source: signertrace.Modeled, Profile: "yubihsm2 (docs/latency-profiles.md §2)"},
+		{Stage: signertrace.StageWire, Duration: 3 * time.Millisecond, Source: signertrace.Modeled, Slept: true},
 	}
 	out, err := Decode(Encode(in))
 	if err != nil {
@@ -176,7 +176,7 @@ func FuzzDecode(f *testing.F) {
 			return
 		}
 		for _, i := range st {
-			if i.Duration < 0 || i.Source != signer.Modeled {
+			if i.Duration < 0 || i.Source != signertrace.Modeled {
 				t.Fatalf("bad stage %+v", i)
 			}
 		}

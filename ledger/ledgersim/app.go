@@ -12,6 +12,7 @@ import (
 	"github.com/signerkit/signerkit/internal/simtime"
 	"github.com/signerkit/signerkit/ledger"
 	"github.com/signerkit/signerkit/signer"
+	"github.com/signerkit/signerkit/signer/signertrace"
 )
 
 // Confirm is what the simulated user does when the app asks to confirm its
@@ -399,13 +400,13 @@ func (d *Device) spend(ctx context.Context, closed <-chan struct{}, req, resp in
 		}()
 	}
 	wire := d.wire(req, resp)
-	if err := simtime.Spend(ctx, d.mode, signer.StageWire, wire, d.profile.Name); err != nil {
+	if err := simtime.Spend(ctx, d.mode, signertrace.StageWire, wire, d.profile.Name); err != nil {
 		return err
 	}
-	if err := simtime.Spend(ctx, d.mode, signer.StageConfirm, c.confirm, d.profile.Name); err != nil {
+	if err := simtime.Spend(ctx, d.mode, signertrace.StageConfirm, c.confirm, d.profile.Name); err != nil {
 		return err
 	}
-	return simtime.Spend(ctx, d.mode, signer.StageDevice, c.device, d.profile.Name)
+	return simtime.Spend(ctx, d.mode, signertrace.StageDevice, c.device, d.profile.Name)
 }
 
 // wire is the modeled USB time of an exchange of req and resp bytes.

@@ -19,6 +19,7 @@ import (
 	"github.com/signerkit/signerkit/signbytes"
 	"github.com/signerkit/signerkit/signbytes/signbytestest"
 	"github.com/signerkit/signerkit/signer"
+	"github.com/signerkit/signerkit/signer/signertrace"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -112,10 +113,10 @@ func TestDoubleSignStateMachine(t *testing.T) {
 func TestFirstSignConfirmation(t *testing.T) {
 	d := ledgersim.MustNew(ledgersim.Config{Time: ledgersim.Accounted, Confirm: ledgersim.Reject, ConfirmDelay: 4 * time.Second})
 	s := open(t, d.Dialer(), ledger.Config{})
-	var col signer.Collector
+	var col signertrace.Collector
 	_, err := s.SignContext(col.WithContext(context.Background()), vote(signbytes.Prevote, 1, 0))
 	wantSW(t, "rejected", err, 0x6986, signer.ErrRejected)
-	if got := col.Summary().Stage(signer.StageConfirm).Modeled; got != 4*time.Second {
+	if got := col.Summary().Stage(signertrace.StageConfirm).Modeled; got != 4*time.Second {
 		t.Errorf("confirm stage %v, want 4s modeled", got)
 	}
 	d.SetConfirm(ledgersim.Accept, 0)
@@ -349,26 +350,26 @@ func TestModeledFigures(t *testing.T) {
 		if _, err := sign(s, h.Next(signbytestest.KindPrevote)); err != nil {
 			t.Fatal(err)
 		}
-		col := signer.NewCollector()
+		col := signertrace.NewCollector()
 		msg := h.Next(signbytestest.KindPrevote)
 		sig, err := s.SignContext(col.WithContext(context.Background()), msg)
 		if err != nil || !ed25519.Verify(d.PublicKey(), msg, sig) {
 			t.Fatalf("sign: %v", err)
 		}
 		sum := col.Summary()
-		if got := sum.Count(signer.CountAPDUs); got != tc.apdus {
+		if got := sum.Count(signertrace.CountAPDUs); got != tc.apdus {
 			t.Errorf("chunk %d: %d APDUs, want %d", tc.chunk, got, tc.apdus)
 		}
-		if got := sum.Count(signer.CountHIDReports); got != tc.reports {
+		if got := sum.Count(signertrace.CountHIDReports); got != tc.reports {
 			t.Errorf("chunk %d: %d reports, want %d", tc.chunk, got, tc.reports)
 		}
-		if got := sum.Stage(signer.StageWire).Modeled; got != tc.wire {
+		if got := sum.Stage(signertrace.StageWire).Modeled; got != tc.wire {
 			t.Errorf("chunk %d: wire %v, want %v", tc.chunk, got, tc.wire)
 		}
-		if got := sum.Stage(signer.StageStall).Modeled; got != tc.stall {
+		if got := sum.Stage(signertrace.StageStall).Modeled; got != tc.stall {
 			t.Errorf("chunk %d: stall %v, want %v", tc.chunk, got, tc.stall)
 		}
-		if got := sum.Stage(signer.StageDevice).Modeled; got != 526*time.Millisecond {
+		if got := sum.Stage(signertrace.StageDevice).Modeled; got != 526*time.Millisecond {
 			t.Errorf("chunk %d: device %v", tc.chunk, got)
 		}
 		t.Logf("chunk %d upstream %v: modeled %v", tc.chunk, tc.upstream, sum.Modeled())
@@ -380,22 +381,22 @@ func TestRealtimeSleeps(t *testing.T) {
 	p := ledgersim.Profile{Name: "fast test profile", Sign: 5 * time.Millisecond, Report: time.Millisecond, BufferSize: 16384, UpstreamStall: 2 * time.Millisecond}
 	d := ledgersim.MustNew(ledgersim.Config{Time: ledgersim.Realtime, Profile: p})
 	s := open(t, d.UpstreamDialer(d.HIDDialer()), ledger.Config{})
-	var stages []signer.StageInfo
-	tr := &signer.Trace{StageDone: func(i signer.StageInfo) { stages = append(stages, i) }}
+	var stages []signertrace.StageInfo
+	tr := &signertrace.Trace{StageDone: func(i signertrace.StageInfo) { stages = append(stages, i) }}
 	msg := vote(signbytes.Prevote, 1, 0)
-	if _, err := s.SignContext(signer.WithTrace(context.Background(), tr), msg); err != nil {
+	if _, err := s.SignContext(signertrace.WithTrace(context.Background(), tr), msg); err != nil {
 		t.Fatal(err)
 	}
-	seen := map[signer.Stage]bool{}
+	seen := map[signertrace.Stage]bool{}
 	for _, i := range stages {
-		if i.Source == signer.Modeled {
+		if i.Source == signertrace.Modeled {
 			seen[i.Stage] = true
 			if !i.Slept {
 				t.Errorf("%v not slept in realtime mode", i.Stage)
 			}
 		}
 	}
-	for _, st := range []signer.Stage{signer.StageStall, signer.StageWire, signer.StageDevice} {
+	for _, st := range []signertrace.Stage{signertrace.StageStall, signertrace.StageWire, signertrace.StageDevice} {
 		if !seen[st] {
 			t.Errorf("no modeled %v stage", st)
 		}

@@ -11,6 +11,7 @@ import (
 	"github.com/signerkit/signerkit/ledger/internal/specext"
 	"github.com/signerkit/signerkit/ledger/internal/speculos"
 	"github.com/signerkit/signerkit/signer"
+	"github.com/signerkit/signerkit/signer/signertrace"
 )
 
 // SpeculosDialer returns a ledger.Dialer for the Speculos face of this
@@ -20,7 +21,7 @@ import (
 // before each APDU it tells the simulator how much time the caller's
 // deadline leaves (less the modeled time already accounted under it), and
 // the simulator answers with the exchange's modeled stages, which the
-// transport reports to the caller's signer.Trace (wire, confirm and
+// transport reports to the caller's signertrace.Trace (wire, confirm and
 // device, as the in-process faces report them). In accounted mode, an
 // exchange whose modeled time would run past the deadline gets no reply
 // but the modeled time before the deadline, and fails at once with a
@@ -69,7 +70,7 @@ func (timeExtension) Reply(ctx context.Context, r io.Reader, n uint32) (stop, er
 	if err != nil {
 		return nil, fmt.Errorf("ledger: speculos simulator: %w: %v", signer.ErrProtocol, err)
 	}
-	trace := signer.ContextTrace(ctx)
+	trace := signertrace.ContextTrace(ctx)
 	var accounted time.Duration
 	for _, s := range e.Stages {
 		if !s.Slept {

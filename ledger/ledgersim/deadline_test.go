@@ -11,6 +11,7 @@ import (
 	"github.com/signerkit/signerkit/ledger/ledgersim"
 	"github.com/signerkit/signerkit/signbytes/signbytestest"
 	"github.com/signerkit/signerkit/signer"
+	"github.com/signerkit/signerkit/signer/signertrace"
 )
 
 // speculosSim serves dev's Speculos face for the test and returns a
@@ -65,7 +66,7 @@ func TestAccountedDeadline(t *testing.T) {
 			defer s.Close()
 			heights := signbytestest.NewHeights("", 1)
 
-			col := signer.NewCollector()
+			col := signertrace.NewCollector()
 			ctx, cancel := context.WithTimeout(col.WithContext(context.Background()), shortTime)
 			defer cancel()
 			_, err = s.SignContext(ctx, heights.Next(signbytestest.KindPrevote))
@@ -77,9 +78,9 @@ func TestAccountedDeadline(t *testing.T) {
 				t.Errorf("Speculos face: %#v, want a *ledger.DeadlineError of the sign's modeled time, accounted up to the deadline", err)
 			}
 			sum := col.Summary()
-			dev0 := sum.Stage(signer.StageDevice).Modeled
+			dev0 := sum.Stage(signertrace.StageDevice).Modeled
 			var total time.Duration
-			for _, st := range signer.Stages() {
+			for _, st := range signertrace.Stages() {
 				total += sum.Stage(st).Modeled
 			}
 			if dev0 <= 0 || dev0 >= dev.Profile().Sign || total > shortTime {
@@ -87,7 +88,7 @@ func TestAccountedDeadline(t *testing.T) {
 			}
 
 			// With time enough, the next sign succeeds and verifies.
-			col = signer.NewCollector()
+			col = signertrace.NewCollector()
 			ctx, cancel = context.WithTimeout(col.WithContext(context.Background()), longTime)
 			defer cancel()
 			msg := heights.Next(signbytestest.KindPrevote)
@@ -98,7 +99,7 @@ func TestAccountedDeadline(t *testing.T) {
 			if !ed25519.Verify(dev.PublicKey(), msg, sig) {
 				t.Fatal("signature does not verify")
 			}
-			if got := col.Summary().Stage(signer.StageDevice).Modeled; got != dev.Profile().Sign {
+			if got := col.Summary().Stage(signertrace.StageDevice).Modeled; got != dev.Profile().Sign {
 				t.Errorf("device stage %v, want %v", got, dev.Profile().Sign)
 			}
 		})
@@ -127,13 +128,13 @@ func TestAccountedDeadlineDoesNotWait(t *testing.T) {
 			defer s.Close()
 			var accounted time.Duration
 			slept := false
-			tr := &signer.Trace{StageDone: func(i signer.StageInfo) {
-				if i.Stage == signer.StageDevice && i.Source == signer.Modeled {
+			tr := &signertrace.Trace{StageDone: func(i signertrace.StageInfo) {
+				if i.Stage == signertrace.StageDevice && i.Source == signertrace.Modeled {
 					accounted += i.Duration
 					slept = slept || i.Slept
 				}
 			}}
-			ctx, cancel := context.WithTimeout(signer.WithTrace(context.Background(), tr), longTime)
+			ctx, cancel := context.WithTimeout(signertrace.WithTrace(context.Background(), tr), longTime)
 			defer cancel()
 			_, err = s.SignContext(ctx, signbytestest.NewHeights("", 1).Next(signbytestest.KindPrevote))
 			if !errors.Is(err, context.DeadlineExceeded) {
@@ -187,7 +188,7 @@ func TestSpeculosStandardClient(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	col := signer.NewCollector()
+	col := signertrace.NewCollector()
 	ctx, cancel := context.WithTimeout(col.WithContext(context.Background()), shortTime) // shorter than the modeled sign
 	defer cancel()
 	msg := signbytestest.NewHeights("", 1).Next(signbytestest.KindPrevote)
@@ -195,7 +196,7 @@ func TestSpeculosStandardClient(t *testing.T) {
 	if err != nil || !ed25519.Verify(dev.PublicKey(), msg, sig) {
 		t.Fatalf("sign: %v", err)
 	}
-	if got := col.Summary().Stage(signer.StageDevice).Modeled; got != 0 {
+	if got := col.Summary().Stage(signertrace.StageDevice).Modeled; got != 0 {
 		t.Errorf("a standard client got %v of modeled device time", got)
 	}
 }
@@ -215,12 +216,12 @@ func TestSpeculosRealtime(t *testing.T) {
 	defer s.Close()
 	heights := signbytestest.NewHeights("", 1)
 	var slept time.Duration
-	tr := &signer.Trace{StageDone: func(i signer.StageInfo) {
-		if i.Stage == signer.StageDevice && i.Slept {
+	tr := &signertrace.Trace{StageDone: func(i signertrace.StageInfo) {
+		if i.Stage == signertrace.StageDevice && i.Slept {
 			slept += i.Duration
 		}
 	}}
-	ctx, cancel := context.WithTimeout(signer.WithTrace(context.Background(), tr), longTime)
+	ctx, cancel := context.WithTimeout(signertrace.WithTrace(context.Background(), tr), longTime)
 	defer cancel()
 	if _, err := s.SignContext(ctx, heights.Next(signbytestest.KindPrevote)); err != nil {
 		t.Fatal(err)

@@ -55,7 +55,7 @@
 // ms stall per APDU as a separate component, spent only by UpstreamStall.
 // The device time does not grow with the message: the analysis measured
 // votes only. Time is accounted by default: each component is reported to
-// the caller's signer.Trace as a modeled stage (wire, confirm, device,
+// the caller's signertrace.Trace as a modeled stage (wire, confirm, device,
 // stall) and the call returns at once, so a benchmark of a 530 ms sign runs
 // in microseconds and still reports 530 modeled ms. With SIGNERKIT_SIM=
 // realtime (or Config.Time) the device also sleeps it, within the

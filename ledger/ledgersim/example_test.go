@@ -12,6 +12,7 @@ import (
 	"github.com/signerkit/signerkit/ledger/ledgersim"
 	"github.com/signerkit/signerkit/signbytes/signbytestest"
 	"github.com/signerkit/signerkit/signer"
+	"github.com/signerkit/signerkit/signer/signertrace"
 )
 
 // A test unplugs the simulated device in the middle of a sign, and the
@@ -49,10 +50,10 @@ func ExampleConfig_raw() {
 		log.Fatal(err)
 	}
 	defer s.Close()
-	col := signer.NewCollector()
+	col := signertrace.NewCollector()
 	msg := make([]byte, 1024)
 	sig, err := s.SignContext(col.WithContext(context.Background()), msg)
-	fmt.Println(err == nil && ed25519.Verify(dev.PublicKey(), msg, sig), col.Summary().Count(signer.CountAPDUs), "APDUs")
+	fmt.Println(err == nil && ed25519.Verify(dev.PublicKey(), msg, sig), col.Summary().Count(signertrace.CountAPDUs), "APDUs")
 	// Output: true 16 APDUs
 }
 

@@ -5,7 +5,7 @@ import "time"
 // Profile is a device's latency model and size limits.
 type Profile struct {
 	// Name names the profile and its source, as reported in
-	// signer.StageInfo.Profile.
+	// signertrace.StageInfo.Profile.
 	Name string
 	// Sign is the on-device Ed25519 time of one SIGN_ED25519 that signs.
 	Sign time.Duration

@@ -11,7 +11,7 @@ import (
 
 	"github.com/signerkit/signerkit/internal/simtime"
 	"github.com/signerkit/signerkit/ledger/internal/specext"
-	"github.com/signerkit/signerkit/signer"
+	"github.com/signerkit/signerkit/signer/signertrace"
 )
 
 // maxSpeculosCommand bounds a command the server reads: a 5-byte header
@@ -192,8 +192,8 @@ type timeLeft struct {
 // wait short, as with a real device.
 func (s *SpeculosServer) spendFor(ext *timeLeft, req, resp int, c costs) (out []byte, exceeded bool, err error) {
 	d := s.d
-	var stages []signer.StageInfo
-	ctx := signer.WithTrace(s.ctx, &signer.Trace{StageDone: func(i signer.StageInfo) { stages = append(stages, i) }})
+	var stages []signertrace.StageInfo
+	ctx := signertrace.WithTrace(s.ctx, &signertrace.Trace{StageDone: func(i signertrace.StageInfo) { stages = append(stages, i) }})
 	if ext.has && d.mode != simtime.Realtime {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithDeadline(ctx, time.Now().Add(ext.left))

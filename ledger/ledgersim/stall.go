@@ -6,7 +6,7 @@ import (
 
 	"github.com/signerkit/signerkit/internal/simtime"
 	"github.com/signerkit/signerkit/ledger"
-	"github.com/signerkit/signerkit/signer"
+	"github.com/signerkit/signerkit/signer/signertrace"
 )
 
 // UpstreamStall wraps a transport with zondax/ledger-go's host-side stall:
@@ -42,7 +42,7 @@ type stalled struct {
 }
 
 func (s *stalled) Exchange(ctx context.Context, apdu []byte) ([]byte, error) {
-	if err := simtime.Spend(ctx, s.mode, signer.StageStall, s.stall, stallProfile); err != nil {
+	if err := simtime.Spend(ctx, s.mode, signertrace.StageStall, s.stall, stallProfile); err != nil {
 		return nil, err
 	}
 	return s.t.Exchange(ctx, apdu)

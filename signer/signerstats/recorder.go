@@ -1,6 +1,6 @@
 // Package signerstats keeps latency statistics per label: counts, errors,
 // and percentiles from a log-linear histogram, without a lock-free
-// promise or any I/O. signer.Instrumented files each sign in one; the
+// promise or any I/O. signertrace.Instrumented files each sign in one; the
 // privval endpoint and server file each request. It stands apart from
 // package signer as net/http/httptrace stands apart from net/http: the
 // contract does not need it.

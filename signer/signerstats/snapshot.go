@@ -9,7 +9,7 @@ import (
 )
 
 // Snapshot is a copy of a Recorder's statistics (those of a
-// signer.Instrumented, a privval endpoint or server).
+// signertrace.Instrumented, a privval endpoint or server).
 type Snapshot struct {
 	Since  time.Time // when counting began (Instrument or Reset)
 	Taken  time.Time // when the snapshot was taken

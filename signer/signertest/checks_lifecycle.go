@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/signerkit/signerkit/signer"
+	"github.com/signerkit/signerkit/signer/signertrace"
 )
 
 func checkCanceled(c *checker) {
@@ -33,7 +34,7 @@ func checkCanceled(c *checker) {
 	for _, tc := range cases {
 		var rec recorder
 		ctx, cancel := tc.ctx()
-		sig, err := s.SignContext(signer.WithTrace(ctx, rec.trace()), c.message(c.size(32)))
+		sig, err := s.SignContext(signertrace.WithTrace(ctx, rec.trace()), c.message(c.size(32)))
 		cancel()
 		if !errors.Is(err, tc.want) {
 			c.errorf("%s: got %s, want an error wrapping %v", tc.name, describe(err), tc.want)

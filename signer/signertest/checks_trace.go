@@ -4,30 +4,30 @@ import (
 	"sync"
 	"time"
 
-	"github.com/signerkit/signerkit/signer"
+	"github.com/signerkit/signerkit/signer/signertrace"
 )
 
 // recorder keeps every trace report it gets.
 type recorder struct {
 	mu       sync.Mutex
-	stages   []signer.StageInfo
-	counts   map[signer.Counter]int64
+	stages   []signertrace.StageInfo
+	counts   map[signertrace.Counter]int64
 	calls    int // hook calls of either kind
-	negative []signer.Counter
+	negative []signertrace.Counter
 }
 
-func (r *recorder) trace() *signer.Trace {
-	return &signer.Trace{
-		StageDone: func(i signer.StageInfo) {
+func (r *recorder) trace() *signertrace.Trace {
+	return &signertrace.Trace{
+		StageDone: func(i signertrace.StageInfo) {
 			r.mu.Lock()
 			r.stages = append(r.stages, i)
 			r.calls++
 			r.mu.Unlock()
 		},
-		Count: func(k signer.Counter, n int64) {
+		Count: func(k signertrace.Counter, n int64) {
 			r.mu.Lock()
 			if r.counts == nil {
-				r.counts = make(map[signer.Counter]int64)
+				r.counts = make(map[signertrace.Counter]int64)
 			}
 			r.counts[k] += n
 			r.calls++
@@ -39,14 +39,14 @@ func (r *recorder) trace() *signer.Trace {
 	}
 }
 
-func (r *recorder) reports() (int, []signer.StageInfo, map[signer.Counter]int64) {
+func (r *recorder) reports() (int, []signertrace.StageInfo, map[signertrace.Counter]int64) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	counts := make(map[signer.Counter]int64, len(r.counts))
+	counts := make(map[signertrace.Counter]int64, len(r.counts))
 	for k, v := range r.counts {
 		counts[k] = v
 	}
-	return r.calls, append([]signer.StageInfo(nil), r.stages...), counts
+	return r.calls, append([]signertrace.StageInfo(nil), r.stages...), counts
 }
 
 func checkTrace(c *checker) {
@@ -57,7 +57,7 @@ func checkTrace(c *checker) {
 	ctx, cancel := c.ctx()
 	defer cancel()
 	begin := time.Now()
-	sig, err := s.SignContext(signer.WithTrace(ctx, rec.trace()), msg)
+	sig, err := s.SignContext(signertrace.WithTrace(ctx, rec.trace()), msg)
 	wall := time.Since(begin)
 	if err != nil {
 		c.fatalf("traced SignContext: %v", err)
@@ -70,12 +70,12 @@ func checkTrace(c *checker) {
 		c.errorf("no stage was reported: every sign reports at least its sign, device or transport stage")
 	}
 	var measured time.Duration
-	measuredIn := map[signer.Stage]time.Duration{}
-	sleptIn := map[signer.Stage]time.Duration{}
+	measuredIn := map[signertrace.Stage]time.Duration{}
+	sleptIn := map[signertrace.Stage]time.Duration{}
 	core := false
 	for _, i := range stages {
 		known := false
-		for _, st := range signer.Stages() {
+		for _, st := range signertrace.Stages() {
 			known = known || i.Stage == st
 		}
 		if !known {
@@ -85,20 +85,20 @@ func checkTrace(c *checker) {
 			c.errorf("stage %v reported a negative duration %v", i.Stage, i.Duration)
 		}
 		switch i.Source {
-		case signer.Measured:
+		case signertrace.Measured:
 			measured += i.Duration
 			measuredIn[i.Stage] += i.Duration
 			if i.Slept || i.Profile != "" || i.Within != 0 {
 				c.errorf("measured stage %v carries Slept, Within or a Profile, which only modeled stages have", i.Stage)
 			}
-		case signer.Modeled:
+		case signertrace.Modeled:
 			if i.Profile == "" {
 				c.errorf("modeled stage %v names no profile", i.Stage)
 			}
 			if i.Slept {
 				within := i.Within
 				if within == 0 {
-					within = signer.StageTransport
+					within = signertrace.StageTransport
 				}
 				sleptIn[within] += i.Duration
 			} else if i.Within != 0 {
@@ -108,7 +108,7 @@ func checkTrace(c *checker) {
 			c.errorf("stage %v has unknown source %v", i.Stage, i.Source)
 		}
 		switch i.Stage {
-		case signer.StageSign, signer.StageDevice, signer.StageTransport:
+		case signertrace.StageSign, signertrace.StageDevice, signertrace.StageTransport:
 			core = true
 		}
 	}

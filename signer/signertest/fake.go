@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/signerkit/signerkit/signer"
+	"github.com/signerkit/signerkit/signer/signertrace"
 )
 
 // Fake is an in-memory Ed25519 signer.Signer for the tests of what sits in
@@ -76,14 +77,14 @@ func (f *Fake) SignMessage(_ io.Reader, msg []byte, opts crypto.SignerOpts) ([]b
 // SignContext signs msg unless the Fake is closed, ctx has ended or SetErr
 // has set an error; it waits out SetDelay's delay and Hold's release
 // first, and counts the signs it makes. A trace in ctx sees one
-// signer.StageSign.
+// signertrace.StageSign.
 func (f *Fake) SignContext(ctx context.Context, msg []byte) ([]byte, error) {
 	if err := f.begin(ctx); err != nil {
 		return nil, err
 	}
-	tr, start := signer.ContextTrace(ctx), time.Now()
+	tr, start := signertrace.ContextTrace(ctx), time.Now()
 	sig := ed25519.Sign(f.priv, msg)
-	tr.Measured(signer.StageSign, start)
+	tr.Measured(signertrace.StageSign, start)
 	f.signs.Add(1)
 	return sig, nil
 }

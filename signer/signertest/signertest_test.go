@@ -23,6 +23,7 @@ import (
 	"github.com/signerkit/signerkit/inprocess"
 	"github.com/signerkit/signerkit/signer"
 	"github.com/signerkit/signerkit/signer/signertest"
+	"github.com/signerkit/signerkit/signer/signertrace"
 )
 
 // ---------------------------------------------------------------------------
@@ -319,16 +320,16 @@ func brokenCases(t *testing.T) []brokenCase {
 			return &onlyKDF{k}
 		}, signertest.Options{}, []string{"Trace: include none of sign, device, transport"}},
 		{"unknown stage", signer.Ed25519, func(k *inprocess.Signer) signer.Signer {
-			return &extraStage{k, signer.StageInfo{Stage: 99}}
+			return &extraStage{k, signertrace.StageInfo{Stage: 99}}
 		}, signertest.Options{}, []string{"Trace: unknown stage"}},
 		{"negative duration", signer.Ed25519, func(k *inprocess.Signer) signer.Signer {
-			return &extraStage{k, signer.StageInfo{Stage: signer.StageDevice, Duration: -time.Millisecond}}
+			return &extraStage{k, signertrace.StageInfo{Stage: signertrace.StageDevice, Duration: -time.Millisecond}}
 		}, signertest.Options{}, []string{"Trace: negative duration"}},
 		{"measured stage with a profile", signer.Ed25519, func(k *inprocess.Signer) signer.Signer {
-			return &extraStage{k, signer.StageInfo{Stage: signer.StageDevice, Profile: "fake"}}
+			return &extraStage{k, signertrace.StageInfo{Stage: signertrace.StageDevice, Profile: "fake"}}
 		}, signertest.Options{}, []string{"Trace: carries Slept, Within or a Profile"}},
 		{"slept outside transport", signer.Ed25519, func(k *inprocess.Signer) signer.Signer {
-			return &extraStage{k, signer.StageInfo{Stage: signer.StageDevice, Duration: time.Millisecond, Source: signer.Modeled, Slept: true, Profile: "fake"}}
+			return &extraStage{k, signertrace.StageInfo{Stage: signertrace.StageDevice, Duration: time.Millisecond, Source: signertrace.Modeled, Slept: true, Profile: "fake"}}
 		}, signertest.Options{}, []string{"Trace: slept"}},
 		{"counter goes down", signer.Ed25519, func(k *inprocess.Signer) signer.Signer {
 			return &countDown{k}
@@ -490,8 +491,8 @@ func (w *unwrappedCancel) SignContext(ctx context.Context, msg []byte) ([]byte, 
 type traceWhenDone struct{ *inprocess.Signer }
 
 func (w *traceWhenDone) SignContext(ctx context.Context, msg []byte) ([]byte, error) {
-	tr := signer.ContextTrace(ctx)
-	tr.Measured(signer.StageSession, tr.Start()) // before looking at ctx
+	tr := signertrace.ContextTrace(ctx)
+	tr.Measured(signertrace.StageSession, tr.Start()) // before looking at ctx
 	return w.Signer.SignContext(ctx, msg)
 }
 
@@ -575,7 +576,7 @@ type modeledNoProfile struct{ *inprocess.Signer }
 func (w *modeledNoProfile) SignContext(ctx context.Context, msg []byte) ([]byte, error) {
 	sig, err := w.Signer.SignContext(ctx, msg)
 	if err == nil {
-		signer.ContextTrace(ctx).Modeled(signer.StageWire, 40*time.Microsecond, false, "")
+		signertrace.ContextTrace(ctx).Modeled(signertrace.StageWire, 40*time.Microsecond, false, "")
 	}
 	return sig, err
 }
@@ -585,7 +586,7 @@ type hourLongStage struct{ *inprocess.Signer }
 func (w *hourLongStage) SignContext(ctx context.Context, msg []byte) ([]byte, error) {
 	sig, err := w.Signer.SignContext(ctx, msg)
 	if err == nil {
-		signer.ContextTrace(ctx).MeasuredDuration(signer.StageDevice, time.Hour)
+		signertrace.ContextTrace(ctx).MeasuredDuration(signertrace.StageDevice, time.Hour)
 	}
 	return sig, err
 }
@@ -601,7 +602,7 @@ func (withoutValues) Value(any) any { return nil }
 type keepsTrace struct {
 	*inprocess.Signer
 	mu sync.Mutex
-	tr *signer.Trace
+	tr *signertrace.Trace
 }
 
 func (w *keepsTrace) SignContext(ctx context.Context, msg []byte) ([]byte, error) {
@@ -610,13 +611,13 @@ func (w *keepsTrace) SignContext(ctx context.Context, msg []byte) ([]byte, error
 	}
 	w.mu.Lock()
 	if w.tr == nil {
-		w.tr = signer.ContextTrace(ctx)
+		w.tr = signertrace.ContextTrace(ctx)
 	}
 	tr := w.tr
 	w.mu.Unlock()
 	start := tr.Start()
 	sig, err := w.Signer.SignContext(withoutValues{ctx}, msg)
-	tr.Measured(signer.StageSign, start)
+	tr.Measured(signertrace.StageSign, start)
 	return sig, err
 }
 
@@ -625,7 +626,7 @@ func (w *keepsTrace) SignContext(ctx context.Context, msg []byte) ([]byte, error
 type keepsTraceCounts struct {
 	*inprocess.Signer
 	mu sync.Mutex
-	tr *signer.Trace
+	tr *signertrace.Trace
 }
 
 func (w *keepsTraceCounts) SignContext(ctx context.Context, msg []byte) ([]byte, error) {
@@ -635,11 +636,11 @@ func (w *keepsTraceCounts) SignContext(ctx context.Context, msg []byte) ([]byte,
 	}
 	w.mu.Lock()
 	if w.tr == nil {
-		w.tr = signer.ContextTrace(ctx)
+		w.tr = signertrace.ContextTrace(ctx)
 	}
 	tr := w.tr
 	w.mu.Unlock()
-	tr.Add(signer.CountRoundTrips, 1)
+	tr.Add(signertrace.CountRoundTrips, 1)
 	return sig, nil
 }
 
@@ -742,14 +743,14 @@ func (w *modeledDevice) SignContext(ctx context.Context, msg []byte) ([]byte, er
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("device: %w", err)
 	}
-	tr := signer.ContextTrace(ctx)
+	tr := signertrace.ContextTrace(ctx)
 	start := tr.Start()
 	const d = 200 * time.Microsecond
 	time.Sleep(d)
-	tr.Modeled(signer.StageDevice, d, true, "fake (signertest_test.go)")
-	tr.Add(signer.CountAPDUs, 2)
-	tr.Measured(signer.StageTransport, start)
-	tr.Modeled(signer.StageWire, 50*time.Microsecond, false, "fake (signertest_test.go)")
+	tr.Modeled(signertrace.StageDevice, d, true, "fake (signertest_test.go)")
+	tr.Add(signertrace.CountAPDUs, 2)
+	tr.Measured(signertrace.StageTransport, start)
+	tr.Modeled(signertrace.StageWire, 50*time.Microsecond, false, "fake (signertest_test.go)")
 	return w.Signer.SignContext(ctx, msg)
 }
 
@@ -811,22 +812,22 @@ func (w *noTrace) SignContext(ctx context.Context, msg []byte) ([]byte, error) {
 type onlyKDF struct{ *inprocess.Signer }
 
 func (w *onlyKDF) SignContext(ctx context.Context, msg []byte) ([]byte, error) {
-	tr := signer.ContextTrace(ctx)
+	tr := signertrace.ContextTrace(ctx)
 	start := tr.Start()
 	sig, err := w.Signer.SignContext(withoutValues{ctx}, msg)
-	tr.Measured(signer.StageKDF, start)
+	tr.Measured(signertrace.StageKDF, start)
 	return sig, err
 }
 
 // extraStage reports info after each successful sign.
 type extraStage struct {
 	*inprocess.Signer
-	info signer.StageInfo
+	info signertrace.StageInfo
 }
 
 func (w *extraStage) SignContext(ctx context.Context, msg []byte) ([]byte, error) {
 	sig, err := w.Signer.SignContext(ctx, msg)
-	if tr := signer.ContextTrace(ctx); err == nil && tr != nil && tr.StageDone != nil {
+	if tr := signertrace.ContextTrace(ctx); err == nil && tr != nil && tr.StageDone != nil {
 		tr.StageDone(w.info)
 	}
 	return sig, err
@@ -838,9 +839,9 @@ type countUpDown struct{ *inprocess.Signer }
 func (w *countUpDown) SignContext(ctx context.Context, msg []byte) ([]byte, error) {
 	sig, err := w.Signer.SignContext(ctx, msg)
 	if err == nil {
-		tr := signer.ContextTrace(ctx)
-		tr.Add(signer.CountRetries, 2)
-		tr.Add(signer.CountRetries, -1)
+		tr := signertrace.ContextTrace(ctx)
+		tr.Add(signertrace.CountRetries, 2)
+		tr.Add(signertrace.CountRetries, -1)
 	}
 	return sig, err
 }
@@ -867,7 +868,7 @@ type countDown struct{ *inprocess.Signer }
 func (w *countDown) SignContext(ctx context.Context, msg []byte) ([]byte, error) {
 	sig, err := w.Signer.SignContext(ctx, msg)
 	if err == nil {
-		signer.ContextTrace(ctx).Add(signer.CountRetries, -1)
+		signertrace.ContextTrace(ctx).Add(signertrace.CountRetries, -1)
 	}
 	return sig, err
 }

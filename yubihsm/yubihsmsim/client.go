@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/signerkit/signerkit/internal/simtime"
-	"github.com/signerkit/signerkit/signer"
+	"github.com/signerkit/signerkit/signer/signertrace"
 	"github.com/signerkit/signerkit/yubihsm"
 )
 
@@ -37,7 +37,7 @@ const (
 // signerkit's extension of the connector protocol:
 //   - the simulator's modeled device time, which it sends back in the
 //     X-Signerkit-Modeled response header of a successful command, is
-//     reported on the caller's signer.Trace, within bounds (at most 8
+//     reported on the caller's signertrace.Trace, within bounds (at most 8
 //     stages of at most 256 bytes and 10 minutes each; a header beyond
 //     them is ignored whole);
 //   - each command carries the time the caller's deadline leaves (the
@@ -121,10 +121,10 @@ func (t *clientTransport) CloseIdleConnections() {
 	}
 }
 
-// sessionSetup returns signer.StageSession for a request that sets up a
+// sessionSetup returns signertrace.StageSession for a request that sets up a
 // session, which the yubihsm client times as a whole, and zero (the
 // transport) for any other.
-func sessionSetup(req *http.Request) signer.Stage {
+func sessionSetup(req *http.Request) signertrace.Stage {
 	if req.GetBody == nil {
 		return 0
 	}
@@ -138,14 +138,14 @@ func sessionSetup(req *http.Request) signer.Stage {
 		return 0
 	}
 	if cmd[0] == cmdCreateSession || cmd[0] == cmdAuthenticateSession {
-		return signer.StageSession
+		return signertrace.StageSession
 	}
 	return 0
 }
 
 // deadlineExceeded reports the modeled time the simulator accounted before
 // the caller's deadline and returns the command's error.
-func deadlineExceeded(ctx context.Context, h http.Header, modeled string, within signer.Stage) error {
+func deadlineExceeded(ctx context.Context, h http.Header, modeled string, within signertrace.Stage) error {
 	e := &yubihsm.DeadlineError{}
 	if n, err := strconv.ParseInt(modeled, 10, 64); err == nil && n > 0 && n <= int64(simtime.MaxStageDuration) {
 		e.Modeled = time.Duration(n)
@@ -161,7 +161,7 @@ func deadlineExceeded(ctx context.Context, h http.Header, modeled string, within
 // each duration); a header beyond those bounds is ignored whole. Accounted
 // (not slept) time also counts against the caller's deadline for its next
 // commands. It returns the stages.
-func reportModeled(ctx context.Context, h http.Header, within signer.Stage) []signer.StageInfo {
+func reportModeled(ctx context.Context, h http.Header, within signertrace.Stage) []signertrace.StageInfo {
 	v := h.Get(simtime.Header)
 	if v == "" {
 		return nil
@@ -170,7 +170,7 @@ func reportModeled(ctx context.Context, h http.Header, within signer.Stage) []si
 	if err != nil {
 		return nil
 	}
-	tr := signer.ContextTrace(ctx)
+	tr := signertrace.ContextTrace(ctx)
 	for _, s := range stages {
 		if !s.Slept {
 			simtime.Account(ctx, s.Duration)

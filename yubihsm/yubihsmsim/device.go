@@ -17,7 +17,7 @@ import (
 
 	"github.com/signerkit/signerkit/internal/scp03"
 	"github.com/signerkit/signerkit/internal/simtime"
-	"github.com/signerkit/signerkit/signer"
+	"github.com/signerkit/signerkit/signer/signertrace"
 	"github.com/signerkit/signerkit/yubihsm"
 )
 
@@ -351,7 +351,7 @@ func modeledDeadline(ctx context.Context) (time.Time, bool) {
 // stage accounted up to the deadline with an error wrapping
 // context.DeadlineExceeded instead of the response. Every protocol error
 // is an error frame.
-func (d *Device) Handle(ctx context.Context, frame []byte) ([]byte, []signer.StageInfo, error) {
+func (d *Device) Handle(ctx context.Context, frame []byte) ([]byte, []signertrace.StageInfo, error) {
 	if err := d.waitHang(ctx); err != nil {
 		return nil, nil, err
 	}
@@ -363,9 +363,9 @@ func (d *Device) Handle(ctx context.Context, frame []byte) ([]byte, []signer.Sta
 	d.stats.Commands++
 	d.sweep()
 	resp, cost, isSession := d.dispatch(frame)
-	var stages []signer.StageInfo
+	var stages []signertrace.StageInfo
 	if cost > 0 {
-		info := signer.StageInfo{Stage: signer.StageDevice, Duration: cost, Source: signer.Modeled, Profile: d.profile.Name}
+		info := signertrace.StageInfo{Stage: signertrace.StageDevice, Duration: cost, Source: signertrace.Modeled, Profile: d.profile.Name}
 		if d.mode == simtime.Realtime {
 			if err := simtime.Sleep(ctx, cost); err != nil {
 				return nil, nil, err

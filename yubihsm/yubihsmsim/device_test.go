@@ -17,7 +17,7 @@ import (
 
 	"github.com/signerkit/signerkit/internal/scp03"
 	"github.com/signerkit/signerkit/internal/simtime"
-	"github.com/signerkit/signerkit/signer"
+	"github.com/signerkit/signerkit/signer/signertrace"
 	"github.com/signerkit/signerkit/yubihsm"
 )
 
@@ -121,7 +121,7 @@ func (h *host) do(cmd byte, payload []byte) []byte {
 }
 
 // doStages is do that also returns the modeled stages the command cost.
-func (h *host) doStages(cmd byte, payload []byte) ([]byte, []signer.StageInfo) {
+func (h *host) doStages(cmd byte, payload []byte) ([]byte, []signertrace.StageInfo) {
 	h.t.Helper()
 	frame, iv := h.wrap(scp03.Frame{Cmd: cmd, Payload: payload}.Bytes())
 	resp, stages, err := h.d.Handle(context.Background(), frame)
@@ -311,7 +311,7 @@ func TestLatencyProfile(t *testing.T) {
 	pub := h.do(CmdGetPublicKey, []byte{0, 9})
 	msg := make([]byte, 108)
 	sig, stages := h.doStages(CmdSignEdDSA, append([]byte{0, 9}, msg...))
-	if len(stages) != 1 || stages[0].Stage != signer.StageDevice || stages[0].Duration != 132*time.Millisecond || stages[0].Slept || stages[0].Profile != p.Name {
+	if len(stages) != 1 || stages[0].Stage != signertrace.StageDevice || stages[0].Duration != 132*time.Millisecond || stages[0].Slept || stages[0].Profile != p.Name {
 		t.Fatalf("stages %+v", stages)
 	}
 	if len(pub) != 36 || len(sig) != 67 || !ed25519.Verify(ed25519.PublicKey(pub[4:]), msg, sig[3:]) {

@@ -85,7 +85,7 @@
 // 108-byte vote) and of Sign ECDSA on P-256 (73 ms), from Yubico's product
 // overview as quoted in docs/latency-profiles.md §2. Commands without a
 // published figure take no modeled time. By default the time is only
-// accounted (Accounted): the device reports it as a signer.Modeled
+// accounted (Accounted): the device reports it as a signertrace.Modeled
 // StageDevice, sent back in the X-Signerkit-Modeled response header. With
 // Config.Time Realtime, or with the zero Config.Time (TimeFromEnv) when
 // the environment variable SIGNERKIT_SIM is realtime, it also sleeps it,

@@ -11,7 +11,7 @@ import (
 type Profile struct {
 	// Name names the profile and its source; it travels in the
 	// X-Signerkit-Modeled response header and ends up in
-	// signer.StageInfo.Profile.
+	// signertrace.StageInfo.Profile.
 	Name string
 	// EdDSA is the Sign EdDSA time at message sizes in bytes, in rising
 	// order; sizes between points are interpolated linearly and sizes

@@ -30,7 +30,7 @@ import (
 
 	"github.com/signerkit/signerkit/internal/simtime"
 	"github.com/signerkit/signerkit/ledger/internal/speculos"
-	"github.com/signerkit/signerkit/signer"
+	"github.com/signerkit/signerkit/signer/signertrace"
 )
 
 // Flag marks an extension frame's length.
@@ -82,8 +82,8 @@ func ParseTimeLeft(p []byte) (left time.Duration, hasDeadline bool, err error) {
 // Durations over simtime.MaxStageDuration (10 minutes), which
 // ParseReply refuses, are sent as that: only a profile made up for a test
 // models such times.
-func AppendReply(b []byte, exceeded bool, modeled time.Duration, stages []signer.StageInfo) []byte {
-	clamped := make([]signer.StageInfo, len(stages))
+func AppendReply(b []byte, exceeded bool, modeled time.Duration, stages []signertrace.StageInfo) []byte {
+	clamped := make([]signertrace.StageInfo, len(stages))
 	for i, s := range stages {
 		s.Duration = min(s.Duration, simtime.MaxStageDuration)
 		clamped[i] = s
@@ -109,7 +109,7 @@ type Reply struct {
 	// Modeled is the exchange's full modeled time (KindDeadline only).
 	Modeled time.Duration
 	// Stages are the modeled stages the simulator accounted (or slept).
-	Stages []signer.StageInfo
+	Stages []signertrace.StageInfo
 }
 
 // ParseReply reads a reply extension frame's payload, refusing one beyond

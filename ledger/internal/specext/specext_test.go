@@ -6,12 +6,12 @@ import (
 	"time"
 
 	"github.com/signerkit/signerkit/internal/simtime"
-	"github.com/signerkit/signerkit/signer"
+	"github.com/signerkit/signerkit/signer/signertrace"
 )
 
-var testStages = []signer.StageInfo{
-	{Stage: signer.StageWire, Duration: 3 * time.Millisecond, Source: signer.Modeled, Profile: "nanosplus"},
-	{Stage: signer.StageDevice, Duration: 297 * time.Millisecond, Source: signer.Modeled, Slept: true, Profile: "nanosplus"},
+var testStages = []signertrace.StageInfo{
+	{Stage: signertrace.StageWire, Duration: 3 * time.Millisecond, Source: signertrace.Modeled, Profile: "nanosplus"},
+	{Stage: signertrace.StageDevice, Duration: 297 * time.Millisecond, Source: signertrace.Modeled, Slept: true, Profile: "nanosplus"},
 }
 
 func TestRoundTrip(t *testing.T) {
@@ -43,7 +43,7 @@ func TestRoundTrip(t *testing.T) {
 		}
 	}
 	// Beyond the bounds ParseReply takes, the simulator sends the bound.
-	long := []signer.StageInfo{{Stage: signer.StageDevice, Duration: time.Hour, Source: signer.Modeled}}
+	long := []signertrace.StageInfo{{Stage: signertrace.StageDevice, Duration: time.Hour, Source: signertrace.Modeled}}
 	r, err := ParseReply(AppendReply(nil, true, time.Hour, long)[4:])
 	if err != nil || r.Modeled != simtime.MaxStageDuration || r.Stages[0].Duration != simtime.MaxStageDuration {
 		t.Errorf("an hour: %+v, %v", r, err)
@@ -67,7 +67,7 @@ func FuzzParse(f *testing.F) {
 			t.Fatalf("modeled %v from %x", r.Modeled, p)
 		}
 		for _, s := range r.Stages {
-			if s.Duration < 0 || s.Duration > simtime.MaxStageDuration || s.Source != signer.Modeled {
+			if s.Duration < 0 || s.Duration > simtime.MaxStageDuration || s.Source != signertrace.Modeled {
 				t.Fatalf("stage %+v from %x", s, p)
 			}
 		}

@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/signerkit/signerkit/signer"
+	"github.com/signerkit/signerkit/signer/signertrace"
 )
 
 // MaxReply bounds the length a reply may announce: an APDU response
@@ -106,13 +107,13 @@ func (c *Conn) Exchange(ctx context.Context, apdu []byte) ([]byte, error) {
 	}
 	c.buf = binary.BigEndian.AppendUint32(c.buf, uint32(len(apdu)))
 	c.buf = append(c.buf, apdu...)
-	trace := signer.ContextTrace(ctx)
+	trace := signertrace.ContextTrace(ctx)
 	if _, err := c.conn.Write(c.buf); err != nil {
 		return nil, c.fail(ctx, "write", err)
 	}
 	// Speculos's bytes only: extension frames are a side channel, not
 	// the device's wire.
-	trace.Add(signer.CountBytesOut, int64(4+len(apdu)))
+	trace.Add(signertrace.CountBytesOut, int64(4+len(apdu)))
 	resp, answer, err := ReadReply(ctx, c.conn, c.ext)
 	if err != nil {
 		return nil, c.fail(ctx, "read", err)
@@ -120,7 +121,7 @@ func (c *Conn) Exchange(ctx context.Context, apdu []byte) ([]byte, error) {
 	if answer != nil {
 		return nil, answer
 	}
-	trace.Add(signer.CountBytesIn, int64(4+len(resp)))
+	trace.Add(signertrace.CountBytesIn, int64(4+len(resp)))
 	return resp, nil
 }
 

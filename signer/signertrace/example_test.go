@@ -1,4 +1,4 @@
-package signer_test
+package signertrace_test
 
 import (
 	"context"
@@ -7,6 +7,7 @@ import (
 
 	"github.com/signerkit/signerkit/inprocess"
 	"github.com/signerkit/signerkit/signer"
+	"github.com/signerkit/signerkit/signer/signertrace"
 )
 
 // Instrument keeps latency statistics per consensus step, the figures a
@@ -16,12 +17,12 @@ func ExampleInstrument() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	s := signer.Instrument(key)
+	s := signertrace.Instrument(key)
 	defer s.Close()
 
 	for height := 1; height <= 3; height++ {
 		for _, step := range []string{"prevote", "precommit"} {
-			ctx := signer.WithLabel(context.Background(), step)
+			ctx := signertrace.WithLabel(context.Background(), step)
 			if _, err := s.SignContext(ctx, fmt.Appendf(nil, "%s at height %d", step, height)); err != nil {
 				log.Fatal(err)
 			}
@@ -46,7 +47,7 @@ func ExampleCollector() {
 	}
 	defer key.Close()
 
-	col := signer.NewCollector()
+	col := signertrace.NewCollector()
 	msg := []byte("transfer 10 ugnot")
 	sig, err := key.SignContext(col.WithContext(context.Background()), msg)
 	if err != nil {

@@ -1,4 +1,4 @@
-package signer
+package signertrace
 
 import (
 	"context"
@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/signerkit/signerkit/signer"
 	"github.com/signerkit/signerkit/signer/signerstats"
 )
 
@@ -42,28 +43,21 @@ const DefaultLabel = "sign"
 // Instrumented is safe for concurrent use if the wrapped Signer is; its own
 // bookkeeping takes a short lock per sign.
 type Instrumented struct {
-	s     Signer
+	s     signer.Signer
 	stats signerstats.Recorder
 }
 
-var _ Signer = (*Instrumented)(nil)
-
-// Snapshot is a copy of an Instrumented signer's statistics (package
-// signerstats keeps them).
-type Snapshot = signerstats.Snapshot
-
-// LabelStats are the statistics of the signs filed under one label.
-type LabelStats = signerstats.LabelStats
+var _ signer.Signer = (*Instrumented)(nil)
 
 // Instrument wraps s.
-func Instrument(s Signer) *Instrumented {
+func Instrument(s signer.Signer) *Instrumented {
 	m := &Instrumented{s: s}
 	m.stats.Start(time.Now())
 	return m
 }
 
 // Unwrap returns the wrapped Signer.
-func (m *Instrumented) Unwrap() Signer { return m.s }
+func (m *Instrumented) Unwrap() signer.Signer { return m.s }
 
 // Public returns the wrapped signer's public key.
 func (m *Instrumented) Public() crypto.PublicKey { return m.s.Public() }
@@ -113,4 +107,12 @@ func (m *Instrumented) Reset() { m.stats.Reset() }
 
 // Snapshot returns the statistics so far, one entry per label, sorted by
 // label.
-func (m *Instrumented) Snapshot() Snapshot { return m.stats.Snapshot() }
+func (m *Instrumented) Snapshot() signerstats.Snapshot { return m.stats.Snapshot() }
+
+var _ crypto.MessageSigner = (*Instrumented)(nil)
+
+// SignMessage implements crypto.MessageSigner (see signer.SignMessage); it
+// is instrumented as SignContext is.
+func (m *Instrumented) SignMessage(_ io.Reader, msg []byte, opts crypto.SignerOpts) ([]byte, error) {
+	return signer.SignMessage(m, msg, opts)
+}

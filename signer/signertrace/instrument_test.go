@@ -1,4 +1,4 @@
-package signer_test
+package signertrace_test
 
 import (
 	"context"
@@ -14,6 +14,7 @@ import (
 	"github.com/signerkit/signerkit/inprocess"
 	"github.com/signerkit/signerkit/signer"
 	"github.com/signerkit/signerkit/signer/signertest"
+	"github.com/signerkit/signerkit/signer/signertrace"
 )
 
 // modeledSigner wraps a key the way a simulated device does: it reports a
@@ -28,7 +29,7 @@ func (m *modeledSigner) SignContext(ctx context.Context, msg []byte) ([]byte, er
 	if m.fail {
 		return nil, signer.ErrRejected
 	}
-	signer.ContextTrace(ctx).Modeled(signer.StageDevice, m.device, false, "test profile")
+	signertrace.ContextTrace(ctx).Modeled(signertrace.StageDevice, m.device, false, "test profile")
 	return m.Signer.SignContext(ctx, msg)
 }
 
@@ -38,13 +39,13 @@ func TestInstrumentedStatsPerLabel(t *testing.T) {
 		t.Fatal(err)
 	}
 	inner := &modeledSigner{Signer: key, device: 100 * time.Millisecond}
-	m := signer.Instrument(inner)
+	m := signertrace.Instrument(inner)
 	ctx := context.Background()
 	sign := func(label string, msg string) {
 		t.Helper()
 		c := ctx
 		if label != "" {
-			c = signer.WithLabel(ctx, label)
+			c = signertrace.WithLabel(ctx, label)
 		}
 		sig, err := m.SignContext(c, []byte(msg))
 		if err != nil {
@@ -65,7 +66,7 @@ func TestInstrumentedStatsPerLabel(t *testing.T) {
 	sign("proposal", "block")
 	sign("", "unlabelled")
 	inner.fail = true
-	if _, err := m.SignContext(signer.WithLabel(ctx, "prevote"), []byte("x")); !errors.Is(err, signer.ErrRejected) {
+	if _, err := m.SignContext(signertrace.WithLabel(ctx, "prevote"), []byte("x")); !errors.Is(err, signer.ErrRejected) {
 		t.Fatalf("failing sign: %v", err)
 	}
 	inner.fail = false
@@ -105,7 +106,7 @@ func TestInstrumentedStatsPerLabel(t *testing.T) {
 	}
 	pr, _ := snap.Label("proposal")
 	near("proposal p50", pr.P50, 500*time.Hour)
-	if s, ok := snap.Label(signer.DefaultLabel); !ok || s.Count != 2 {
+	if s, ok := snap.Label(signertrace.DefaultLabel); !ok || s.Count != 2 {
 		t.Errorf("default label: %+v, want 2 signs (one SignContext without a label, one Sign)", s)
 	}
 	if _, ok := snap.Label("precommit"); ok {
@@ -148,8 +149,8 @@ func TestInstrumentedStatsPerLabel(t *testing.T) {
 
 func TestInstrumentedMarkdownEscapesLabels(t *testing.T) {
 	key, _ := inprocess.Generate(signer.Ed25519)
-	m := signer.Instrument(key)
-	if _, err := m.SignContext(signer.WithLabel(context.Background(), "a|b"), nil); err != nil {
+	m := signertrace.Instrument(key)
+	if _, err := m.SignContext(signertrace.WithLabel(context.Background(), "a|b"), nil); err != nil {
 		t.Fatal(err)
 	}
 	var md strings.Builder
@@ -161,12 +162,12 @@ func TestInstrumentedMarkdownEscapesLabels(t *testing.T) {
 
 func TestInstrumentedKeepsCallerTrace(t *testing.T) {
 	key, _ := inprocess.Generate(signer.Ed25519)
-	m := signer.Instrument(key)
-	col := signer.NewCollector()
+	m := signertrace.Instrument(key)
+	col := signertrace.NewCollector()
 	if _, err := m.SignContext(col.WithContext(context.Background()), []byte("m")); err != nil {
 		t.Fatal(err)
 	}
-	if got := col.Summary().Stage(signer.StageSign).Reports; got != 1 {
+	if got := col.Summary().Stage(signertrace.StageSign).Reports; got != 1 {
 		t.Errorf("caller's collector saw %d sign stages, want 1", got)
 	}
 }
@@ -177,20 +178,20 @@ func TestInstrumentedConformance(t *testing.T) {
 		if err != nil {
 			return nil, err
 		}
-		return signer.Instrument(k), nil
+		return signertrace.Instrument(k), nil
 	}, signertest.Options{})
 }
 
 func TestInstrumentedConcurrent(t *testing.T) {
 	key, _ := inprocess.Generate(signer.Ed25519)
-	m := signer.Instrument(key)
+	m := signertrace.Instrument(key)
 	labels := []string{"proposal", "prevote", "precommit"}
 	var wg sync.WaitGroup
 	for g := range 6 {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			ctx := signer.WithLabel(context.Background(), labels[g%3])
+			ctx := signertrace.WithLabel(context.Background(), labels[g%3])
 			for range 50 {
 				if _, err := m.SignContext(ctx, []byte("vote")); err != nil {
 					t.Error(err)
