@@ -1,7 +1,6 @@
 package privval
 
 import (
-	"context"
 	"errors"
 	"net"
 	"syscall"
@@ -54,15 +53,4 @@ func OutOfDescriptors(err error) bool {
 // listener is local); Reset after a success.
 func acceptBackoff() backoff.Backoff {
 	return backoff.Backoff{Min: MinAcceptBackoff, Max: MaxAcceptBackoff}
-}
-
-// sleepCtx waits d, or less when ctx ends or stop is closed.
-func sleepCtx(ctx context.Context, stop <-chan struct{}, d time.Duration) {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-	case <-ctx.Done():
-	case <-stop:
-	}
 }

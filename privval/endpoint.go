@@ -177,7 +177,7 @@ func (e *Endpoint) Run(ctx context.Context) error {
 			wait.Reset()
 		}
 		// The loop's top returns when ctx ended or Shutdown began.
-		sleepCtx(ctx, e.drain.stopping, wait.Next())
+		backoff.SleepUntil(ctx, e.drain.stopping, wait.Next())
 	}
 }
 
@@ -240,13 +240,7 @@ func (e *Endpoint) serve(ctx context.Context, st *connState, peer []byte) (serve
 			var refusal error
 			msg, refusal = e.answer(ctx, req, info, msg[:0])
 			out = appendFrame(out[:0], msg)
-			if err := conn.SetWriteDeadline(time.Now().Add(e.cfg.WriteTimeout)); err != nil {
-				return refusal, err
-			}
-			if _, err := conn.Write(out); err != nil {
-				return refusal, err
-			}
-			return refusal, nil
+			return refusal, writeFrame(conn, out, e.cfg.WriteTimeout)
 		})
 		if err != nil {
 			return served, err

@@ -12,6 +12,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/signerkit/signerkit/guard"
+	"github.com/signerkit/signerkit/internal/backoff"
 	"github.com/signerkit/signerkit/signbytes"
 )
 
@@ -261,7 +262,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 			if s.cfg.OnAcceptError != nil {
 				s.cfg.OnAcceptError(err, delay)
 			}
-			sleepCtx(ctx, s.drain.stopping, delay)
+			backoff.SleepUntil(ctx, s.drain.stopping, delay)
 			continue
 		}
 		wait.Reset()
@@ -352,13 +353,7 @@ func (s *Server) serveConn(ctx, hctx context.Context, conn net.Conn) error {
 				msg = appendNativeSignResponse(msg[:0], sig, refusal)
 			}
 			out = appendFrame(out[:0], msg)
-			if err := sc.SetWriteDeadline(time.Now().Add(s.cfg.WriteTimeout)); err != nil {
-				return refusal, err
-			}
-			if _, err := sc.Write(out); err != nil {
-				return refusal, err
-			}
-			return refusal, nil
+			return refusal, writeFrame(sc, out, s.cfg.WriteTimeout)
 		})
 		if err != nil {
 			return err

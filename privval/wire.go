@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"net"
+	"time"
 
 	"github.com/signerkit/signerkit/internal/pbwire"
 )
@@ -256,4 +258,13 @@ func readUvarint(r io.ByteReader) (uint64, error) {
 func appendFrame(dst, msg []byte) []byte {
 	dst = binary.AppendUvarint(dst, uint64(len(msg)))
 	return append(dst, msg...)
+}
+
+// writeFrame writes frame to conn within timeout.
+func writeFrame(conn net.Conn, frame []byte, timeout time.Duration) error {
+	if err := conn.SetWriteDeadline(time.Now().Add(timeout)); err != nil {
+		return err
+	}
+	_, err := conn.Write(frame)
+	return err
 }

@@ -25,12 +25,12 @@ func TestFirstRTTSampleClearsDown(t *testing.T) {
 	m := &memberState{}
 	s.markBad(m) // avoided for a minute
 	s.markDown(m)
-	if m.downUntil.IsZero() || m.backoff == 0 {
-		t.Fatalf("after failures: down until %v, back-off %v", m.downUntil, m.backoff)
+	if m.downUntil.IsZero() || m.retry.Current() <= minDown {
+		t.Fatalf("after failures: down until %v, next back-off %v", m.downUntil, m.retry.Current())
 	}
 	s.sawRTT(m, time.Millisecond)
-	if !m.downUntil.IsZero() || m.backoff != 0 {
-		t.Fatalf("after an answer: down until %v, back-off %v", m.downUntil, m.backoff)
+	if !m.downUntil.IsZero() || m.retry.Current() != minDown {
+		t.Fatalf("after an answer: down until %v, next back-off %v", m.downUntil, m.retry.Current())
 	}
 	if got := time.Duration(m.rttNanos.Load()); got != time.Millisecond {
 		t.Fatalf("first sample: round trip %v, want 1ms", got)
@@ -42,8 +42,8 @@ func TestFirstRTTSampleClearsDown(t *testing.T) {
 	}
 	s.markDown(m)
 	s.sawRTT(m, time.Millisecond)
-	if !m.downUntil.IsZero() || m.backoff != 0 {
-		t.Fatalf("after a failure and an answer: down until %v, back-off %v", m.downUntil, m.backoff)
+	if !m.downUntil.IsZero() || m.retry.Current() != minDown {
+		t.Fatalf("after a failure and an answer: down until %v, next back-off %v", m.downUntil, m.retry.Current())
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/signerkit/signerkit/internal/backoff"
 	"github.com/signerkit/signerkit/signer"
 	"github.com/signerkit/signerkit/threshold/frost"
 )
@@ -29,21 +30,30 @@ func (s *Signer) sawRTT(m *memberState, d time.Duration) {
 	if m.down.Load() {
 		s.mu.Lock()
 		m.downUntil = time.Time{}
-		m.backoff = 0
+		m.retry.Reset()
 		m.down.Store(false)
 		s.mu.Unlock()
 	}
 }
 
+// A member that failed is the last choice for minDown, doubled on each
+// failure in a row up to maxDown.
+const (
+	minDown = 100 * time.Millisecond
+	maxDown = 10 * time.Second
+)
+
 // markDown makes m the last choice for a while, doubling the time on
-// each failure from 100 ms up to 10 s. Its pool is kept: a party keeps
+// each failure from minDown up to maxDown. Its pool is kept: a party keeps
 // its nonces across restarts, and a commitment it no longer knows costs
 // one failed request.
 func (s *Signer) markDown(m *memberState) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	m.backoff = min(max(2*m.backoff, 100*time.Millisecond), 10*time.Second)
-	m.downUntil = time.Now().Add(m.backoff)
+	if m.retry.Min == 0 {
+		m.retry = backoff.Backoff{Min: minDown, Max: maxDown}
+	}
+	m.downUntil = time.Now().Add(m.retry.Next())
 	m.down.Store(true)
 }
 

@@ -16,6 +16,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/signerkit/signerkit/internal/backoff"
 	"github.com/signerkit/signerkit/signer"
 	"github.com/signerkit/signerkit/signer/signertrace"
 	"github.com/signerkit/signerkit/threshold/frost"
@@ -121,7 +122,7 @@ type memberState struct {
 	// guarded by Signer.mu
 	pool      []frost.Presigned
 	downUntil time.Time
-	backoff   time.Duration
+	retry     backoff.Backoff // the waits of markDown
 	refill    chan struct{}
 	primed    bool                // a presign has succeeded since New
 	dropped   []frost.NonceHandle // commitments not to be used, to release
@@ -133,7 +134,7 @@ type memberState struct {
 	busyMu sync.Mutex
 	busy   map[frost.NonceHandle]struct{}
 
-	// down is set, with s.mu held, when downUntil or backoff is, so that
+	// down is set, with s.mu held, when downUntil or retry is, so that
 	// an answer (sawRTT) takes s.mu to clear them only when they are set.
 	down                                  atomic.Bool
 	rttNanos                              atomic.Int64 // moving average of sign round trips

@@ -69,7 +69,11 @@ func (b *Backoff) Sleep(ctx context.Context) bool { return Sleep(ctx, b.Next()) 
 
 // Sleep waits d and reports true, or returns false as soon as ctx ends
 // (at once if it has ended already).
-func Sleep(ctx context.Context, d time.Duration) bool {
+func Sleep(ctx context.Context, d time.Duration) bool { return SleepUntil(ctx, nil, d) }
+
+// SleepUntil is Sleep that also returns false as soon as stop is closed
+// (a nil stop is never closed).
+func SleepUntil(ctx context.Context, stop <-chan struct{}, d time.Duration) bool {
 	if ctx.Err() != nil {
 		return false
 	}
@@ -79,6 +83,8 @@ func Sleep(ctx context.Context, d time.Duration) bool {
 	case <-t.C:
 		return true
 	case <-ctx.Done():
+		return false
+	case <-stop:
 		return false
 	}
 }

@@ -104,3 +104,21 @@ func TestSleepHonoursContext(t *testing.T) {
 		t.Fatal("Sleep on an ended context reported a full wait")
 	}
 }
+
+func TestSleepUntilStop(t *testing.T) {
+	stop := make(chan struct{})
+	if !SleepUntil(context.Background(), stop, time.Millisecond) {
+		t.Fatal("SleepUntil reported a stop before stop was closed")
+	}
+	done := make(chan bool)
+	go func() { done <- SleepUntil(context.Background(), stop, time.Hour) }()
+	close(stop)
+	select {
+	case ok := <-done:
+		if ok {
+			t.Fatal("SleepUntil reported a full wait after stop was closed")
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("SleepUntil did not return when stop was closed")
+	}
+}
