@@ -57,7 +57,7 @@
 // # Signing
 //
 // A vote or proposal becomes canonical sign bytes (package signbytes) and
-// goes to guard.Guard.SignBytes. A sign the guard allows is sent back in
+// goes to the guard (see below). A sign the guard allows is sent back in
 // the node's message with its signature and, when the guard answered a
 // timestamp-only change with the earlier signature, the earlier timestamp,
 // as FilePV does. A sign the guard refuses (a double sign), a request for
@@ -79,6 +79,29 @@
 // OnConnect reports each connection that completed its handshake. Every
 // goroutine an Endpoint or Server starts has returned when Run or Serve
 // returns.
+//
+// # One request, end to end
+//
+// A sign request makes four hops, each a type of its own, and is parsed
+// once:
+//
+//  1. Endpoint.serve (or Server's) reads one frame, decodes it and builds
+//     a guard.Request: Guard.NewRequest from the vote's or proposal's
+//     fields (the node's CometBFT message), or Guard.ParseRequest from the
+//     native protocol's sign bytes. The Request carries the chain, the
+//     phase and the height/round/step, typed, with the sign bytes.
+//  2. Guard.SignRequest applies the double-sign rules to it under the
+//     chain's lock.
+//  3. The key signs: through guard.RequestSigner's SignGuarded when the
+//     key has it (the daemon's backends, which file their metrics by the
+//     Request's chain and phase), else through SignContext.
+//  4. The Guard writes and syncs its state, and only then does the
+//     signature come back to serve, which writes the response.
+//
+// No hop reads a request's chain or phase from the context, and no hop
+// parses the sign bytes again. The context carries only the request's
+// deadline, its label for a signertrace.Instrumented key, and any
+// signertrace.Trace the caller attached.
 //
 // # Stopping
 //
