@@ -9,7 +9,9 @@ import (
 	"time"
 
 	"github.com/signerkit/signerkit/guard"
+	"github.com/signerkit/signerkit/inprocess"
 	"github.com/signerkit/signerkit/signbytes"
+	"github.com/signerkit/signerkit/signer"
 )
 
 func Example() {
@@ -20,8 +22,12 @@ func Example() {
 	}
 	defer os.RemoveAll(dir)
 
-	// Any signer.Signer: here a key in memory.
-	key := newExampleKey()
+	// Any signer.Signer: here a key in process memory.
+	key, err := inprocess.Generate(signer.Ed25519)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer key.Close()
 	g, err := guard.New(key, guard.Config{Dir: dir})
 	if err != nil {
 		log.Fatal(err)
