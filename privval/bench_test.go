@@ -99,3 +99,99 @@ func benchRoundTrip(b *testing.B, proto, network string, durable bool) {
 	b.ReportMetric(float64(gs.Syncs-g0.Syncs)/n, "fsync/op")
 	b.ReportMetric(ms(gs.SyncTime-g0.SyncTime)/n, "fsync-ms/op")
 }
+
+// BenchmarkRequestWork is the part of a remote sign that is neither the
+// sockets nor the key: for a v0.38 prevote at the next height, the
+// signer's work (decode the frame, build the guard.Request, apply the
+// guard's rules with its state in memory, encode and frame the answer,
+// the request's deadline and label: Endpoint.serve without its read and
+// write) and, apart, the validator's (encode the request, decode the
+// answer, with this package's own test encoders). work-ms/op is the
+// row's time minus the key's sign, timed around it. Read against the
+// root table's raw-socket-* floor rows: floor + signer + validator work
+// is the least any remote signer speaking the protocol can add.
+func BenchmarkRequestWork(b *testing.B) {
+	b.Run("signer", func(b *testing.B) {
+		key := signertrace.Instrument(newKey(5))
+		g := newGuard(b, key, false)
+		e, err := NewEndpoint(g, Config{Dialect: V038, Network: "unix", Address: "unused", ChainID: chainID})
+		if err != nil {
+			b.Fatal(err)
+		}
+		frames := make([][]byte, 4096)
+		k := len(frames)
+		var msg, out []byte
+		serve := func(frame []byte) {
+			req, err := decodeRequest(frame, V038)
+			if err != nil {
+				b.Fatal(err)
+			}
+			info := RequestInfo{Label: requestLabel(req), ChainID: req.chainID}
+			if err := e.serveOne(context.Background(), &info, func(ctx context.Context, info *RequestInfo) (error, error) {
+				var refusal error
+				msg, refusal = e.answer(ctx, req, info, msg[:0])
+				out = appendFrame(out[:0], msg)
+				return refusal, nil
+			}); err != nil || info.Err != nil {
+				b.Fatal(err, info.Err)
+			}
+		}
+		h := int64(0)
+		next := func() []byte {
+			h++
+			return encSignVoteRequest(testVote(typePrevote, h, 0, 1), chainID, V038)
+		}
+		serve(next())
+		key.Reset()
+		b.ReportAllocs()
+		b.ResetTimer()
+		start := time.Now()
+		for i := 0; i < b.N; i++ {
+			if k == len(frames) {
+				b.StopTimer()
+				for j := range frames {
+					frames[j] = next()
+				}
+				k = 0
+				b.StartTimer()
+			}
+			serve(frames[k])
+			k++
+		}
+		elapsed := time.Since(start)
+		b.StopTimer()
+		var backend time.Duration
+		for _, l := range key.Snapshot().Labels {
+			backend += l.Total
+		}
+		b.ReportMetric(float64(elapsed-backend)/float64(time.Millisecond)/float64(b.N), "work-ms/op")
+	})
+	b.Run("validator", func(b *testing.B) {
+		// One real answer, decoded again and again after its request is
+		// encoded: the validator's side of one sign.
+		key := newKey(6)
+		g := newGuard(b, key, false)
+		e, err := NewEndpoint(g, Config{Dialect: V038, Network: "unix", Address: "unused", ChainID: chainID})
+		if err != nil {
+			b.Fatal(err)
+		}
+		req, err := decodeRequest(encSignVoteRequest(testVote(typePrevote, 1, 0, 1), chainID, V038), V038)
+		if err != nil {
+			b.Fatal(err)
+		}
+		answer, refusal := e.answer(context.Background(), req, &RequestInfo{}, nil)
+		if refusal != nil {
+			b.Fatal(refusal)
+		}
+		b.ReportAllocs()
+		b.ResetTimer()
+		start := time.Now()
+		for i := 0; i < b.N; i++ {
+			_ = encSignVoteRequest(testVote(typePrevote, int64(i+2), 0, 1), chainID, V038)
+			if r, err := decodeResponse(answer, V038); err != nil || r.err != nil {
+				b.Fatal(err)
+			}
+		}
+		b.ReportMetric(float64(time.Since(start))/float64(time.Millisecond)/float64(b.N), "work-ms/op")
+	})
+}
