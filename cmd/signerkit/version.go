@@ -89,8 +89,8 @@ func (f buildFacts) write(w io.Writer) {
 		dirty = "unknown"
 	}
 	cgo := map[string]string{
-		"1": "on: Ledger over USB HID, PKCS#11 tokens, BLS on blst",
-		"0": "off: no Ledger over USB HID, no PKCS#11 tokens; BLS on circl (pure Go)",
+		"1": "on: a Ledger over USB and PKCS#11 tokens work",
+		"0": "off: no Ledger over USB (Speculos works), no PKCS#11 tokens",
 	}[f.Cgo]
 	if cgo == "" {
 		cgo = "unknown"
