@@ -69,8 +69,9 @@ cc_for() {
 	fi
 }
 
-rm -rf "$out"
 mkdir -p "$out"
+rm -rf "$out/.stage"
+rm -f "$out"/signerkit-*.tar.gz "$out/SHA256SUMS"
 for arch in amd64 arm64; do
 	cc=$(cc_for $arch)
 	if [ -n "$cc" ]; then
