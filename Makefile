@@ -69,11 +69,13 @@ interop:
 	cd interop/cometbft040 && $(GO) vet ./... && $(GO) vet -tags bls12381 ./... && $(GO) test -tags bls12381 ./...
 
 ## install: go install ./cmd/signerkit, its version stamped from git
-## (scripts/version-ldflags.sh); with cgo when the go command finds a C
-## compiler (CGO_ENABLED=0 for a static build: docs/install.md says what it
-## lacks). Prints the installed binary's version facts.
+## (scripts/version-ldflags.sh), with cgo: without a C compiler it fails
+## rather than quietly leave out a Ledger over USB and PKCS#11 (make install
+## CGO_ENABLED=0 builds without, docs/install.md). Prints the installed
+## binary's version facts.
+CGO_ENABLED ?= 1
 install:
-	$(GO) install -trimpath -ldflags "$$(scripts/version-ldflags.sh)" ./cmd/signerkit
+	CGO_ENABLED=$(CGO_ENABLED) $(GO) install -trimpath -ldflags "$$(scripts/version-ldflags.sh)" ./cmd/signerkit
 	@bin=$$($(GO) env GOBIN); [ -n "$$bin" ] || bin=$$($(GO) env GOPATH)/bin; \
 		echo "installed $$bin/signerkit"; "$$bin/signerkit" version
 
