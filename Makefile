@@ -15,7 +15,7 @@ VULNDB_VERSION := v0.0.0-20261105234957-e22db6528018
 VULNCHECK_GO ?= go1.26.11
 FUZZTIME ?= 15s
 
-.PHONY: demo interop test deps fmt-check vet lint staticcheck deprecated govulncheck build-nocgo race bench bench-smoke benchcmp fuzz benchstat overhead softhsm-scaling report
+.PHONY: install dist demo interop test deps fmt-check vet lint staticcheck deprecated govulncheck build-nocgo race bench bench-smoke benchcmp fuzz benchstat overhead softhsm-scaling report
 
 ## test: install test dependencies, then check formatting, vet, lint, build
 ## without cgo and run every test under the race detector.
@@ -67,6 +67,22 @@ race:
 interop:
 	cd interop && $(GO) vet ./... && $(GO) test ./...
 	cd interop/cometbft040 && $(GO) vet ./... && $(GO) vet -tags bls12381 ./... && $(GO) test -tags bls12381 ./...
+
+## install: go install ./cmd/signerkit, its version stamped from git
+## (scripts/version-ldflags.sh), with cgo: without a C compiler it fails
+## rather than quietly leave out a Ledger over USB and PKCS#11 (make install
+## CGO_ENABLED=0 builds without, docs/install.md). Prints the installed
+## binary's version facts.
+CGO_ENABLED ?= 1
+install:
+	CGO_ENABLED=$(CGO_ENABLED) $(GO) install -trimpath -ldflags "$$(scripts/version-ldflags.sh)" ./cmd/signerkit
+	@bin=$$($(GO) env GOBIN); [ -n "$$bin" ] || bin=$$($(GO) env GOPATH)/bin; \
+		echo "installed $$bin/signerkit"; "$$bin/signerkit" version
+
+## dist: release archives for linux/amd64 and linux/arm64 in dist/, a
+## build without cgo named so (-nocgo), with SHA256SUMS (scripts/dist.sh).
+dist:
+	GO=$(GO) scripts/dist.sh
 
 ## demo: a simulated Ledger behind the signerkit daemon, signing for a
 ## validator side, with /metrics on 127.0.0.1:26661.

@@ -35,8 +35,8 @@ func cmdDemo(args []string, stdout, stderr io.Writer) error {
 	metrics := fs.String("metrics", "127.0.0.1:26661", "address of /metrics, /healthz and /readyz")
 	interval := fs.Duration("interval", 250*time.Millisecond, "time between heights")
 	heights := fs.Int64("heights", 0, "stop after this many heights (0: run until SIGINT)")
-	if err := fs.Parse(args); err != nil {
-		return errUsage
+	if err := parseFlags(fs, args); err != nil {
+		return err
 	}
 	dir, err := os.MkdirTemp("", "signerkit-demo-")
 	if err != nil {

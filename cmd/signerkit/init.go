@@ -72,15 +72,16 @@ sign_timeout = "5s"
 
 func cmdInit(args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("init", stderr)
-	home := fs.String("home", "", "directory to write signerkit.toml, identity.pem and state/ into (required)")
+	home := fs.String("home", "", "directory to write signerkit.toml and identity.pem into (required)")
 	chain := fs.String("chain", "test-chain", "the chain id")
 	protocol := fs.String("protocol", daemon.ProtocolCometBFT038, "cometbft-v0.38, cometbft-v0.34, tm2-tmkms or tm2-remote")
 	key := fs.String("key", "ledger:", "the validator key's URI")
 	validator := fs.String("validator", "unix:///run/signerkit/validator.sock", "the validator's address, tcp://host:port or unix:///path")
 	height := fs.Int64("height", 0, "the first height this signer may sign: one more than the last height any earlier signer of this key may have signed (1 for a new chain). "+
 		"Without it no double-sign state is written, and start refuses until signerkit state init -height H is run")
-	if err := fs.Parse(args); err != nil {
-		return errUsage
+	stateDir := fs.String("state-dir", "", "the double-sign state directory, made mode 0700 if missing (default: DIR/state)")
+	if err := parseFlags(fs, args); err != nil {
+		return err
 	}
 	if *home == "" || fs.NArg() > 0 {
 		fmt.Fprintln(stderr, "signerkit init: -home DIR is required")
@@ -92,28 +93,35 @@ func cmdInit(args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintln(stderr, "signerkit init: -height H is the first height this signer may sign, at least 1 (1 for a new chain)")
 		return errUsage
 	}
-	return initHome(*home, *chain, *protocol, *key, *validator, *height, stdout)
+	return initHome(*home, *stateDir, *chain, *protocol, *key, *validator, *height, stdout)
 }
 
-// initHome writes home's config, identity key and state directory. The
+// initHome writes home's config and identity key, and makes the state
+// directory (stateDir, or home/state when it is ""). The
 // chain's double-sign state is written only for a height of 1 or more;
 // at 0 none is, and the daemon refuses to start until `state init` makes
 // it: init never guesses where a key's signing history ends.
-func initHome(home, chain, protocol, key, validator string, height int64, stdout io.Writer) error {
+func initHome(home, stateDir, chain, protocol, key, validator string, height int64, stdout io.Writer) error {
 	abs, err := filepath.Abs(home)
 	if err != nil {
 		return err
 	}
 	cfgPath := filepath.Join(abs, "signerkit.toml")
 	idPath := filepath.Join(abs, "identity.pem")
-	stateDir := filepath.Join(abs, "state")
+	if stateDir == "" {
+		stateDir = filepath.Join(abs, "state")
+	} else if stateDir, err = filepath.Abs(stateDir); err != nil {
+		return err
+	}
 	for _, p := range []string{cfgPath, idPath} {
 		if _, err := os.Stat(p); !errors.Is(err, fs.ErrNotExist) {
 			return fmt.Errorf("signerkit init: %s exists; init never overwrites", p)
 		}
 	}
-	if err := os.MkdirAll(stateDir, 0o700); err != nil {
-		return fmt.Errorf("signerkit init: %w", err)
+	for _, d := range []string{abs, stateDir} {
+		if err := os.MkdirAll(d, 0o700); err != nil {
+			return fmt.Errorf("signerkit init: %w", err)
+		}
 	}
 	_, priv, err := ed25519.GenerateKey(rand.Reader)
 	if err != nil {

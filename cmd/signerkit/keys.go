@@ -47,11 +47,16 @@ func cmdKeys(args []string, stdout, stderr io.Writer) error {
 		return errUsage
 	}
 	fs := newFlags("keys "+args[0], stderr)
-	path := fs.String("config", "", "the config file: its chains' keys")
-	from := fs.String("from", "", "keys import: the key file (priv_validator_key.json, PEM PKCS#8 or SEC 1)")
-	to := fs.String("to", "", "keys import: where to put it, a URI: keybase:dir=…;label=…?pin-source=…, yubihsm:…;label=…, pkcs11:…;object=…, inprocess:file=PATH")
-	if err := fs.Parse(args[1:]); err != nil {
-		return errUsage
+	path, from, to := new(string), new(string), new(string)
+	switch args[0] {
+	case "show", "list":
+		fs.StringVar(path, "config", "", "the config file: its chains' keys")
+	case "import":
+		fs.StringVar(from, "from", "", "the key file (priv_validator_key.json, PEM PKCS#8 or SEC 1)")
+		fs.StringVar(to, "to", "", "where to put it, a URI: keybase:dir=…;label=…?pin-source=…, yubihsm:…;label=…, pkcs11:…;object=…, inprocess:file=PATH")
+	}
+	if err := parseFlags(fs, args[1:]); err != nil {
+		return err
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()

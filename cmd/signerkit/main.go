@@ -6,20 +6,25 @@
 //
 // Usage:
 //
-//	signerkit init    -home DIR -height H [-chain ID] [-protocol P] [-key URI] [-validator ADDR]
+//	signerkit init    -home DIR -height H [-chain ID] [-protocol P] [-key URI] [-validator ADDR] [-state-dir DIR]
 //	signerkit start   -config signerkit.toml
 //	signerkit keys    show   -config F | URI
 //	signerkit keys    list   -config F | keybase:dir=…
 //	signerkit keys    import -from FILE -to URI
 //	signerkit state   show   -config F
 //	signerkit state   init   -config F [-chain ID] -height H
-//	signerkit demo    [-metrics 127.0.0.1:26661]
+//	signerkit state   repair -config F [-chain ID] -height H
+//	signerkit demo    [-metrics 127.0.0.1:26661] [-interval 250ms] [-heights N]
 //	signerkit version
+//	signerkit help    [COMMAND [SUBCOMMAND]]
 //
 // start serves until SIGTERM or SIGINT, which let a sign in flight finish,
 // sync the state, close the devices and exit 0 within shutdown_grace;
 // SIGHUP reloads the validators' allowlists. docs/daemon.md is the
 // operator's guide and docs/metrics.md lists the metrics.
+//
+// Every command and subcommand takes -h (or -help, --help): it prints that
+// command's usage and flags and exits 0, loading no config.
 //
 // Exit status: 0 after a clean stop, 1 on any error, 2 on bad usage.
 package main
@@ -33,7 +38,6 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
-	"runtime/debug"
 	"sync"
 	"syscall"
 
@@ -46,30 +50,19 @@ import (
 	_ "github.com/signerkit/signerkit/yubihsm"   // registers yubihsm:
 )
 
-// version is set with -ldflags "-X main.version=…"; else the module's.
-var version = ""
-
-func buildVersion() string {
-	if version != "" {
-		return version
-	}
-	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" {
-		return bi.Main.Version
-	}
-	return "(devel)"
-}
-
 const usage = `signerkit: a remote signer for gno and CometBFT validators
 
-  signerkit init    -home DIR -height H [-chain ID] [-protocol P] [-key URI] [-validator ADDR]
+  signerkit init    -home DIR -height H [-chain ID] [-protocol P] [-key URI] [-validator ADDR] [-state-dir DIR]
   signerkit start   -config signerkit.toml
   signerkit keys    show   -config F | URI
   signerkit keys    list   -config F | keybase:dir=...
   signerkit keys    import -from FILE -to URI
   signerkit state   show   -config F
   signerkit state   init   -config F [-chain ID] -height H
-  signerkit demo    [-metrics 127.0.0.1:26661]
+  signerkit state   repair -config F [-chain ID] -height H
+  signerkit demo    [-metrics 127.0.0.1:26661] [-interval 250ms] [-heights N]
   signerkit version
+  signerkit help    [COMMAND [SUBCOMMAND]]
 `
 
 // errUsage makes main exit 2.
@@ -77,17 +70,16 @@ var errUsage = errors.New("usage")
 
 func main() {
 	err := run(os.Args[1:], os.Stdout, os.Stderr)
-	switch {
-	case err == nil:
-	case errors.Is(err, errUsage) || errors.Is(err, flag.ErrHelp):
-		os.Exit(2)
-	default:
+	code := exitCode(err)
+	if code == 1 {
 		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
 	}
+	os.Exit(code)
 }
 
-func run(args []string, stdout, stderr io.Writer) error {
+// dispatch runs the command args names (help.go's route has checked its
+// subcommand).
+func dispatch(args []string, stdout, stderr io.Writer) error {
 	if len(args) == 0 {
 		fmt.Fprint(stderr, usage)
 		return errUsage
@@ -104,8 +96,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 	case "demo":
 		return cmdDemo(args[1:], stdout, stderr)
 	case "version", "-version", "--version":
-		fmt.Fprintf(stdout, "signerkit %s\n", buildVersion())
-		return nil
+		return cmdVersion(args[1:], stdout, stderr)
 	case "help", "-h", "-help", "--help":
 		fmt.Fprint(stdout, usage)
 		return nil
@@ -117,6 +108,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 func newFlags(name string, stderr io.Writer) *flag.FlagSet {
 	fs := flag.NewFlagSet("signerkit "+name, flag.ContinueOnError)
 	fs.SetOutput(stderr)
+	fs.Usage = func() { fmt.Fprint(fs.Output(), flagHelp(fs)) }
 	return fs
 }
 
@@ -140,8 +132,8 @@ func newLogger(cfg *daemon.Config, w io.Writer) *slog.Logger {
 func cmdStart(args []string, stderr io.Writer) error {
 	fs := newFlags("start", stderr)
 	path := fs.String("config", "signerkit.toml", "the config file")
-	if err := fs.Parse(args); err != nil {
-		return errUsage
+	if err := parseFlags(fs, args); err != nil {
+		return err
 	}
 	cfg, err := daemon.LoadConfig(*path)
 	if err != nil {

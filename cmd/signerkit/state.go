@@ -19,10 +19,17 @@ func cmdState(args []string, stdout, stderr io.Writer) error {
 	}
 	fs := newFlags("state "+args[0], stderr)
 	path := fs.String("config", "signerkit.toml", "the config file")
-	chain := fs.String("chain", "", "the chain id (state init and repair; default: the config's only chain)")
-	height := fs.Int64("height", -1, "state init: sign nothing below this height; state repair: start again at this height, above anything the validator signed")
-	if err := fs.Parse(args[1:]); err != nil {
-		return errUsage
+	chain, height := new(string), new(int64(-1))
+	switch args[0] {
+	case "init":
+		fs.StringVar(chain, "chain", "", "the chain id (default: the config's only chain)")
+		fs.Int64Var(height, "height", -1, "sign nothing below this height: one more than the last height any earlier signer of this key may have signed (1 for a new chain)")
+	case "repair":
+		fs.StringVar(chain, "chain", "", "the chain id (default: the config's only chain)")
+		fs.Int64Var(height, "height", -1, "start again at this height, above anything the validator signed")
+	}
+	if err := parseFlags(fs, args[1:]); err != nil {
+		return err
 	}
 	cfg, err := daemon.LoadConfig(*path)
 	if err != nil {
