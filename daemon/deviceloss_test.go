@@ -349,7 +349,7 @@ func testDeviceLoss(t *testing.T, sim *simProcess, uri, backend string, pub ed25
 	if err != nil {
 		t.Fatal(err)
 	}
-	if st.Height != last.height || st.Step != int8(stepOf(last.phase.String())) || string(st.Signature) != string(last.sig) {
+	if st.Height != last.height || st.Step != last.phase.Step() || string(st.Signature) != string(last.sig) {
 		t.Errorf("state at %d/%d, want the last signed, %d %v", st.Height, st.Step, last.height, last.phase)
 	}
 	rctx, rcancel := context.WithTimeout(context.Background(), 10*time.Second)

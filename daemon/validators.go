@@ -97,11 +97,11 @@ func (d *Daemon) onRequest(chain, scheme string, log *slog.Logger) func(privval.
 			o.cached.Inc()
 		case info.Err == nil:
 			o.signed.Inc()
-			if info.Label == "proposal" || info.Label == "prevote" || info.Label == "precommit" {
+			if step := info.Phase.Step(); step != 0 {
 				// The guard has just made this the chain's state.
 				lastH.Set(float64(info.Height))
 				lastR.Set(float64(info.Round))
-				lastS.Set(float64(stepOf(info.Label)))
+				lastS.Set(float64(step))
 			}
 		case isDoubleSign(info.Err):
 			o.refused.Inc()
@@ -158,16 +158,6 @@ func (d *Daemon) onDisconnect(v *validator, log *slog.Logger) func(error) {
 			log.Info("validator connection ended", "reason", reason, "err", err)
 		}
 	}
-}
-
-func stepOf(phase string) int {
-	switch phase {
-	case "proposal":
-		return 1
-	case "prevote":
-		return 2
-	}
-	return 3
 }
 
 func peerString(k ed25519.PublicKey) string {

@@ -126,7 +126,8 @@ func BenchmarkRequestWork(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			info := RequestInfo{Label: requestLabel(req), ChainID: req.chainID}
+			info := RequestInfo{ChainID: req.chainID}
+			info.Phase, info.Label = requestPhase(req)
 			if err := e.serveOne(context.Background(), &info, func(ctx context.Context, info *RequestInfo) (error, error) {
 				var refusal error
 				msg, refusal = e.answer(ctx, req, info, msg[:0])

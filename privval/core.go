@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/signerkit/signerkit/guard"
+	"github.com/signerkit/signerkit/signbytes"
 	"github.com/signerkit/signerkit/signer"
 	"github.com/signerkit/signerkit/signer/signerstats"
 	"github.com/signerkit/signerkit/signer/signertrace"
@@ -40,6 +41,10 @@ type RequestInfo struct {
 	// Label is the request's phase ("proposal", "prevote", "precommit"),
 	// or LabelPubKey, LabelPing or LabelSign.
 	Label string
+	// Phase is the request's phase, typed: signbytes.Proposal, Prevote or
+	// Precommit (a vote extension's is its precommit's), or 0 for a
+	// request that is not a vote or proposal.
+	Phase signbytes.Phase
 	// ChainID, Height and Round are the request's (zero where it has
 	// none).
 	ChainID       string

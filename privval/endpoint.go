@@ -235,7 +235,8 @@ func (e *Endpoint) serve(ctx context.Context, st *connState, peer []byte) (serve
 			e.protocolError.Add(1)
 			return served, err
 		}
-		info := RequestInfo{Label: requestLabel(req), ChainID: req.chainID, Peer: peer}
+		info := RequestInfo{ChainID: req.chainID, Peer: peer}
+		info.Phase, info.Label = requestPhase(req)
 		err = e.serveOne(ctx, &info, func(ctx context.Context, info *RequestInfo) (error, error) {
 			var refusal error
 			msg, refusal = e.answer(ctx, req, info, msg[:0])
@@ -249,19 +250,23 @@ func (e *Endpoint) serve(ctx context.Context, st *connState, peer []byte) (serve
 	}
 }
 
-func requestLabel(req request) string {
+// requestPhase returns req's phase and its label.
+func requestPhase(req request) (signbytes.Phase, string) {
+	var p signbytes.Phase
 	switch req.kind {
 	case msgPubKeyRequest:
-		return LabelPubKey
+		return 0, LabelPubKey
 	case msgPingRequest:
-		return LabelPing
+		return 0, LabelPing
 	case msgSignProposalRequest:
-		return signbytes.Proposal.String()
+		p = signbytes.Proposal
+	default:
+		p = signbytes.Prevote
+		if req.vote != nil && req.vote.Type == typePrecommit {
+			p = signbytes.Precommit
+		}
 	}
-	if req.vote != nil && req.vote.Type == typePrecommit {
-		return signbytes.Precommit.String()
-	}
-	return signbytes.Prevote.String()
+	return p, p.String()
 }
 
 // answer appends the response to req to dst and returns the refusal it

@@ -337,10 +337,11 @@ func (s *Server) serveConn(ctx, hctx context.Context, conn net.Conn) error {
 			info.Label = LabelSign
 			if sr, parseErr = s.g.ParseRequest(req.signBytes); parseErr == nil {
 				m := sr.Message()
-				info.Label, info.ChainID, info.Height, info.Round = m.Phase.String(), m.ChainID, m.Height, m.Round
+				info.Phase, info.ChainID, info.Height, info.Round = m.Phase, m.ChainID, m.Height, m.Round
 				if m.Phase == signbytes.VoteExtension {
-					info.Label = signbytes.Precommit.String()
+					info.Phase = signbytes.Precommit
 				}
+				info.Label = info.Phase.String()
 			}
 		}
 		err = s.serveOne(ctx, &info, func(ctx context.Context, info *RequestInfo) (error, error) {
