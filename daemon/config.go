@@ -3,8 +3,6 @@ package daemon
 import (
 	"bytes"
 	"crypto/ed25519"
-	"encoding/base64"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"os"
@@ -107,9 +105,10 @@ type ValidatorConfig struct {
 	// signerkit dials (cometbft-*, tm2-tmkms), or, for tm2-remote, the
 	// address signerkit listens on for the node to dial.
 	Addr string `toml:"addr"`
-	// Allow lists the node identity keys accepted over TCP, each as
-	// 64 hex digits (optionally prefixed "ed25519:") or standard base64.
-	// SIGHUP reloads it.
+	// Allow lists the node identity keys accepted over TCP, each as gno
+	// prints it ("gpub1…"), as "ed25519:<hex|base64>", as bare hex or
+	// base64, or as the path of the node's node_key.json (CometBFT's or
+	// gno's; ParseIdentityKey). SIGHUP reloads it.
 	Allow []string `toml:"allow"`
 	// AllowAny accepts any node identity over TCP. It exists for stock
 	// CometBFT nodes, which make a new identity at every start; prefer a
@@ -131,28 +130,14 @@ func (v ValidatorConfig) Network() (network, address string, err error) {
 // AllowKeys parses Allow.
 func (v ValidatorConfig) AllowKeys() ([]ed25519.PublicKey, error) {
 	keys := make([]ed25519.PublicKey, 0, len(v.Allow))
-	for _, s := range v.Allow {
+	for i, s := range v.Allow {
 		k, err := ParseIdentityKey(s)
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("entry %d: %w", i+1, err)
 		}
 		keys = append(keys, k)
 	}
 	return keys, nil
-}
-
-// ParseIdentityKey reads an Ed25519 public key written as 64 hex digits,
-// with or without an "ed25519:" prefix (as signerkit logs a refused
-// peer), or as standard base64 (as CometBFT's JSON shows keys).
-func ParseIdentityKey(s string) (ed25519.PublicKey, error) {
-	t := strings.TrimPrefix(strings.TrimSpace(s), "ed25519:")
-	if b, err := hex.DecodeString(t); err == nil && len(b) == ed25519.PublicKeySize {
-		return b, nil
-	}
-	if b, err := base64.StdEncoding.DecodeString(t); err == nil && len(b) == ed25519.PublicKeySize {
-		return b, nil
-	}
-	return nil, fmt.Errorf("identity key %q: want an Ed25519 public key as 64 hex digits or base64", s)
 }
 
 // ConfigError is a config file that cannot be used. Line is the line of
@@ -356,7 +341,7 @@ func (c *Config) check() (parsedConfig, error) {
 				tcp = true
 				if len(v.Allow) == 0 && !v.AllowAny {
 					return nil, bad(vk+".allow", "no allowlist for %s: over TCP signerkit serves only the node identity keys listed here. "+
-						"Add allow = [\"<the node's identity key, hex>\"] (a refused node's key is logged as ed25519:<hex>), "+
+						"Add allow = [\"<the node's identity key: gpub1…, ed25519:<hex>, or the path of its node_key.json>\"] (a refused node's key is logged), "+
 						"or use a unix:// address, or, for a stock CometBFT node that makes a new identity at every start, set allow_any = true", v.Addr)
 				}
 				if len(v.Allow) > 0 && v.AllowAny {
