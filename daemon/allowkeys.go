@@ -46,3 +46,14 @@ func looksLikePath(s string) bool {
 	_, err := os.Stat(s)
 	return err == nil
 }
+
+// LoadConfigToInspect reads the config file at path as LoadConfig does,
+// but without the checks that only serving needs: a TCP validator with
+// no allowlist yet, and no identity_key. The commands that only read
+// (keys show, state show, identity show) use it, so that they work on the
+// config `signerkit init` writes before the node's identity is known.
+// Start still refuses such a config.
+func LoadConfigToInspect(path string) (*Config, error) {
+	cfg, _, err := loadConfig(path, true)
+	return cfg, err
+}

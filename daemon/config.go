@@ -178,17 +178,18 @@ type parsedConfig [][]parsedValidator
 
 // LoadConfig reads and checks the config file at path.
 func LoadConfig(path string) (*Config, error) {
-	cfg, _, err := loadConfig(path)
+	cfg, _, err := loadConfig(path, false)
 	return cfg, err
 }
 
-// loadConfig is LoadConfig, also returning what check parsed.
-func loadConfig(path string) (*Config, parsedConfig, error) {
+// loadConfig is LoadConfig, also returning what check parsed; inspect
+// skips the checks only serving needs (see LoadConfigToInspect).
+func loadConfig(path string, inspect bool) (*Config, parsedConfig, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, nil, fmt.Errorf("signerkit: config: %w", err)
 	}
-	cfg, pc, err := parseConfig(data)
+	cfg, pc, err := parseConfig(data, inspect)
 	if err != nil {
 		var ce *ConfigError
 		if errors.As(err, &ce) {
@@ -203,11 +204,11 @@ func loadConfig(path string) (*Config, parsedConfig, error) {
 // ParseConfig parses and checks a config file's contents. A key the
 // Config does not know is a *ConfigError naming the key and its line.
 func ParseConfig(data []byte) (*Config, error) {
-	cfg, _, err := parseConfig(data)
+	cfg, _, err := parseConfig(data, false)
 	return cfg, err
 }
 
-func parseConfig(data []byte) (*Config, parsedConfig, error) {
+func parseConfig(data []byte, inspect bool) (*Config, parsedConfig, error) {
 	var cfg Config
 	md, err := toml.NewDecoder(bytes.NewReader(data)).Decode(&cfg)
 	if err != nil {
@@ -228,7 +229,7 @@ func parseConfig(data []byte) (*Config, parsedConfig, error) {
 		return nil, nil, &ConfigError{Line: keyLine(data, k), Key: k.String(),
 			Msg: "unknown key (misspelt, or in the wrong table?); see `signerkit init` for a commented config"}
 	}
-	pc, err := cfg.check()
+	pc, err := cfg.check(inspect)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -268,7 +269,7 @@ func keyLine(data []byte, key toml.Key) int {
 
 // check applies the rules a config must meet before anything starts, and
 // returns the validators' addresses and allowlists it parsed doing so.
-func (c *Config) check() (parsedConfig, error) {
+func (c *Config) check(inspect bool) (parsedConfig, error) {
 	bad := func(key, format string, args ...any) error {
 		return &ConfigError{Key: key, Msg: fmt.Sprintf(format, args...)}
 	}
@@ -339,7 +340,7 @@ func (c *Config) check() (parsedConfig, error) {
 			pc[i][j] = parsedValidator{network: network, address: address, allow: allow}
 			if network == "tcp" {
 				tcp = true
-				if len(v.Allow) == 0 && !v.AllowAny {
+				if len(v.Allow) == 0 && !v.AllowAny && !inspect {
 					return nil, bad(vk+".allow", "no allowlist for %s: over TCP signerkit serves only the node identity keys listed here. "+
 						"Add allow = [\"<the node's identity key: gpub1…, ed25519:<hex>, or the path of its node_key.json>\"] (a refused node's key is logged), "+
 						"or use a unix:// address, or, for a stock CometBFT node that makes a new identity at every start, set allow_any = true", v.Addr)
@@ -350,7 +351,7 @@ func (c *Config) check() (parsedConfig, error) {
 			}
 		}
 	}
-	if tcp && c.IdentityKey == "" {
+	if tcp && c.IdentityKey == "" && !inspect {
 		return nil, bad("identity_key", "missing, and a validator is reached over TCP: set identity_key to the file `signerkit init` wrote")
 	}
 	return pc, nil

@@ -48,7 +48,7 @@ type Options struct {
 // the endpoints. It fails closed, with an error that says how to fix the
 // config or the state. Nothing is served until Run.
 func New(ctx context.Context, cfg *Config, opts Options) (_ *Daemon, err error) {
-	parsed, err := cfg.check()
+	parsed, err := cfg.check(false)
 	if err != nil {
 		return nil, err
 	}

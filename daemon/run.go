@@ -151,7 +151,7 @@ func (d *Daemon) Reload() error {
 	if d.cfg.Path == "" {
 		return errors.New("signerkit: reload: the config was not read from a file")
 	}
-	cfg, parsed, err := loadConfig(d.cfg.Path)
+	cfg, parsed, err := loadConfig(d.cfg.Path, false)
 	if err != nil {
 		return err
 	}

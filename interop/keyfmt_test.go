@@ -3,8 +3,10 @@ package interop
 import (
 	"bytes"
 	"crypto/ed25519"
+	"encoding/hex"
 	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -14,6 +16,8 @@ import (
 	cmtp2p "github.com/cometbft/cometbft/p2p"
 	cmttypes "github.com/cometbft/cometbft/types"
 	"github.com/gnolang/gno/tm2/pkg/amino"
+	gnoprivval "github.com/gnolang/gno/tm2/pkg/bft/privval"
+	rsclient "github.com/gnolang/gno/tm2/pkg/bft/privval/signer/remote/client"
 	gnotypes "github.com/gnolang/gno/tm2/pkg/bft/types"
 	gnocrypto "github.com/gnolang/gno/tm2/pkg/crypto"
 	gnoed "github.com/gnolang/gno/tm2/pkg/crypto/ed25519"
@@ -121,4 +125,69 @@ func TestKeyFormatsCometBFT(t *testing.T) {
 	if err != nil || format != keyfmt.CometBFTNodeKey || !bytes.Equal(pub, nk.PubKey().Bytes()) {
 		t.Fatalf("LoadNodeKey(CometBFT's) = %x, %v, %v; want %x", pub, format, err, nk.PubKey().Bytes())
 	}
+}
+
+// TestIdentityShowGno: the identity `signerkit identity show` prints for
+// each of gno's settings is read back by gno's own config code as the key
+// it prints in hex, and the validator key `keys show` prints as gpub1…
+// and genesis entry is the one gno reads.
+func TestIdentityShowGno(t *testing.T) {
+	home := filepath.Join(t.TempDir(), "home")
+	run := func(args ...string) string {
+		out, err := exec.Command(skBin(t, "signerkit"), args...).CombinedOutput()
+		if err != nil {
+			t.Fatalf("signerkit %s: %v\n%s", strings.Join(args, " "), err, out)
+		}
+		return string(out)
+	}
+	run("init", "-home", home, "-protocol", "tm2-remote", "-validator", "tcp://127.0.0.1:1",
+		"-key", "inprocess:file="+filepath.Join(home, "identity.pem"), "-height", "1")
+	cfg := filepath.Join(home, "signerkit.toml")
+	out := run("identity", "show", "-config", cfg)
+	hexKey := quoted(t, out, "hex:    ed25519:", "\n")
+	want, err := hex.DecodeString(hexKey)
+	if err != nil || len(want) != 32 {
+		t.Fatalf("identity show's hex %q:\n%s", hexKey, out)
+	}
+	remote := rsclient.DefaultRemoteSignerClientConfig()
+	remote.AuthorizedKeys = []string{quoted(t, out, `tcp_authorized_keys = ["`, `"]`)}
+	if err := remote.ValidateBasic(); err != nil {
+		t.Fatalf("gno's remote_signer refuses tcp_authorized_keys %q: %v", remote.AuthorizedKeys[0], err)
+	}
+	back, err := gnocrypto.PubKeyFromBech32(remote.AuthorizedKeys[0])
+	if err != nil || !bytes.Equal(back.Bytes()[len(back.Bytes())-32:], want) {
+		t.Fatalf("gno reads tcp_authorized_keys as %v, %v; want %x", back, err, want)
+	}
+	tmkms := gnoprivval.DefaultTmkmsListenerConfig()
+	tmkms.AllowedKMSPubKeys = []string{quoted(t, out, `allowed_kms_pubkeys = ["`, `"]`)}
+	keys, err := tmkms.ParseAllowlist()
+	if err != nil || len(keys) != 1 || !bytes.Equal(keys[0][:], want) {
+		t.Fatalf("gno's tmkms_listener reads allowed_kms_pubkeys %q as %v, %v", tmkms.AllowedKMSPubKeys[0], keys, err)
+	}
+
+	// The validator key is the identity file here: keys show prints the
+	// same key, as gno reads it.
+	out = run("keys", "show", "-config", cfg)
+	gpub, err := gnocrypto.PubKeyFromBech32(quoted(t, out, "gno public key:", "\n"))
+	if err != nil || !bytes.Equal(gpub.Bytes()[len(gpub.Bytes())-32:], want) {
+		t.Fatalf("keys show's gpub reads as %v, %v; want %x", gpub, err, want)
+	}
+	entry := out[strings.Index(out, "gno genesis validator"):]
+	entry = entry[strings.Index(entry, "{") : strings.Index(entry, "\n    }")+6]
+	var gv gnotypes.GenesisValidator
+	if err := amino.UnmarshalJSON([]byte(entry), &gv); err != nil || gv.PubKey == nil || !bytes.Equal(gv.PubKey.Bytes()[len(gv.PubKey.Bytes())-32:], want) || gv.Address != gv.PubKey.Address() {
+		t.Fatalf("gno reads keys show's genesis entry %s as %+v, %v", entry, gv, err)
+	}
+}
+
+// quoted returns the text of s between the first from and the next to,
+// trimmed.
+func quoted(t *testing.T, s, from, to string) string {
+	t.Helper()
+	_, rest, ok := strings.Cut(s, from)
+	if !ok {
+		t.Fatalf("no %q in:\n%s", from, s)
+	}
+	v, _, _ := strings.Cut(rest, to)
+	return strings.TrimSpace(v)
 }

@@ -2,10 +2,8 @@ package main
 
 import (
 	"context"
-	"crypto"
 	"crypto/ed25519"
 	"crypto/sha256"
-	"encoding/base64"
 	"errors"
 	"fmt"
 	"io"
@@ -23,22 +21,6 @@ import (
 func CometBFTAddress(pub ed25519.PublicKey) string {
 	h := sha256.Sum256(pub)
 	return fmt.Sprintf("%X", h[:20])
-}
-
-// keyLines describes one public key.
-func keyLines(w io.Writer, name string, pub crypto.PublicKey) {
-	fmt.Fprintf(w, "%s\n", name)
-	edPub, ok := pub.(ed25519.PublicKey)
-	if !ok {
-		fmt.Fprintf(w, "  public key:        %T (validators take Ed25519)\n", pub)
-		return
-	}
-	fmt.Fprintf(w, "  public key (hex):  %X\n", []byte(edPub))
-	fmt.Fprintf(w, "  public key (b64):  %s\n", base64.StdEncoding.EncodeToString(edPub))
-	if addr, err := keybase.Address(edPub); err == nil {
-		fmt.Fprintf(w, "  gno address:       %s\n", addr)
-	}
-	fmt.Fprintf(w, "  cometbft address:  %s\n", CometBFTAddress(edPub))
 }
 
 func cmdKeys(args []string, stdout, stderr io.Writer) error {
@@ -82,7 +64,7 @@ func keysShow(ctx context.Context, path string, uris []string, stdout, stderr io
 	type named struct{ name, uri string }
 	var keys []named
 	if path != "" {
-		cfg, err := daemon.LoadConfig(path)
+		cfg, err := daemon.LoadConfigToInspect(path)
 		if err != nil {
 			return err
 		}

@@ -13,6 +13,7 @@
 //	signerkit keys    import -from FILE -to URI
 //	signerkit state   show   -config F
 //	signerkit state   init   -config F [-chain ID] -height H
+//	signerkit identity show -config F
 //	signerkit demo    [-metrics 127.0.0.1:26661]
 //	signerkit version
 //
@@ -68,6 +69,7 @@ const usage = `signerkit: a remote signer for gno and CometBFT validators
   signerkit keys    import -from FILE -to URI
   signerkit state   show   -config F
   signerkit state   init   -config F [-chain ID] -height H
+  signerkit identity show -config F
   signerkit demo    [-metrics 127.0.0.1:26661]
   signerkit version
 `
@@ -101,6 +103,8 @@ func run(args []string, stdout, stderr io.Writer) error {
 		return cmdKeys(args[1:], stdout, stderr)
 	case "state":
 		return cmdState(args[1:], stdout, stderr)
+	case "identity":
+		return cmdIdentity(args[1:], stdout, stderr)
 	case "demo":
 		return cmdDemo(args[1:], stdout, stderr)
 	case "version", "-version", "--version":

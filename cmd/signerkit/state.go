@@ -24,7 +24,7 @@ func cmdState(args []string, stdout, stderr io.Writer) error {
 	if err := fs.Parse(args[1:]); err != nil {
 		return errUsage
 	}
-	cfg, err := daemon.LoadConfig(*path)
+	cfg, err := daemon.LoadConfigToInspect(*path)
 	if err != nil {
 		return err
 	}
