@@ -76,11 +76,9 @@ func cmdState(args []string, stdout, stderr io.Writer) error {
 	return errUsage
 }
 
-// stopFirst adds what to do to an error of a running daemon's lock.
+// stopFirst returns err: a running daemon's lock error says what to do
+// (daemon.StateInUseError).
 func stopFirst(err error) error {
-	if errors.Is(err, daemon.ErrStateInUse) {
-		return fmt.Errorf("%w: stop the daemon first", err)
-	}
 	return err
 }
 
