@@ -1,7 +1,10 @@
 package daemon
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
+	"os"
 	"path/filepath"
 )
 
@@ -28,3 +31,20 @@ func (e *StateInUseError) Error() string {
 
 // Unwrap returns ErrStateInUse.
 func (e *StateInUseError) Unwrap() error { return ErrStateInUse }
+
+// makeStateDir makes dir, mode 0700, when it does not exist and its
+// parent does.
+func makeStateDir(dir string) error {
+	dir = filepath.Clean(dir)
+	if _, err := os.Lstat(dir); !errors.Is(err, fs.ErrNotExist) {
+		return nil // there, or CheckStateDir says what is wrong
+	}
+	if _, err := os.Stat(filepath.Dir(dir)); errors.Is(err, fs.ErrNotExist) {
+		return &StateDirError{Dir: dir, Problem: fmt.Sprintf("neither it nor its parent %s exists: check state_dir, or make it with `mkdir -p -m 0700 %s`",
+			filepath.Dir(dir), dir)}
+	}
+	if err := os.Mkdir(dir, 0o700); err != nil && !errors.Is(err, fs.ErrExist) {
+		return &StateDirError{Dir: dir, Problem: fmt.Sprintf("cannot make it: %v", errors.Unwrap(err))}
+	}
+	return nil
+}
