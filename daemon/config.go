@@ -76,6 +76,11 @@ type Config struct {
 	// connections from one source: an IPv4 address, an IPv6 /64. Zero
 	// means DefaultMaxPendingHandshakesPerHost.
 	MaxPendingHandshakesPerHost int `toml:"max_pending_handshakes_per_host"`
+	// RedialMaxBackoff caps the wait between dials of a validator that
+	// signerkit dials (cometbft-*, tm2-tmkms): after a failed dial the
+	// wait doubles from 100 ms up to this cap (with jitter, between half
+	// of it and all of it). Zero means DefaultRedialMaxBackoff.
+	RedialMaxBackoff time.Duration `toml:"redial_max_backoff"`
 	// Chains are the chains signed for, one key each.
 	Chains []ChainConfig `toml:"chain"`
 
@@ -294,6 +299,9 @@ func (c *Config) check(inspect bool) (parsedConfig, error) {
 	}
 	if c.MaxPendingHandshakes < 0 {
 		return nil, bad("max_pending_handshakes", "negative (0 means the default, %d)", DefaultMaxPendingHandshakes)
+	}
+	if c.RedialMaxBackoff < 0 {
+		return nil, bad("redial_max_backoff", "negative (0 means the default, %s)", DefaultRedialMaxBackoff)
 	}
 	if c.MaxPendingHandshakesPerHost < 0 {
 		return nil, bad("max_pending_handshakes_per_host", "negative (0 means the default, %d)", DefaultMaxPendingHandshakesPerHost)
