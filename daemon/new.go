@@ -97,6 +97,7 @@ func New(ctx context.Context, cfg *Config, opts Options) (_ *Daemon, err error) 
 			d.vals = append(d.vals, v)
 		}
 	}
+	d.zeroCounters()
 	if opts.MetricsListener != nil {
 		d.httpLn = opts.MetricsListener
 	} else if cfg.MetricsAddr != "" {

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/prometheus/client_golang/prometheus"
 )
 
 type syncBuffer struct {
@@ -85,5 +87,60 @@ func TestReloadWarnsUnapplied(t *testing.T) {
 	}
 	if n := strings.Count(out, "change not applied"); n != 6 {
 		t.Errorf("%d warnings, want 6:\n%s", n, out)
+	}
+}
+
+// TestCountersStartAtZero: right after New, before any request, every
+// counter has a series per label set the config can produce, at 0, so a
+// dashboard shows 0 rather than no data.
+func TestCountersStartAtZero(t *testing.T) {
+	dir := t.TempDir()
+	keyPath, _ := writeKey(t, dir, 5)
+	idPath, _ := writeKey(t, dir, 6)
+	stateDir := filepath.Join(dir, "state")
+	if err := InitState(context.Background(), stateDir, chainID, 1); err != nil {
+		t.Fatal(err)
+	}
+	cfgPath := filepath.Join(dir, "signerkit.toml")
+	data := fmt.Sprintf("state_dir = %q\nidentity_key = %q\n[[chain]]\nid = %q\nprotocol = \"tm2-remote\"\nkey = \"inprocess:file=%s\"\n"+
+		"  [[chain.validator]]\n  addr = \"tcp://127.0.0.1:0\"\n  allow_any = true\n", stateDir, idPath, chainID, keyPath)
+	if err := os.WriteFile(cfgPath, []byte(data), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := LoadConfig(cfgPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := New(context.Background(), cfg, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	fams, err := d.m.Registry.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]int{}
+	for _, f := range fams {
+		if f.GetType().String() != "COUNTER" {
+			continue
+		}
+		for _, m := range f.GetMetric() {
+			if v := m.GetCounter().GetValue(); v != 0 {
+				t.Errorf("%s %v = %v before any request", f.GetName(), m.GetLabel(), v)
+			}
+		}
+		seen[f.GetName()] = len(f.GetMetric())
+	}
+	for _, c := range []*prometheus.CounterVec{d.m.requests, d.m.refusals, d.m.connects, d.m.disconnects, d.m.throttled, d.m.pendingShed,
+		d.m.acceptErrors, d.m.backendErrors, d.m.backendReopens, d.m.healthChecks, d.m.lostSigns} {
+		desc := make(chan *prometheus.Desc, 1)
+		c.Describe(desc)
+		name := (<-desc).String()
+		name = name[strings.Index(name, `fqName: "`)+9:]
+		name = name[:strings.IndexByte(name, '"')]
+		if seen[name] == 0 {
+			t.Errorf("%s has no series before any request", name)
+		}
 	}
 }
