@@ -188,7 +188,7 @@ func (d *Daemon) checkState(ctx context.Context, ch ChainConfig) error {
 	}
 	pub := d.keys[ch.Key].pub
 	if st.Signature != nil && !ed25519.Verify(pub, st.SignBytes, st.Signature) {
-		return fmt.Errorf("signerkit: chain %q: the key %s (public key %X) did not make the last signature in the state: "+
+		return fmt.Errorf("signerkit: chain %q: the key %s (public key ed25519:%x) did not make the last signature in the state: "+
 			"the state belongs to another key. Point key at the validator's key, or, if the validator's key really changed, move %s away and run `signerkit state init`",
 			ch.ID, RedactURI(ch.Key), []byte(pub), d.cfg.StateDir)
 	}

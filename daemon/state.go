@@ -80,7 +80,7 @@ func (kb *keyBindings) bind(chainID string, pub ed25519.PublicKey) error {
 	if h, ok := m[chainID]; ok {
 		old, err := hex.DecodeString(h)
 		if err != nil || !bytes.Equal(old, pub) {
-			return fmt.Errorf("the key's public key %X differs from %s, the one this chain's state in %s was made with: "+
+			return fmt.Errorf("the key's public key ed25519:%x differs from ed25519:%s, the one this chain's state in %s was made with: "+
 				"the state belongs to another key. Point key at the validator's key, or, if the validator's key really changed, "+
 				"move the state away and run `signerkit state init` at a height above anything the old key signed", []byte(pub), h, dir)
 		}

@@ -48,7 +48,7 @@ func TestDaemonRedialCometBFTRestart(t *testing.T) {
 			t.Fatalf("restart %d: no signer within CometBFT's start-up window: %v", i, err)
 		}
 		if !b.pub.Equal(ed25519.PublicKey(pk.Bytes())) {
-			t.Fatalf("public key %X", pk.Bytes())
+			t.Fatalf("public key %x", pk.Bytes())
 		}
 		took := time.Since(start)
 		t.Logf("restart %d: signerkit connected %v after the listener came back", i, took.Round(time.Millisecond))

@@ -154,7 +154,7 @@ func keysList(ctx context.Context, uri string, stdout io.Writer) error {
 	for _, k := range infos {
 		pub, gno, cmt := "-", "-", "-"
 		if ed, ok := k.Public.(ed25519.PublicKey); ok {
-			pub, cmt = fmt.Sprintf("%X", []byte(ed)), CometBFTAddress(ed)
+			pub, cmt = fmt.Sprintf("ed25519:%x", []byte(ed)), CometBFTAddress(ed)
 		}
 		if a, err := keybase.Address(k.Public); err == nil {
 			gno = a

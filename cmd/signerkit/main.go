@@ -174,7 +174,7 @@ func serve(ctx context.Context, cfg *daemon.Config, opts daemon.Options, log *sl
 	keys := d.PublicKeys()
 	for _, ch := range cfg.Chains {
 		log.Info("serving chain", "chain", ch.ID, "protocol", ch.Protocol, "backend", daemon.Scheme(ch.Key),
-			"pubkey", fmt.Sprintf("%X", []byte(keys[ch.ID])))
+			"pubkey", fmt.Sprintf("ed25519:%x", []byte(keys[ch.ID])))
 	}
 	if id := d.IdentityKey(); id != nil {
 		log.Info("identity", "key", fmt.Sprintf("ed25519:%x", []byte(id)))

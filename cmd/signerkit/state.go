@@ -113,7 +113,7 @@ func stateShow(ctx context.Context, cfg *daemon.Config, stdout io.Writer) error 
 		}
 		key := "(bound at first start)"
 		if s.Key != nil {
-			key = fmt.Sprintf("%X", []byte(s.Key))
+			key = fmt.Sprintf("ed25519:%x", []byte(s.Key))
 		}
 		fmt.Fprintf(tw, "%s\t%d\t%d\t%s\t%s\t%s\n", s.ChainID, s.Height, s.Round, stepName(s.Step), key, note)
 	}
