@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"crypto/ed25519"
-	"crypto/sha256"
 	"errors"
 	"fmt"
 	"io"
@@ -13,14 +12,14 @@ import (
 	"github.com/signerkit/signerkit/daemon"
 	"github.com/signerkit/signerkit/inprocess"
 	"github.com/signerkit/signerkit/keybase"
+	"github.com/signerkit/signerkit/keyfmt"
 	"github.com/signerkit/signerkit/signer"
 )
 
 // CometBFTAddress is a validator's address as CometBFT shows it: the first
 // 20 bytes of the SHA-256 of its Ed25519 public key, in upper-case hex.
 func CometBFTAddress(pub ed25519.PublicKey) string {
-	h := sha256.Sum256(pub)
-	return fmt.Sprintf("%X", h[:20])
+	return keyfmt.CometBFTAddress(pub)
 }
 
 func cmdKeys(args []string, stdout, stderr io.Writer) error {

@@ -52,7 +52,7 @@ func cmdState(args []string, stdout, stderr io.Writer) error {
 			return err
 		}
 		if err := daemon.InitState(ctx, cfg.StateDir, id, *height); err != nil {
-			return stopFirst(err)
+			return err
 		}
 		fmt.Fprintf(stdout, "chain %s: signs nothing below height %d\n", id, *height)
 		return nil
@@ -67,19 +67,13 @@ func cmdState(args []string, stdout, stderr io.Writer) error {
 		}
 		kept, err := daemon.RepairState(ctx, cfg.StateDir, id, *height)
 		if err != nil {
-			return stopFirst(err)
+			return err
 		}
 		fmt.Fprintf(stdout, "chain %s: the damaged state file is kept as %s; signs nothing below height %d\n", id, kept, *height)
 		return nil
 	}
 	fmt.Fprintf(stderr, "signerkit state: unknown %q: show, init or repair\n", args[0])
 	return errUsage
-}
-
-// stopFirst returns err: a running daemon's lock error says what to do
-// (daemon.StateInUseError).
-func stopFirst(err error) error {
-	return err
 }
 
 // stateShow prints each chain's state from the state directory, read-only
