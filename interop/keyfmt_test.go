@@ -130,7 +130,7 @@ func TestKeyFormatsCometBFT(t *testing.T) {
 // TestIdentityShowGno: the identity `signerkit identity show` prints for
 // each of gno's settings is read back by gno's own config code as the key
 // it prints in hex, and the validator key `keys show` prints as gpub1…
-// and genesis entry is the one gno reads.
+// and genesis entries is the one gno and CometBFT read.
 func TestIdentityShowGno(t *testing.T) {
 	home := filepath.Join(t.TempDir(), "home")
 	run := func(args ...string) string {
@@ -171,6 +171,15 @@ func TestIdentityShowGno(t *testing.T) {
 	gpub, err := gnocrypto.PubKeyFromBech32(quoted(t, out, "gno public key:", "\n"))
 	if err != nil || !bytes.Equal(gpub.Bytes()[len(gpub.Bytes())-32:], want) {
 		t.Fatalf("keys show's gpub reads as %v, %v; want %x", gpub, err, want)
+	}
+	centry := out[strings.Index(out, "cometbft genesis validator"):]
+	centry = centry[strings.Index(centry, "{") : strings.Index(centry, "\n    }")+6]
+	var cgv cmttypes.GenesisValidator
+	if err := cmtjson.Unmarshal([]byte(centry), &cgv); err != nil || !bytes.Equal(cgv.PubKey.Bytes(), want) || !bytes.Equal(cgv.Address, cgv.PubKey.Address()) {
+		t.Fatalf("CometBFT reads keys show's genesis entry %s as %+v, %v", centry, cgv, err)
+	}
+	if !strings.Contains(out, "cometbft address:    "+cgv.PubKey.Address().String()) {
+		t.Fatalf("keys show's CometBFT address is not CometBFT's %s:\n%s", cgv.PubKey.Address(), out)
 	}
 	entry := out[strings.Index(out, "gno genesis validator"):]
 	entry = entry[strings.Index(entry, "{") : strings.Index(entry, "\n    }")+6]
