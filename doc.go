@@ -53,6 +53,8 @@
 //     and a validator-side twin for tests.
 //   - daemon: the remote-signer daemon's engine (config, chains, metrics,
 //     lifecycle), which a program can embed.
+//   - keyfmt: Ed25519 public keys as gno and CometBFT print and take them
+//     (gpub1…, addresses, node_key.json, genesis validator entries).
 //   - netshape: shaped sockets (delay, jitter, bandwidth, loss) and cloud
 //     round-trip profiles, for tests and benchmarks.
 //   - hardening: no core dumps, and locked memory for keys.

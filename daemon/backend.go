@@ -324,7 +324,7 @@ func (b *backend) tryOpen(ctx context.Context) (_ signer.Signer, result string, 
 	}
 	if pub, ok := s.Public().(ed25519.PublicKey); !ok || !pub.Equal(b.pub) {
 		_ = s.Close()
-		return nil, "wrong_key", fmt.Errorf("signerkit: the reopened key is not %X", []byte(b.pub))
+		return nil, "wrong_key", fmt.Errorf("signerkit: the reopened key is not ed25519:%x", []byte(b.pub))
 	}
 	if _, err := signer.CheckHealth(ctx, s); err != nil {
 		_ = s.Close()

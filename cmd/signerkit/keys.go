@@ -2,10 +2,7 @@ package main
 
 import (
 	"context"
-	"crypto"
 	"crypto/ed25519"
-	"crypto/sha256"
-	"encoding/base64"
 	"errors"
 	"fmt"
 	"io"
@@ -15,30 +12,14 @@ import (
 	"github.com/signerkit/signerkit/daemon"
 	"github.com/signerkit/signerkit/inprocess"
 	"github.com/signerkit/signerkit/keybase"
+	"github.com/signerkit/signerkit/keyfmt"
 	"github.com/signerkit/signerkit/signer"
 )
 
 // CometBFTAddress is a validator's address as CometBFT shows it: the first
 // 20 bytes of the SHA-256 of its Ed25519 public key, in upper-case hex.
 func CometBFTAddress(pub ed25519.PublicKey) string {
-	h := sha256.Sum256(pub)
-	return fmt.Sprintf("%X", h[:20])
-}
-
-// keyLines describes one public key.
-func keyLines(w io.Writer, name string, pub crypto.PublicKey) {
-	fmt.Fprintf(w, "%s\n", name)
-	edPub, ok := pub.(ed25519.PublicKey)
-	if !ok {
-		fmt.Fprintf(w, "  public key:        %T (validators take Ed25519)\n", pub)
-		return
-	}
-	fmt.Fprintf(w, "  public key (hex):  %X\n", []byte(edPub))
-	fmt.Fprintf(w, "  public key (b64):  %s\n", base64.StdEncoding.EncodeToString(edPub))
-	if addr, err := keybase.Address(edPub); err == nil {
-		fmt.Fprintf(w, "  gno address:       %s\n", addr)
-	}
-	fmt.Fprintf(w, "  cometbft address:  %s\n", CometBFTAddress(edPub))
+	return keyfmt.CometBFTAddress(pub)
 }
 
 func cmdKeys(args []string, stdout, stderr io.Writer) error {
@@ -87,7 +68,7 @@ func keysShow(ctx context.Context, path string, uris []string, stdout, stderr io
 	type named struct{ name, uri string }
 	var keys []named
 	if path != "" {
-		cfg, err := daemon.LoadConfig(path)
+		cfg, err := daemon.LoadConfigToInspect(path)
 		if err != nil {
 			return err
 		}
@@ -177,7 +158,7 @@ func keysList(ctx context.Context, uri string, stdout io.Writer) error {
 	for _, k := range infos {
 		pub, gno, cmt := "-", "-", "-"
 		if ed, ok := k.Public.(ed25519.PublicKey); ok {
-			pub, cmt = fmt.Sprintf("%X", []byte(ed)), CometBFTAddress(ed)
+			pub, cmt = fmt.Sprintf("ed25519:%x", []byte(ed)), CometBFTAddress(ed)
 		}
 		if a, err := keybase.Address(k.Public); err == nil {
 			gno = a

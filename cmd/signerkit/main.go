@@ -14,6 +14,7 @@
 //	signerkit state   show   -config F
 //	signerkit state   init   -config F [-chain ID] -height H
 //	signerkit state   repair -config F [-chain ID] -height H
+//	signerkit identity show -config F
 //	signerkit demo    [-metrics 127.0.0.1:26661] [-interval 250ms] [-heights N]
 //	signerkit version
 //	signerkit help    [COMMAND [SUBCOMMAND]]
@@ -60,6 +61,7 @@ const usage = `signerkit: a remote signer for gno and CometBFT validators
   signerkit state   show   -config F
   signerkit state   init   -config F [-chain ID] -height H
   signerkit state   repair -config F [-chain ID] -height H
+  signerkit identity show -config F
   signerkit demo    [-metrics 127.0.0.1:26661] [-interval 250ms] [-heights N]
   signerkit version
   signerkit help    [COMMAND [SUBCOMMAND]]
@@ -93,6 +95,8 @@ func dispatch(args []string, stdout, stderr io.Writer) error {
 		return cmdKeys(args[1:], stdout, stderr)
 	case "state":
 		return cmdState(args[1:], stdout, stderr)
+	case "identity":
+		return cmdIdentity(args[1:], stdout, stderr)
 	case "demo":
 		return cmdDemo(args[1:], stdout, stderr)
 	case "version", "-version", "--version":
@@ -162,7 +166,7 @@ func serve(ctx context.Context, cfg *daemon.Config, opts daemon.Options, log *sl
 	keys := d.PublicKeys()
 	for _, ch := range cfg.Chains {
 		log.Info("serving chain", "chain", ch.ID, "protocol", ch.Protocol, "backend", daemon.Scheme(ch.Key),
-			"pubkey", fmt.Sprintf("%X", []byte(keys[ch.ID])))
+			"pubkey", fmt.Sprintf("ed25519:%x", []byte(keys[ch.ID])))
 	}
 	if id := d.IdentityKey(); id != nil {
 		log.Info("identity", "key", fmt.Sprintf("ed25519:%x", []byte(id)))
