@@ -11,6 +11,10 @@
 //	signerkit keys    show   -config F | URI
 //	signerkit keys    list   -config F | keybase:dir=…
 //	signerkit keys    import -from FILE -to URI
+//	signerkit keys    generate -to URI [-algorithm ed25519] [-exportable]
+//	signerkit keys    export -from URI -wrap KEY -out FILE
+//	signerkit keys    delete [-yes] URI
+//	signerkit yubihsm setup -connector URL
 //	signerkit state   show   -config F
 //	signerkit state   init   -config F [-chain ID] -height H
 //	signerkit demo    [-metrics 127.0.0.1:26661]
@@ -39,11 +43,12 @@ import (
 
 	"github.com/signerkit/signerkit/daemon"
 	"github.com/signerkit/signerkit/hardening"
-	_ "github.com/signerkit/signerkit/inprocess" // registers inprocess:
-	_ "github.com/signerkit/signerkit/keybase"   // registers keybase:
-	_ "github.com/signerkit/signerkit/ledger"    // registers ledger:
-	_ "github.com/signerkit/signerkit/pkcs11"    // registers pkcs11:
-	_ "github.com/signerkit/signerkit/yubihsm"   // registers yubihsm:
+	_ "github.com/signerkit/signerkit/inprocess"          // registers inprocess:
+	_ "github.com/signerkit/signerkit/keybase"            // registers keybase:
+	_ "github.com/signerkit/signerkit/keybase/gnokeyhome" // registers gnokeyhome:
+	_ "github.com/signerkit/signerkit/ledger"             // registers ledger:
+	_ "github.com/signerkit/signerkit/pkcs11"             // registers pkcs11:
+	_ "github.com/signerkit/signerkit/yubihsm"            // registers yubihsm:
 )
 
 // version is set with -ldflags "-X main.version=…"; else the module's.
@@ -66,6 +71,10 @@ const usage = `signerkit: a remote signer for gno and CometBFT validators
   signerkit keys    show   -config F | URI
   signerkit keys    list   -config F | keybase:dir=...
   signerkit keys    import -from FILE -to URI
+  signerkit keys    generate -to URI [-algorithm ed25519] [-exportable]
+  signerkit keys    export -from URI -wrap KEY -out FILE
+  signerkit keys    delete [-yes] URI
+  signerkit yubihsm setup -connector URL
   signerkit state   show   -config F
   signerkit state   init   -config F [-chain ID] -height H
   signerkit demo    [-metrics 127.0.0.1:26661]
@@ -101,6 +110,8 @@ func run(args []string, stdout, stderr io.Writer) error {
 		return cmdKeys(args[1:], stdout, stderr)
 	case "state":
 		return cmdState(args[1:], stdout, stderr)
+	case "yubihsm":
+		return cmdYubiHSM(args[1:], stdout, stderr)
 	case "demo":
 		return cmdDemo(args[1:], stdout, stderr)
 	case "version", "-version", "--version":

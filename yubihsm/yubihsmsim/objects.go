@@ -65,12 +65,8 @@ func (d *Device) inner(s *session, f scp03.Frame) ([]byte, time.Duration) {
 		return okFrame(CmdCloseSession, nil), 0
 	case CmdPutAsymmetricKey, CmdGenerateAsymKey:
 		return d.storeKey(s, f.Cmd, p), 0
-	case CmdPutWrapKey, CmdGenerateWrapKey:
-		return d.putWrapKey(s, f.Cmd, p), 0
-	case CmdExportWrapped:
-		return d.exportWrapped(s, p), 0
-	case CmdImportWrapped:
-		return d.importWrapped(s, p), 0
+	case CmdPutWrapKey, CmdGenerateWrapKey, CmdExportWrapped, CmdImportWrapped:
+		return d.wrapCommand(s, f.Cmd, p), 0
 	case CmdGetPublicKey:
 		if len(p) != 2 && len(p) != 3 {
 			return errFrame(yubihsm.CodeWrongLength), 0

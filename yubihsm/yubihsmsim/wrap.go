@@ -67,6 +67,17 @@ func wrapKeyLen(alg byte) int {
 	return 0
 }
 
+// wrapCommand runs one of the wrap commands.
+func (d *Device) wrapCommand(s *session, cmd byte, p []byte) []byte {
+	switch cmd {
+	case CmdExportWrapped:
+		return d.exportWrapped(s, p)
+	case CmdImportWrapped:
+		return d.importWrapped(s, p)
+	}
+	return d.putWrapKey(s, cmd, p)
+}
+
 // putWrapKey answers Put Wrap Key and Generate Wrap Key: the object
 // template, eight bytes of delegated capabilities and, for Put, the AES
 // key; it answers the new id. They need the put-wrap-key or

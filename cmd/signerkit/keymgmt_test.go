@@ -1,0 +1,204 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"crypto/ed25519"
+	"errors"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/signerkit/signerkit/pkcs11/pkcs11test"
+	"github.com/signerkit/signerkit/signer"
+	"github.com/signerkit/signerkit/yubihsm"
+	"github.com/signerkit/signerkit/yubihsm/yubihsmsim"
+)
+
+// runIn runs signerkit in this process with stdin input, and returns its
+// output and error.
+func runIn(t *testing.T, input string, args ...string) (string, error) {
+	t.Helper()
+	stdin = strings.NewReader(input)
+	defer func() { stdin = os.Stdin }()
+	var out bytes.Buffer
+	err := run(args, &out, &out)
+	return out.String(), err
+}
+
+func mustRun(t *testing.T, args ...string) string {
+	t.Helper()
+	out, err := runIn(t, "", args...)
+	if err != nil {
+		t.Fatalf("signerkit %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	return out
+}
+
+var setupPassword = regexp.MustCompile(`(admin|signer) key ([0-9a-f]{4}) password: +([0-9a-f]{32})`)
+var setupWrapKey = regexp.MustCompile(`wrap key [0-9a-f]{4} \(AES-256\): +([0-9a-f]{64})`)
+
+// simSetup runs yubihsm setup on a new simulated device and returns its
+// connector URL and the admin and signer passwords and wrap key printed.
+func simSetup(t *testing.T, extra ...string) (dev *yubihsmsim.Device, url, admin, signerPW, wrap string) {
+	t.Helper()
+	dev = yubihsmsim.New(yubihsmsim.Config{})
+	srv := httptest.NewServer(dev.Handler())
+	t.Cleanup(srv.Close)
+	out := mustRun(t, append([]string{"yubihsm", "setup", "-connector", srv.URL}, extra...)...)
+	pw := map[string]string{}
+	for _, m := range setupPassword.FindAllStringSubmatch(out, -1) {
+		pw[m[1]] = m[3]
+	}
+	w := setupWrapKey.FindStringSubmatch(out)
+	if pw["admin"] == "" || pw["signer"] == "" || w == nil {
+		t.Fatalf("setup printed no secrets:\n%s", out)
+	}
+	return dev, srv.URL, pw["admin"], pw["signer"], w[1]
+}
+
+// TestYubiHSMSetupAndBackup: setup leaves a device with an admin key, a
+// sign-only key, a wrap key and command audit on, and no factory key;
+// keys generate makes an exportable key there, keys export backs it up,
+// keys delete asks first, and keys import restores it, into the same
+// device and into a second one set up with the same wrap key; every copy
+// signs as the original did (crypto/ed25519 verifies).
+func TestYubiHSMSetupAndBackup(t *testing.T) {
+	ctx := context.Background()
+	dev, url, admin, signerPW, wrap := simSetup(t)
+	if _, err := yubihsm.OpenStore(ctx, yubihsm.Config{Connector: url, Secret: signer.SecretBytes([]byte("password"))}); err == nil {
+		t.Fatal("the factory key still opens a session after setup")
+	}
+	for _, c := range []byte{0x46, 0x58, 0x4a, 0x4b} {
+		if dev.CommandAudit(c) != 1 {
+			t.Errorf("command audit of %#x is %d, want on", c, dev.CommandAudit(c))
+		}
+	}
+	if dev.CommandAudit(0x6a) != 0 {
+		t.Error("Sign EdDSA is audited: the log would fill with votes")
+	}
+	out, err := runIn(t, "", "yubihsm", "setup", "-connector", url)
+	if err == nil || !strings.Contains(err.Error(), "set up already") {
+		t.Fatalf("second setup: %v\n%s", err, out)
+	}
+
+	adminURI := "yubihsm:connector=" + url + ";auth-key=2;label=validator?pin-value=" + admin
+	signerURI := "yubihsm:connector=" + url + ";auth-key=3;label=validator?pin-value=" + signerPW
+	out = mustRun(t, "keys", "generate", "-to", adminURI, "-exportable")
+	if !strings.Contains(out, "public key (hex)") {
+		t.Fatalf("keys generate printed:\n%s", out)
+	}
+	sig := signWith(t, signerURI)
+
+	// The sign-only key cannot make keys.
+	if out, err := runIn(t, "", "keys", "generate", "-to", strings.Replace(signerURI, "label=validator", "label=other", 1)); !errors.Is(err, signer.ErrPermissionDenied) {
+		t.Errorf("keys generate with the signer key: %v\n%s", err, out)
+	}
+	backup := filepath.Join(t.TempDir(), "validator.wrapped")
+	mustRun(t, "keys", "export", "-from", adminURI, "-wrap", "id:1", "-out", backup)
+	if fi, err := os.Stat(backup); err != nil || fi.Mode().Perm() != 0o600 {
+		t.Fatalf("backup file: %v, %v", fi, err)
+	}
+	if _, err := runIn(t, "", "keys", "export", "-from", adminURI, "-wrap", "id:1", "-out", backup); err == nil {
+		t.Error("export over an existing file")
+	}
+	// keys delete takes only the key's label as confirmation.
+	if out, err := runIn(t, "yes\n", "keys", "delete", adminURI); !errors.Is(err, errNotConfirmed) {
+		t.Fatalf("delete answered yes: %v\n%s", err, out)
+	}
+	signWith(t, signerURI) // still there
+	mustRunIn(t, "validator\n", "keys", "delete", adminURI)
+	if _, err := signer.Open(ctx, signerURI); !errors.Is(err, signer.ErrKeyNotFound) {
+		t.Fatalf("key still opens after delete: %v", err)
+	}
+	mustRun(t, "keys", "import", "-from", backup, "-to", adminURI)
+	if again := signWith(t, signerURI); !bytes.Equal(again, sig) {
+		t.Fatal("the restored key signs differently")
+	}
+
+	// A second device restored with the same wrap key takes the backup.
+	wrapFile := filepath.Join(t.TempDir(), "wrap")
+	if err := os.WriteFile(wrapFile, []byte(wrap+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, url2, admin2, signer2, wrap2 := simSetup(t, "-wrap-key-source", "file:"+wrapFile)
+	if wrap2 != wrap {
+		t.Fatalf("setup with -wrap-key-source put wrap key %s, want %s", wrap2, wrap)
+	}
+	mustRun(t, "keys", "import", "-from", backup, "-to", "yubihsm:connector="+url2+";auth-key=2?pin-value="+admin2)
+	if again := signWith(t, "yubihsm:connector="+url2+";auth-key=3;label=validator?pin-value="+signer2); !bytes.Equal(again, sig) {
+		t.Fatal("the key restored on a second device signs differently")
+	}
+
+	// A key made without -exportable does not leave.
+	fixedURI := strings.Replace(adminURI, "label=validator", "label=fixed", 1)
+	mustRun(t, "keys", "generate", "-to", fixedURI)
+	if out, err := runIn(t, "", "keys", "export", "-from", fixedURI, "-wrap", "id:1", "-out", backup+"2"); !errors.Is(err, signer.ErrPermissionDenied) || !strings.Contains(err.Error(), "-exportable") {
+		t.Errorf("export of a non-exportable key: %v\n%s", err, out)
+	}
+}
+
+func mustRunIn(t *testing.T, input string, args ...string) string {
+	t.Helper()
+	out, err := runIn(t, input, args...)
+	if err != nil {
+		t.Fatalf("signerkit %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	return out
+}
+
+// signWith signs a fixed message with the key uri names and verifies it
+// with crypto/ed25519.
+func signWith(t *testing.T, uri string) []byte {
+	t.Helper()
+	ctx := context.Background()
+	s, err := signer.Open(ctx, uri)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	msg := []byte("a vote at height 100")
+	sig, err := s.SignContext(ctx, msg)
+	if err != nil || !ed25519.Verify(s.Public().(ed25519.PublicKey), msg, sig) {
+		t.Fatalf("sign: %v", err)
+	}
+	return sig
+}
+
+// TestKeysGenerateStores: keys generate on a real SoftHSM2 token, a
+// keybase directory and a key file; -exportable only where a device can
+// tell; and the key each made signs.
+func TestKeysGenerateStores(t *testing.T) {
+	dir := t.TempDir()
+	t.Setenv("SK_TEST_PASS", "correct horse")
+	uris := []string{
+		"keybase:dir=" + filepath.Join(dir, "kb") + ";label=val?pin-source=env:SK_TEST_PASS",
+		"inprocess:file=" + filepath.Join(dir, "validator.pem"),
+	}
+	if why := pkcs11test.Available(); why == "" {
+		tok := pkcs11test.New(t)
+		t.Setenv("SOFTHSM2_CONF", tok.Conf)
+		uris = append(uris, tok.URI("val"))
+	} else {
+		t.Logf("no SoftHSM2: %s", why)
+	}
+	for _, uri := range uris {
+		out := mustRun(t, "keys", "generate", "-to", uri)
+		if !strings.Contains(out, "public key (hex)") {
+			t.Errorf("%s: printed\n%s", uri, out)
+		}
+		signWith(t, uri)
+		if _, err := runIn(t, "", "keys", "generate", "-to", uri); !errors.Is(err, signer.ErrKeyExists) {
+			t.Errorf("%s: second generate: %v", uri, err)
+		}
+	}
+	if fi, err := os.Stat(filepath.Join(dir, "validator.pem")); err != nil || fi.Mode().Perm() != 0o600 {
+		t.Errorf("key file: %v, %v", fi, err)
+	}
+	if _, err := runIn(t, "", "keys", "generate", "-to", "inprocess:file="+filepath.Join(dir, "x.pem"), "-exportable"); err == nil {
+		t.Error("-exportable on a key file")
+	}
+}
