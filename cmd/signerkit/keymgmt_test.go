@@ -202,3 +202,36 @@ func TestKeysGenerateStores(t *testing.T) {
 		t.Error("-exportable on a key file")
 	}
 }
+
+// TestYubiHSMSetupUndo: a setup that fails part way (the device refuses
+// the wrap key: its algorithm is switched off) deletes the authentication
+// keys it made and leaves the factory key, so that it can be run again.
+func TestYubiHSMSetupUndo(t *testing.T) {
+	ctx := context.Background()
+	dev := yubihsmsim.New(yubihsmsim.Config{})
+	srv := httptest.NewServer(dev.Handler())
+	defer srv.Close()
+	factory := yubihsm.Config{Connector: srv.URL, Secret: signer.SecretBytes([]byte("password"))}
+	st, err := yubihsm.OpenStore(ctx, factory)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	const algorithmToggle = 0x04
+	if err := st.SetOption(ctx, algorithmToggle, []byte{yubihsmsim.AlgAES256CCMWrap, 0}); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := runIn(t, "", "yubihsm", "setup", "-connector", srv.URL); err == nil || !strings.Contains(err.Error(), "wrap key") {
+		t.Fatalf("setup with the wrap algorithm off: %v\n%s", err, out)
+	}
+	for _, id := range []uint16{2, 3} {
+		if ok, err := st.HasObject(ctx, yubihsm.TypeAuthKey, id); ok || err != nil {
+			t.Errorf("authentication key %04x after a failed setup: %v, %v", id, ok, err)
+		}
+	}
+	if err := st.SetOption(ctx, algorithmToggle, []byte{yubihsmsim.AlgAES256CCMWrap, 1}); err != nil {
+		t.Fatal(err)
+	}
+	st.Close()
+	mustRun(t, "yubihsm", "setup", "-connector", srv.URL)
+}

@@ -191,24 +191,42 @@ func yubihsmSetup(ctx context.Context, o setupOptions, stdout io.Writer) error {
 			return fmt.Errorf("signerkit yubihsm setup: the device has an object %04x of that type already: choose another %s, or delete it first", c.id, c.what)
 		}
 	}
-	if _, err := st.PutAuthKey(ctx, yubihsm.AuthKey{ID: o.adminID, Label: "signerkit admin", Domains: 0xffff, Caps: yubihsm.CapAll, Delegated: yubihsm.CapAll}, []byte(sec.admin)); err != nil {
-		return fmt.Errorf("signerkit yubihsm setup: admin key: %w", err)
+	var made []uint16 // authentication keys made, deleted again if setup fails before the end
+	undo := func() {
+		for _, id := range made {
+			_ = st.DeleteObject(context.WithoutCancel(ctx), yubihsm.TypeAuthKey, id)
+		}
 	}
-	if _, err := st.PutAuthKey(ctx, yubihsm.AuthKey{ID: o.signerID, Label: "signerkit signer", Domains: uint16(o.domains), Caps: signerCaps}, []byte(sec.signer)); err != nil {
-		return fmt.Errorf("signerkit yubihsm setup: signing key: %w", err)
+	for _, k := range []struct {
+		key  yubihsm.AuthKey
+		pw   string
+		what string
+	}{
+		{yubihsm.AuthKey{ID: o.adminID, Label: "signerkit admin", Domains: 0xffff, Caps: yubihsm.CapAll, Delegated: yubihsm.CapAll}, sec.admin, "admin key"},
+		{yubihsm.AuthKey{ID: o.signerID, Label: "signerkit signer", Domains: uint16(o.domains), Caps: signerCaps}, sec.signer, "signing key"},
+	} {
+		if _, err := st.PutAuthKey(ctx, k.key, []byte(k.pw)); err != nil {
+			undo()
+			return fmt.Errorf("signerkit yubihsm setup: %s: %w", k.what, err)
+		}
+		made = append(made, k.key.ID)
 	}
 	// Everything else through the new admin key, which so proves to work
 	// before the factory key goes.
 	admin, err := o.openAs(ctx, o.adminID, signer.SecretBytes([]byte(sec.admin)))
 	if err != nil {
+		undo()
 		return fmt.Errorf("signerkit yubihsm setup: the new admin key %04x does not open a session (the factory key is left in place): %w", o.adminID, err)
 	}
 	defer admin.Close()
 	wk := yubihsm.WrapKey{ID: o.wrapID, Label: "signerkit backup", Domains: 0xffff, Caps: yubihsm.CapExportWrapped | yubihsm.CapImportWrapped, Delegated: wrapDelegated}
 	if _, err := admin.PutWrapKey(ctx, wk, sec.wrap); err != nil {
-		return fmt.Errorf("signerkit yubihsm setup: wrap key: %w", err)
+		undo()
+		return fmt.Errorf("signerkit yubihsm setup: wrap key (the new authentication keys are deleted again): %w", err)
 	}
 	if err := setupAudit(ctx, admin, o.forceAudit); err != nil {
+		_ = admin.DeleteObject(context.WithoutCancel(ctx), yubihsm.TypeWrapKey, o.wrapID)
+		undo()
 		return err
 	}
 	st.Close() // its sessions go before the key they were opened with
