@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"crypto"
 	"crypto/ed25519"
 	"errors"
 	"net/http/httptest"
@@ -234,4 +235,65 @@ func TestYubiHSMSetupUndo(t *testing.T) {
 	}
 	st.Close()
 	mustRun(t, "yubihsm", "setup", "-connector", srv.URL)
+}
+
+// TestPKCS11Backup: on a real SoftHSM2 token, keys generate makes a wrap
+// key and an exportable P-256 key; keys export, delete -yes and import
+// bring it back, and it signs for the same public key (crypto/ecdsa
+// verifies, through signer's raw r ‖ s form).
+func TestPKCS11Backup(t *testing.T) {
+	if why := pkcs11test.Available(); why != "" {
+		t.Skip(why)
+	}
+	tok := pkcs11test.New(t)
+	t.Setenv("SOFTHSM2_CONF", tok.Conf)
+	ctx := context.Background()
+	mustRun(t, "keys", "generate", "-algorithm", "aes-wrap", "-to", tok.URI("backup"))
+	uri := tok.URI("val")
+	mustRun(t, "keys", "generate", "-algorithm", "p256", "-exportable", "-to", uri)
+	pubBefore := publicOf(t, uri)
+	backup := filepath.Join(t.TempDir(), "val.wrapped")
+	mustRun(t, "keys", "export", "-from", uri, "-wrap", "backup", "-out", backup)
+	mustRun(t, "keys", "delete", "-yes", uri)
+	if _, err := signer.Open(ctx, uri); !errors.Is(err, signer.ErrKeyNotFound) {
+		t.Fatalf("open after delete: %v", err)
+	}
+	mustRun(t, "keys", "import", "-from", backup, "-to", tok.URI(""))
+	if !publicOf(t, uri).Equal(pubBefore) {
+		t.Fatal("the restored key has another public key")
+	}
+	// Ed25519: SoftHSM2 2.6.1 cannot wrap it; the operator is told so.
+	ed := tok.URI("ed")
+	mustRun(t, "keys", "generate", "-exportable", "-to", ed)
+	if out, err := runIn(t, "", "keys", "export", "-from", ed, "-wrap", "backup", "-out", backup+"2"); !errors.Is(err, signer.ErrUnsupported) {
+		t.Errorf("Ed25519 export on SoftHSM2: %v\n%s", err, out)
+	}
+}
+
+// publicOf opens the key uri names, signs with it, verifies the signature
+// with signer's Verify (crypto/ecdsa or crypto/ed25519 underneath), and
+// returns its public key.
+func publicOf(t *testing.T, uri string) interface {
+	Equal(crypto.PublicKey) bool
+} {
+	t.Helper()
+	ctx := context.Background()
+	s, err := signer.Open(ctx, uri)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	msg := []byte("a vote")
+	sig, err := s.SignContext(ctx, msg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	alg, err := signer.AlgorithmOf(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := alg.Verify(s.Public(), msg, sig); err != nil {
+		t.Fatal(err)
+	}
+	return s.Public().(interface{ Equal(crypto.PublicKey) bool })
 }
