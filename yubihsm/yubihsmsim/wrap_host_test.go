@@ -79,4 +79,30 @@ func TestGenerateWrapKey(t *testing.T) {
 	if resp := n.do(CmdImportWrapped, append([]byte{0, 0x20}, exp[3:]...)); !isErr(resp, yubihsm.CodeInsufficientPermissions) {
 		t.Errorf("import without the capability: %x", resp)
 	}
+
+	// Domains: a wrap key in every domain, a key in domain 1, and a
+	// session key in domain 2 only, which sees the wrap key but may not
+	// make an object in domain 1.
+	all := append(keyTemplate(0x23, "all domains", 0xffff, CapExportWrapped|CapImportWrapped, AlgAES128CCMWrap),
+		binary.BigEndian.AppendUint64(nil, CapAll)...)
+	if resp := h.do(CmdPutWrapKey, append(all, make([]byte, 16)...)); resp[0] != CmdPutWrapKey|0x80 {
+		t.Fatalf("put wrap key: %x", resp)
+	}
+	exp2 := h.do(CmdExportWrapped, []byte{0, 0x23, TypeAsymmetric, 0, 0x30})
+	h.do(CmdDeleteObject, []byte{0, 0x30, TypeAsymmetric})
+	d.AddAuthKey(6, "domain 2", []byte("d2"), CapImportWrapped|CapExportWrapped, CapAll, 2)
+	d2, bad := newHost(t, d, 6, "d2")
+	if d2 == nil {
+		t.Fatalf("session: %x", bad)
+	}
+	if resp := d2.do(CmdImportWrapped, append([]byte{0, 0x23}, exp2[3:]...)); !isErr(resp, yubihsm.CodeInsufficientPermissions) {
+		t.Errorf("import into a domain the session key lacks: %x", resp)
+	}
+	h.do(CmdGenerateAsymKey, keyTemplate(0x31, "d1", 1, CapSignEdDSA|CapExportableUnderWrap, AlgEd25519))
+	if resp := d2.do(CmdExportWrapped, []byte{0, 0x23, TypeAsymmetric, 0, 0x31}); !isErr(resp, yubihsm.CodeObjectNotFound) {
+		t.Errorf("export of an object in no domain of the session key: %x", resp)
+	}
+	if resp := h.do(CmdImportWrapped, append([]byte{0, 0x23}, exp2[3:]...)); resp[0] != CmdImportWrapped|0x80 {
+		t.Errorf("import by a key in every domain: %x", resp)
+	}
 }
