@@ -30,8 +30,8 @@ var keyMgmtCommands = map[string]func(args []string, stdout, stderr io.Writer) e
 	"delete":   cmdKeysDelete,
 }
 
-// stdin is where keys delete reads its confirmation; tests replace it.
-var stdin io.Reader = os.Stdin
+// keysStdin is where keys delete reads its confirmation; tests replace it.
+var keysStdin io.Reader = os.Stdin
 
 func keyMgmtFlags(name string, stderr io.Writer, usage string) *flag.FlagSet {
 	fs := newFlags("keys "+name, stderr)
@@ -40,6 +40,18 @@ func keyMgmtFlags(name string, stderr io.Writer, usage string) *flag.FlagSet {
 		fs.PrintDefaults()
 	}
 	return fs
+}
+
+// keyMgmtParseFlags parses args: -h or -help gives flag.ErrHelp (the usage was
+// printed), any other mistake errUsage.
+func keyMgmtParseFlags(fs *flag.FlagSet, args []string) error {
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return err
+		}
+		return errUsage
+	}
+	return nil
 }
 
 func keyMgmtContext() (context.Context, context.CancelFunc) {
@@ -60,8 +72,8 @@ func cmdKeysGenerate(args []string, stdout, stderr io.Writer) error {
 	to := fs.String("to", "", "where to make the key, a URI naming it: yubihsm:…;label=…, pkcs11:…;object=…, keybase:dir=…;label=…, inprocess:file=PATH")
 	algName := fs.String("algorithm", signer.Ed25519.String(), "the key's algorithm (validators take ed25519); aes-wrap makes a wrap key on a PKCS#11 token")
 	exportable := fs.Bool("exportable", false, "let the key leave the device encrypted under a wrap key (keys export); without it a device key never leaves")
-	if err := fs.Parse(args); err != nil {
-		return errUsage
+	if err := keyMgmtParseFlags(fs, args); err != nil {
+		return err
 	}
 	if *to == "" || fs.NArg() != 0 {
 		fs.Usage()
@@ -93,7 +105,7 @@ func cmdKeysGenerate(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("signerkit keys generate: -algorithm: %w", err)
 	}
-	info, err := generateIn(ctx, st, *to, alg, ref.Label, *exportable)
+	info, err := keyMgmtGenerate(ctx, st, *to, alg, ref.Label, *exportable)
 	if err != nil {
 		return err
 	}
@@ -108,10 +120,10 @@ func cmdKeysGenerate(args []string, stdout, stderr io.Writer) error {
 	return nil
 }
 
-// generateIn makes the key in st, exportable under wrap if asked: a store
+// keyMgmtGenerate makes the key in st, exportable under wrap if asked: a store
 // that cannot tell the two apart (a key file, a keybase) refuses
 // -exportable rather than pretend.
-func generateIn(ctx context.Context, st signer.Store, uri string, alg signer.Algorithm, label string, exportable bool) (signer.KeyInfo, error) {
+func keyMgmtGenerate(ctx context.Context, st signer.Store, uri string, alg signer.Algorithm, label string, exportable bool) (signer.KeyInfo, error) {
 	var info signer.KeyInfo
 	var err error
 	if exportable {
@@ -133,8 +145,8 @@ func generateIn(ctx context.Context, st signer.Store, uri string, alg signer.Alg
 	return info, nil
 }
 
-// findKeyInfo describes the key ref names in st, through its KeyLister.
-func findKeyInfo(ctx context.Context, st signer.Store, uri string, ref signer.KeyRef) (signer.KeyInfo, error) {
+// keyMgmtFind describes the key ref names in st, through its KeyLister.
+func keyMgmtFind(ctx context.Context, st signer.Store, uri string, ref signer.KeyRef) (signer.KeyInfo, error) {
 	lister, ok := st.(signer.KeyLister)
 	if !ok {
 		return signer.KeyInfo{}, fmt.Errorf("%s cannot list its keys", daemon.Scheme(uri))
@@ -161,8 +173,8 @@ func findKeyInfo(ctx context.Context, st signer.Store, uri string, ref signer.Ke
 func cmdKeysDelete(args []string, stdout, stderr io.Writer) error {
 	fs := keyMgmtFlags("delete", stderr, "[-yes] URI")
 	yes := fs.Bool("yes", false, "delete without asking")
-	if err := fs.Parse(args); err != nil {
-		return errUsage
+	if err := keyMgmtParseFlags(fs, args); err != nil {
+		return err
 	}
 	if fs.NArg() != 1 {
 		fs.Usage()
@@ -183,24 +195,24 @@ func cmdKeysDelete(args []string, stdout, stderr io.Writer) error {
 	if !ok {
 		return fmt.Errorf("signerkit keys delete: %s cannot delete keys", daemon.Scheme(uri))
 	}
-	info, err := findKeyInfo(ctx, st, uri, ref)
+	info, err := keyMgmtFind(ctx, st, uri, ref)
 	if err != nil {
 		return fmt.Errorf("signerkit keys delete: %w", err)
 	}
-	keyLines(stdout, fmt.Sprintf("about to delete %q%s from %s", info.Label, idSuffix(info.ID), daemon.Scheme(uri)), info.Public)
+	keyLines(stdout, fmt.Sprintf("about to delete %q%s from %s", info.Label, keyIDSuffix(info.ID), daemon.Scheme(uri)), info.Public)
 	if !*yes {
-		if err := confirm(stdout, info); err != nil {
+		if err := confirmDelete(stdout, info); err != nil {
 			return err
 		}
 	}
 	if err := del.DeleteKey(ctx, info.Ref()); err != nil {
 		return fmt.Errorf("signerkit keys delete: %w", err)
 	}
-	fmt.Fprintf(stdout, "deleted %q%s\n", info.Label, idSuffix(info.ID))
+	fmt.Fprintf(stdout, "deleted %q%s\n", info.Label, keyIDSuffix(info.ID))
 	return nil
 }
 
-func idSuffix(id string) string {
+func keyIDSuffix(id string) string {
 	if id == "" {
 		return ""
 	}
@@ -211,15 +223,15 @@ func idSuffix(id string) string {
 // key's name.
 var errNotConfirmed = errors.New("signerkit keys delete: not confirmed: nothing deleted")
 
-// confirm asks for the key's label (or id, for a key without one) on
-// stdin, and accepts only that.
-func confirm(stdout io.Writer, info signer.KeyInfo) error {
+// confirmDelete asks for the key's label (or id, for a key without one) on
+// keysStdin, and accepts only that.
+func confirmDelete(stdout io.Writer, info signer.KeyInfo) error {
 	want := info.Label
 	if want == "" {
 		want = info.ID
 	}
 	fmt.Fprintf(stdout, "This cannot be undone. Type %q to delete it: ", want)
-	line, err := bufio.NewReader(stdin).ReadString('\n')
+	line, err := bufio.NewReader(keysStdin).ReadString('\n')
 	if err != nil && !errors.Is(err, io.EOF) {
 		return fmt.Errorf("signerkit keys delete: reading the confirmation: %w", err)
 	}
@@ -235,8 +247,8 @@ func cmdKeysExport(args []string, stdout, stderr io.Writer) error {
 	from := fs.String("from", "", "the key to back up, a URI naming it (yubihsm: or pkcs11:)")
 	wrapName := fs.String("wrap", "", "the wrap key in the same device: its label, or id:HEX")
 	out := fs.String("out", "", "the backup file to write (a new file, mode 0600)")
-	if err := fs.Parse(args); err != nil {
-		return errUsage
+	if err := keyMgmtParseFlags(fs, args); err != nil {
+		return err
 	}
 	if *from == "" || *wrapName == "" || *out == "" || fs.NArg() != 0 {
 		fs.Usage()
@@ -254,7 +266,7 @@ func cmdKeysExport(args []string, stdout, stderr io.Writer) error {
 	if !ok {
 		return fmt.Errorf("signerkit keys export: %s keys are not exported under wrap: back the file or directory up as it is", daemon.Scheme(*from))
 	}
-	info, err := findKeyInfo(ctx, st, *from, ref)
+	info, err := keyMgmtFind(ctx, st, *from, ref)
 	if err != nil {
 		return fmt.Errorf("signerkit keys export: %w", err)
 	}
@@ -273,7 +285,7 @@ func cmdKeysExport(args []string, stdout, stderr io.Writer) error {
 		}
 		return fmt.Errorf("signerkit keys export: %w", err)
 	}
-	keyLines(stdout, fmt.Sprintf("exported %q%s under wrap key %v to %s", info.Label, idSuffix(info.ID), wrapRef, *out), info.Public)
+	keyLines(stdout, fmt.Sprintf("exported %q%s under wrap key %v to %s", info.Label, keyIDSuffix(info.ID), wrapRef, *out), info.Public)
 	fmt.Fprintln(stdout, "  the file is encrypted under the wrap key: restore it with signerkit keys import -from FILE -to URI on a device that holds the same wrap key")
 	return nil
 }
@@ -310,9 +322,9 @@ func keysImportWrapped(ctx context.Context, data []byte, to string, stdout io.Wr
 		return fmt.Errorf("signerkit keys import: %w", err)
 	}
 	if eq, ok := info.Public.(interface{ Equal(crypto.PublicKey) bool }); !ok || !eq.Equal(b.Public) {
-		return fmt.Errorf("signerkit keys import: the device restored a key %q%s whose public key is not the one the backup names: check it before use", info.Label, idSuffix(info.ID))
+		return fmt.Errorf("signerkit keys import: the device restored a key %q%s whose public key is not the one the backup names: check it before use", info.Label, keyIDSuffix(info.ID))
 	}
-	keyLines(stdout, fmt.Sprintf("restored %q%s to %s under wrap key %v", info.Label, idSuffix(info.ID), daemon.Scheme(to), b.Wrap), info.Public)
+	keyLines(stdout, fmt.Sprintf("restored %q%s to %s under wrap key %v", info.Label, keyIDSuffix(info.ID), daemon.Scheme(to), b.Wrap), info.Public)
 	return nil
 }
 

@@ -78,7 +78,7 @@ func parseWrappedBackup(data []byte) (*wrappedBackup, error) {
 		return nil, &backupError{"no PEM block"}
 	}
 	if blk.Type != backupPEMType {
-		return nil, &backupError{fmt.Sprintf("a PEM block of type %q", truncateText(blk.Type))}
+		return nil, &backupError{fmt.Sprintf("a PEM block of type %q", backupTruncate(blk.Type))}
 	}
 	if len(bytes.TrimSpace(rest)) != 0 {
 		return nil, &backupError{"text after the block"}
@@ -106,10 +106,10 @@ func parseWrappedBackup(data []byte) (*wrappedBackup, error) {
 	} else if ok && v != "" && kind == "label" {
 		b.Wrap.Label = v
 	} else {
-		return nil, &backupError{fmt.Sprintf("Wrap-Key %q: want label:NAME or id:HEX", truncateText(wrap))}
+		return nil, &backupError{fmt.Sprintf("Wrap-Key %q: want label:NAME or id:HEX", backupTruncate(wrap))}
 	}
 	if b.Algorithm, err = signer.ParseAlgorithm(alg); err != nil {
-		return nil, &backupError{fmt.Sprintf("Algorithm %q", truncateText(alg))}
+		return nil, &backupError{fmt.Sprintf("Algorithm %q", backupTruncate(alg))}
 	}
 	der, err := base64.StdEncoding.DecodeString(pub)
 	if err != nil {
@@ -127,8 +127,8 @@ func parseWrappedBackup(data []byte) (*wrappedBackup, error) {
 	return b, nil
 }
 
-// truncateText keeps text from a file short in messages.
-func truncateText(s string) string {
+// backupTruncate keeps text from a file short in messages.
+func backupTruncate(s string) string {
 	if len(s) > 40 {
 		return s[:40] + "…"
 	}

@@ -19,20 +19,20 @@ import (
 	"github.com/signerkit/signerkit/yubihsm/yubihsmsim"
 )
 
-// runIn runs signerkit in this process with stdin input, and returns its
+// keyMgmtRun runs signerkit in this process with keysStdin input, and returns its
 // output and error.
-func runIn(t *testing.T, input string, args ...string) (string, error) {
+func keyMgmtRun(t *testing.T, input string, args ...string) (string, error) {
 	t.Helper()
-	stdin = strings.NewReader(input)
-	defer func() { stdin = os.Stdin }()
+	keysStdin = strings.NewReader(input)
+	defer func() { keysStdin = os.Stdin }()
 	var out bytes.Buffer
 	err := run(args, &out, &out)
 	return out.String(), err
 }
 
-func mustRun(t *testing.T, args ...string) string {
+func keyMgmtMustRun(t *testing.T, args ...string) string {
 	t.Helper()
-	out, err := runIn(t, "", args...)
+	out, err := keyMgmtRun(t, "", args...)
 	if err != nil {
 		t.Fatalf("signerkit %s: %v\n%s", strings.Join(args, " "), err, out)
 	}
@@ -42,14 +42,14 @@ func mustRun(t *testing.T, args ...string) string {
 var setupPassword = regexp.MustCompile(`(admin|signer) key ([0-9a-f]{4}) password: +([0-9a-f]{32})`)
 var setupWrapKey = regexp.MustCompile(`wrap key [0-9a-f]{4} \(AES-256\): +([0-9a-f]{64})`)
 
-// simSetup runs yubihsm setup on a new simulated device and returns its
+// keyMgmtSimSetup runs yubihsm setup on a new simulated device and returns its
 // connector URL and the admin and signer passwords and wrap key printed.
-func simSetup(t *testing.T, extra ...string) (dev *yubihsmsim.Device, url, admin, signerPW, wrap string) {
+func keyMgmtSimSetup(t *testing.T, extra ...string) (dev *yubihsmsim.Device, url, admin, signerPW, wrap string) {
 	t.Helper()
 	dev = yubihsmsim.New(yubihsmsim.Config{})
 	srv := httptest.NewServer(dev.Handler())
 	t.Cleanup(srv.Close)
-	out := mustRun(t, append([]string{"yubihsm", "setup", "-connector", srv.URL}, extra...)...)
+	out := keyMgmtMustRun(t, append([]string{"yubihsm", "setup", "-connector", srv.URL}, extra...)...)
 	pw := map[string]string{}
 	for _, m := range setupPassword.FindAllStringSubmatch(out, -1) {
 		pw[m[1]] = m[3]
@@ -69,7 +69,7 @@ func simSetup(t *testing.T, extra ...string) (dev *yubihsmsim.Device, url, admin
 // signs as the original did (crypto/ed25519 verifies).
 func TestYubiHSMSetupAndBackup(t *testing.T) {
 	ctx := context.Background()
-	dev, url, admin, signerPW, wrap := simSetup(t)
+	dev, url, admin, signerPW, wrap := keyMgmtSimSetup(t)
 	if _, err := yubihsm.OpenStore(ctx, yubihsm.Config{Connector: url, Secret: signer.SecretBytes([]byte("password"))}); err == nil {
 		t.Fatal("the factory key still opens a session after setup")
 	}
@@ -81,42 +81,42 @@ func TestYubiHSMSetupAndBackup(t *testing.T) {
 	if dev.CommandAudit(0x6a) != 0 {
 		t.Error("Sign EdDSA is audited: the log would fill with votes")
 	}
-	out, err := runIn(t, "", "yubihsm", "setup", "-connector", url)
+	out, err := keyMgmtRun(t, "", "yubihsm", "setup", "-connector", url)
 	if err == nil || !strings.Contains(err.Error(), "set up already") {
 		t.Fatalf("second setup: %v\n%s", err, out)
 	}
 
 	adminURI := "yubihsm:connector=" + url + ";auth-key=2;label=validator?pin-value=" + admin
 	signerURI := "yubihsm:connector=" + url + ";auth-key=3;label=validator?pin-value=" + signerPW
-	out = mustRun(t, "keys", "generate", "-to", adminURI, "-exportable")
+	out = keyMgmtMustRun(t, "keys", "generate", "-to", adminURI, "-exportable")
 	if !strings.Contains(out, "public key (hex)") {
 		t.Fatalf("keys generate printed:\n%s", out)
 	}
-	sig := signWith(t, signerURI)
+	sig := keyMgmtSign(t, signerURI)
 
 	// The sign-only key cannot make keys.
-	if out, err := runIn(t, "", "keys", "generate", "-to", strings.Replace(signerURI, "label=validator", "label=other", 1)); !errors.Is(err, signer.ErrPermissionDenied) {
+	if out, err := keyMgmtRun(t, "", "keys", "generate", "-to", strings.Replace(signerURI, "label=validator", "label=other", 1)); !errors.Is(err, signer.ErrPermissionDenied) {
 		t.Errorf("keys generate with the signer key: %v\n%s", err, out)
 	}
 	backup := filepath.Join(t.TempDir(), "validator.wrapped")
-	mustRun(t, "keys", "export", "-from", adminURI, "-wrap", "id:1", "-out", backup)
+	keyMgmtMustRun(t, "keys", "export", "-from", adminURI, "-wrap", "id:1", "-out", backup)
 	if fi, err := os.Stat(backup); err != nil || fi.Mode().Perm() != 0o600 {
 		t.Fatalf("backup file: %v, %v", fi, err)
 	}
-	if _, err := runIn(t, "", "keys", "export", "-from", adminURI, "-wrap", "id:1", "-out", backup); err == nil {
+	if _, err := keyMgmtRun(t, "", "keys", "export", "-from", adminURI, "-wrap", "id:1", "-out", backup); err == nil {
 		t.Error("export over an existing file")
 	}
 	// keys delete takes only the key's label as confirmation.
-	if out, err := runIn(t, "yes\n", "keys", "delete", adminURI); !errors.Is(err, errNotConfirmed) {
+	if out, err := keyMgmtRun(t, "yes\n", "keys", "delete", adminURI); !errors.Is(err, errNotConfirmed) {
 		t.Fatalf("delete answered yes: %v\n%s", err, out)
 	}
-	signWith(t, signerURI) // still there
-	mustRunIn(t, "validator\n", "keys", "delete", adminURI)
+	keyMgmtSign(t, signerURI) // still there
+	keyMgmtRunInput(t, "validator\n", "keys", "delete", adminURI)
 	if _, err := signer.Open(ctx, signerURI); !errors.Is(err, signer.ErrKeyNotFound) {
 		t.Fatalf("key still opens after delete: %v", err)
 	}
-	mustRun(t, "keys", "import", "-from", backup, "-to", adminURI)
-	if again := signWith(t, signerURI); !bytes.Equal(again, sig) {
+	keyMgmtMustRun(t, "keys", "import", "-from", backup, "-to", adminURI)
+	if again := keyMgmtSign(t, signerURI); !bytes.Equal(again, sig) {
 		t.Fatal("the restored key signs differently")
 	}
 
@@ -125,35 +125,35 @@ func TestYubiHSMSetupAndBackup(t *testing.T) {
 	if err := os.WriteFile(wrapFile, []byte(wrap+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	_, url2, admin2, signer2, wrap2 := simSetup(t, "-wrap-key-source", "file:"+wrapFile)
+	_, url2, admin2, signer2, wrap2 := keyMgmtSimSetup(t, "-wrap-key-source", "file:"+wrapFile)
 	if wrap2 != wrap {
 		t.Fatalf("setup with -wrap-key-source put wrap key %s, want %s", wrap2, wrap)
 	}
-	mustRun(t, "keys", "import", "-from", backup, "-to", "yubihsm:connector="+url2+";auth-key=2?pin-value="+admin2)
-	if again := signWith(t, "yubihsm:connector="+url2+";auth-key=3;label=validator?pin-value="+signer2); !bytes.Equal(again, sig) {
+	keyMgmtMustRun(t, "keys", "import", "-from", backup, "-to", "yubihsm:connector="+url2+";auth-key=2?pin-value="+admin2)
+	if again := keyMgmtSign(t, "yubihsm:connector="+url2+";auth-key=3;label=validator?pin-value="+signer2); !bytes.Equal(again, sig) {
 		t.Fatal("the key restored on a second device signs differently")
 	}
 
 	// A key made without -exportable does not leave.
 	fixedURI := strings.Replace(adminURI, "label=validator", "label=fixed", 1)
-	mustRun(t, "keys", "generate", "-to", fixedURI)
-	if out, err := runIn(t, "", "keys", "export", "-from", fixedURI, "-wrap", "id:1", "-out", backup+"2"); !errors.Is(err, signer.ErrPermissionDenied) || !strings.Contains(err.Error(), "-exportable") {
+	keyMgmtMustRun(t, "keys", "generate", "-to", fixedURI)
+	if out, err := keyMgmtRun(t, "", "keys", "export", "-from", fixedURI, "-wrap", "id:1", "-out", backup+"2"); !errors.Is(err, signer.ErrPermissionDenied) || !strings.Contains(err.Error(), "-exportable") {
 		t.Errorf("export of a non-exportable key: %v\n%s", err, out)
 	}
 }
 
-func mustRunIn(t *testing.T, input string, args ...string) string {
+func keyMgmtRunInput(t *testing.T, input string, args ...string) string {
 	t.Helper()
-	out, err := runIn(t, input, args...)
+	out, err := keyMgmtRun(t, input, args...)
 	if err != nil {
 		t.Fatalf("signerkit %s: %v\n%s", strings.Join(args, " "), err, out)
 	}
 	return out
 }
 
-// signWith signs a fixed message with the key uri names and verifies it
+// keyMgmtSign signs a fixed message with the key uri names and verifies it
 // with crypto/ed25519.
-func signWith(t *testing.T, uri string) []byte {
+func keyMgmtSign(t *testing.T, uri string) []byte {
 	t.Helper()
 	ctx := context.Background()
 	s, err := signer.Open(ctx, uri)
@@ -187,19 +187,19 @@ func TestKeysGenerateStores(t *testing.T) {
 		t.Logf("no SoftHSM2: %s", why)
 	}
 	for _, uri := range uris {
-		out := mustRun(t, "keys", "generate", "-to", uri)
+		out := keyMgmtMustRun(t, "keys", "generate", "-to", uri)
 		if !strings.Contains(out, "public key (hex)") {
 			t.Errorf("%s: printed\n%s", uri, out)
 		}
-		signWith(t, uri)
-		if _, err := runIn(t, "", "keys", "generate", "-to", uri); !errors.Is(err, signer.ErrKeyExists) {
+		keyMgmtSign(t, uri)
+		if _, err := keyMgmtRun(t, "", "keys", "generate", "-to", uri); !errors.Is(err, signer.ErrKeyExists) {
 			t.Errorf("%s: second generate: %v", uri, err)
 		}
 	}
 	if fi, err := os.Stat(filepath.Join(dir, "validator.pem")); err != nil || fi.Mode().Perm() != 0o600 {
 		t.Errorf("key file: %v, %v", fi, err)
 	}
-	if _, err := runIn(t, "", "keys", "generate", "-to", "inprocess:file="+filepath.Join(dir, "x.pem"), "-exportable"); err == nil {
+	if _, err := keyMgmtRun(t, "", "keys", "generate", "-to", "inprocess:file="+filepath.Join(dir, "x.pem"), "-exportable"); err == nil {
 		t.Error("-exportable on a key file")
 	}
 }
@@ -222,7 +222,7 @@ func TestYubiHSMSetupUndo(t *testing.T) {
 	if err := st.SetOption(ctx, algorithmToggle, []byte{yubihsmsim.AlgAES256CCMWrap, 0}); err != nil {
 		t.Fatal(err)
 	}
-	if out, err := runIn(t, "", "yubihsm", "setup", "-connector", srv.URL); err == nil || !strings.Contains(err.Error(), "wrap key") {
+	if out, err := keyMgmtRun(t, "", "yubihsm", "setup", "-connector", srv.URL); err == nil || !strings.Contains(err.Error(), "wrap key") {
 		t.Fatalf("setup with the wrap algorithm off: %v\n%s", err, out)
 	}
 	for _, id := range []uint16{2, 3} {
@@ -234,7 +234,7 @@ func TestYubiHSMSetupUndo(t *testing.T) {
 		t.Fatal(err)
 	}
 	st.Close()
-	mustRun(t, "yubihsm", "setup", "-connector", srv.URL)
+	keyMgmtMustRun(t, "yubihsm", "setup", "-connector", srv.URL)
 }
 
 // TestPKCS11Backup: on a real SoftHSM2 token, keys generate makes a wrap
@@ -248,32 +248,32 @@ func TestPKCS11Backup(t *testing.T) {
 	tok := pkcs11test.New(t)
 	t.Setenv("SOFTHSM2_CONF", tok.Conf)
 	ctx := context.Background()
-	mustRun(t, "keys", "generate", "-algorithm", "aes-wrap", "-to", tok.URI("backup"))
+	keyMgmtMustRun(t, "keys", "generate", "-algorithm", "aes-wrap", "-to", tok.URI("backup"))
 	uri := tok.URI("val")
-	mustRun(t, "keys", "generate", "-algorithm", "p256", "-exportable", "-to", uri)
-	pubBefore := publicOf(t, uri)
+	keyMgmtMustRun(t, "keys", "generate", "-algorithm", "p256", "-exportable", "-to", uri)
+	pubBefore := keyMgmtPublic(t, uri)
 	backup := filepath.Join(t.TempDir(), "val.wrapped")
-	mustRun(t, "keys", "export", "-from", uri, "-wrap", "backup", "-out", backup)
-	mustRun(t, "keys", "delete", "-yes", uri)
+	keyMgmtMustRun(t, "keys", "export", "-from", uri, "-wrap", "backup", "-out", backup)
+	keyMgmtMustRun(t, "keys", "delete", "-yes", uri)
 	if _, err := signer.Open(ctx, uri); !errors.Is(err, signer.ErrKeyNotFound) {
 		t.Fatalf("open after delete: %v", err)
 	}
-	mustRun(t, "keys", "import", "-from", backup, "-to", tok.URI(""))
-	if !publicOf(t, uri).Equal(pubBefore) {
+	keyMgmtMustRun(t, "keys", "import", "-from", backup, "-to", tok.URI(""))
+	if !keyMgmtPublic(t, uri).Equal(pubBefore) {
 		t.Fatal("the restored key has another public key")
 	}
 	// Ed25519: SoftHSM2 2.6.1 cannot wrap it; the operator is told so.
 	ed := tok.URI("ed")
-	mustRun(t, "keys", "generate", "-exportable", "-to", ed)
-	if out, err := runIn(t, "", "keys", "export", "-from", ed, "-wrap", "backup", "-out", backup+"2"); !errors.Is(err, signer.ErrUnsupported) {
+	keyMgmtMustRun(t, "keys", "generate", "-exportable", "-to", ed)
+	if out, err := keyMgmtRun(t, "", "keys", "export", "-from", ed, "-wrap", "backup", "-out", backup+"2"); !errors.Is(err, signer.ErrUnsupported) {
 		t.Errorf("Ed25519 export on SoftHSM2: %v\n%s", err, out)
 	}
 }
 
-// publicOf opens the key uri names, signs with it, verifies the signature
+// keyMgmtPublic opens the key uri names, signs with it, verifies the signature
 // with signer's Verify (crypto/ecdsa or crypto/ed25519 underneath), and
 // returns its public key.
-func publicOf(t *testing.T, uri string) interface {
+func keyMgmtPublic(t *testing.T, uri string) interface {
 	Equal(crypto.PublicKey) bool
 } {
 	t.Helper()
@@ -296,4 +296,21 @@ func publicOf(t *testing.T, uri string) interface {
 		t.Fatal(err)
 	}
 	return s.Public().(interface{ Equal(crypto.PublicKey) bool })
+}
+
+// TestGnokeyHomeScheme: the command knows gnokeyhome: keys (keys show,
+// keys list), from gnokey's own home fixture, which is only read.
+func TestGnokeyHomeScheme(t *testing.T) {
+	home, err := filepath.Abs(filepath.Join("..", "..", "keybase", "gnokeyhome", "testdata", "gnokey-home"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := keyMgmtMustRun(t, "keys", "show", "gnokeyhome:home="+home+";label=my%20key%2Fed25519%20%E2%9C%93?pin-value=fixture%20passphrase")
+	if !strings.Contains(out, "0EBBED0E4277D6055CEE087D9A5C70DAA0371D06E5855619F45AC89733C0A609") {
+		t.Errorf("keys show of a gnokey key:\n%s", out)
+	}
+	out = keyMgmtMustRun(t, "keys", "list", "gnokeyhome:home="+home)
+	if !strings.Contains(out, "g1xqhrd7pxw60fll0dqnf0sdfcz7ywve26psq4jv") {
+		t.Errorf("keys list of a gnokey home:\n%s", out)
+	}
 }

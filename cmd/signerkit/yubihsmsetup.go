@@ -65,8 +65,8 @@ func cmdYubiHSM(args []string, stdout, stderr io.Writer) error {
 	fs.IntVar(&o.domains, "domains", 1, "the domains of the signing key and the keys it signs with, as a bit mask (1 is domain 1)")
 	fs.StringVar(&o.wrapSource, "wrap-key-source", "", "restore: the wrap key of another device, in hex, from env:NAME or file:PATH (default: a new random one)")
 	fs.BoolVar(&o.forceAudit, "force-audit", false, "also turn force audit on: the device then refuses every audited command while its log is full, so something must read it")
-	if err := fs.Parse(args[1:]); err != nil {
-		return errUsage
+	if err := keyMgmtParseFlags(fs, args[1:]); err != nil {
+		return err
 	}
 	var err error
 	for _, f := range []struct {
@@ -74,7 +74,7 @@ func cmdYubiHSM(args []string, stdout, stderr io.Writer) error {
 		v    string
 		to   *uint16
 	}{{"auth-key", *authKey, &o.authKey}, {"admin-id", *adminID, &o.adminID}, {"signer-id", *signerID, &o.signerID}, {"wrap-id", *wrapID, &o.wrapID}} {
-		if *f.to, err = parseHexID(f.v); err != nil {
+		if *f.to, err = setupParseID(f.v); err != nil {
 			fmt.Fprintf(stderr, "signerkit yubihsm setup: -%s: %v\n", f.name, err)
 			return errUsage
 		}
@@ -88,7 +88,7 @@ func cmdYubiHSM(args []string, stdout, stderr io.Writer) error {
 	return yubihsmSetup(ctx, o, stdout)
 }
 
-func parseHexID(s string) (uint16, error) {
+func setupParseID(s string) (uint16, error) {
 	v, err := strconv.ParseUint(strings.TrimPrefix(strings.ToLower(s), "0x"), 16, 16)
 	if err != nil || v == 0 {
 		return 0, fmt.Errorf("%q: want 1 to ffff in hex", s)
@@ -110,14 +110,14 @@ type setupSecrets struct {
 	wrap          []byte // AES-256
 }
 
-func randomHex(n int) string {
+func setupRandomHex(n int) string {
 	b := make([]byte, n)
 	rand.Read(b)
 	return hex.EncodeToString(b)
 }
 
 func (o setupOptions) secrets() (setupSecrets, error) {
-	s := setupSecrets{admin: randomHex(16), signer: randomHex(16)}
+	s := setupSecrets{admin: setupRandomHex(16), signer: setupRandomHex(16)}
 	if o.wrapSource == "" {
 		s.wrap = make([]byte, 32)
 		rand.Read(s.wrap)
