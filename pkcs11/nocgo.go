@@ -109,6 +109,9 @@ func (t *Store) GenerateExportableKey(context.Context, signer.Algorithm, string)
 // GenerateWrapKey returns an error wrapping signer.ErrUnsupported.
 func (t *Store) GenerateWrapKey(context.Context, string) ([]byte, error) { return nil, errNoCgo }
 
+// PutWrapKey returns an error wrapping signer.ErrUnsupported.
+func (t *Store) PutWrapKey(context.Context, string, []byte) ([]byte, error) { return nil, errNoCgo }
+
 // ExportWrapped returns an error wrapping signer.ErrUnsupported.
 func (t *Store) ExportWrapped(context.Context, signer.KeyRef, signer.KeyRef) ([]byte, error) {
 	return nil, errNoCgo

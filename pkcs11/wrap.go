@@ -36,6 +36,21 @@ func (t *Store) GenerateExportableKey(ctx context.Context, alg signer.Algorithm,
 // unwrap keys and never leaves it (sensitive, not extractable), under
 // label, with a random 8-byte CKA_ID, which it returns.
 func (t *Store) GenerateWrapKey(ctx context.Context, label string) ([]byte, error) {
+	return t.makeWrapKey(ctx, label, nil)
+}
+
+// PutWrapKey stores key (16, 24 or 32 bytes) as an AES wrap key on the
+// token, as GenerateWrapKey makes one, so that two tokens given the same
+// key restore each other's exports. It returns the new CKA_ID.
+func (t *Store) PutWrapKey(ctx context.Context, label string, key []byte) ([]byte, error) {
+	if n := len(key); n != 16 && n != 24 && n != 32 {
+		return nil, fmt.Errorf("pkcs11: an AES wrap key of %d bytes: want 16, 24 or 32: %w", n, signer.ErrInvalidArgument)
+	}
+	return t.makeWrapKey(ctx, label, key)
+}
+
+// makeWrapKey generates a wrap key on the token, or stores key.
+func (t *Store) makeWrapKey(ctx context.Context, label string, key []byte) ([]byte, error) {
 	if err := t.checkOpen(); err != nil {
 		return nil, err
 	}
@@ -47,7 +62,6 @@ func (t *Store) GenerateWrapKey(ctx context.Context, label string) ([]byte, erro
 	tmpl := []*p11.Attribute{
 		p11.NewAttribute(p11.CKA_CLASS, p11.CKO_SECRET_KEY),
 		p11.NewAttribute(p11.CKA_KEY_TYPE, p11.CKK_AES),
-		p11.NewAttribute(p11.CKA_VALUE_LEN, 32),
 		p11.NewAttribute(p11.CKA_TOKEN, true),
 		p11.NewAttribute(p11.CKA_PRIVATE, true),
 		p11.NewAttribute(p11.CKA_SENSITIVE, true),
@@ -68,7 +82,14 @@ func (t *Store) GenerateWrapKey(ctx context.Context, label string) ([]byte, erro
 		if len(taken) > 0 {
 			return fmt.Errorf("pkcs11: token %q already has an object labelled %q: %w", t.label, label, signer.ErrKeyExists)
 		}
-		_, err = t.pool.mod.ctx.GenerateKey(sh, []*p11.Mechanism{p11.NewMechanism(p11.CKM_AES_KEY_GEN, nil)}, tmpl)
+		if key != nil {
+			v := append(tmpl, p11.NewAttribute(p11.CKA_VALUE, key))
+			_, err = t.pool.mod.ctx.CreateObject(sh, v)
+			clear(v[len(v)-1].Value) // miekg/pkcs11's copy
+			return wrap("C_CreateObject", err)
+		}
+		gen := append(tmpl, p11.NewAttribute(p11.CKA_VALUE_LEN, 32))
+		_, err = t.pool.mod.ctx.GenerateKey(sh, []*p11.Mechanism{p11.NewMechanism(p11.CKM_AES_KEY_GEN, nil)}, gen)
 		return wrap("C_GenerateKey", err)
 	})
 	if err != nil {

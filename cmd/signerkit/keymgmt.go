@@ -65,6 +65,7 @@ const wrapKeyAlgorithm = "aes-wrap"
 // wrapKeyMaker is a store that can make a wrap key (pkcs11.Store).
 type wrapKeyMaker interface {
 	GenerateWrapKey(ctx context.Context, label string) ([]byte, error)
+	PutWrapKey(ctx context.Context, label string, key []byte) ([]byte, error)
 }
 
 func cmdKeysGenerate(args []string, stdout, stderr io.Writer) error {
@@ -72,6 +73,7 @@ func cmdKeysGenerate(args []string, stdout, stderr io.Writer) error {
 	to := fs.String("to", "", "where to make the key, a URI naming it: yubihsm:…;label=…, pkcs11:…;object=…, keybase:dir=…;label=…, inprocess:file=PATH")
 	algName := fs.String("algorithm", signer.Ed25519.String(), "the key's algorithm (validators take ed25519); aes-wrap makes a wrap key on a PKCS#11 token")
 	exportable := fs.Bool("exportable", false, "let the key leave the device encrypted under a wrap key (keys export); without it a device key never leaves")
+	wrapSource := fs.String("wrap-key-source", "", "with -algorithm aes-wrap: put this wrap key (hex, from env:NAME or file:PATH) rather than make one on the token, so that another token given it restores the backups")
 	if err := keyMgmtParseFlags(fs, args); err != nil {
 		return err
 	}
@@ -90,16 +92,10 @@ func cmdKeysGenerate(args []string, stdout, stderr io.Writer) error {
 		return fmt.Errorf("signerkit keys generate: %s names no key: give it a label (label=…, object=… or file=…)", daemon.RedactURI(*to))
 	}
 	if *algName == wrapKeyAlgorithm {
-		m, ok := st.(wrapKeyMaker)
-		if !ok {
-			return fmt.Errorf("signerkit keys generate: %s stores cannot make wrap keys here (a YubiHSM 2 gets its wrap key from signerkit yubihsm setup)", daemon.Scheme(*to))
-		}
-		id, err := m.GenerateWrapKey(ctx, ref.Label)
-		if err != nil {
-			return fmt.Errorf("signerkit keys generate: %w", err)
-		}
-		fmt.Fprintf(stdout, "made wrap key %q (id %x, AES-256) on %s; it never leaves the device\n", ref.Label, id, daemon.Scheme(*to))
-		return nil
+		return keyMgmtWrapKey(ctx, st, *to, ref.Label, *wrapSource, stdout)
+	}
+	if *wrapSource != "" {
+		return fmt.Errorf("signerkit keys generate: -wrap-key-source goes with -algorithm %s", wrapKeyAlgorithm)
 	}
 	alg, err := signer.ParseAlgorithm(*algName)
 	if err != nil {
@@ -117,6 +113,34 @@ func cmdKeysGenerate(args []string, stdout, stderr io.Writer) error {
 	if *exportable {
 		fmt.Fprintln(stdout, "  exportable under wrap: back it up now with signerkit keys export")
 	}
+	return nil
+}
+
+// keyMgmtWrapKey makes a wrap key on a token: generated there, or the one
+// source holds.
+func keyMgmtWrapKey(ctx context.Context, st signer.Store, uri, label, source string, stdout io.Writer) error {
+	m, ok := st.(wrapKeyMaker)
+	if !ok {
+		return fmt.Errorf("signerkit keys generate: %s stores cannot make wrap keys here (a YubiHSM 2 gets its wrap key from signerkit yubihsm setup)", daemon.Scheme(uri))
+	}
+	if source == "" {
+		id, err := m.GenerateWrapKey(ctx, label)
+		if err != nil {
+			return fmt.Errorf("signerkit keys generate: %w", err)
+		}
+		fmt.Fprintf(stdout, "made wrap key %q (id %x, AES-256) on %s; it never leaves the token, so its backups restore only here\n", label, id, daemon.Scheme(uri))
+		return nil
+	}
+	key, err := readWrapKey(source)
+	if err != nil {
+		return fmt.Errorf("signerkit keys generate: %w", err)
+	}
+	defer clear(key)
+	id, err := m.PutWrapKey(ctx, label, key)
+	if err != nil {
+		return fmt.Errorf("signerkit keys generate: %w", err)
+	}
+	fmt.Fprintf(stdout, "put wrap key %q (id %x, AES-%d) on %s; a token given the same key restores its backups\n", label, id, len(key)*8, daemon.Scheme(uri))
 	return nil
 }
 

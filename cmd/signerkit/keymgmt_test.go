@@ -314,3 +314,48 @@ func TestGnokeyHomeScheme(t *testing.T) {
 		t.Errorf("keys list of a gnokey home:\n%s", out)
 	}
 }
+
+// TestPKCS11BackupOtherToken: two SoftHSM2 tokens given the same wrap key
+// (keys generate -algorithm aes-wrap -wrap-key-source) restore each
+// other's backups; a token with a wrap key of its own does not.
+func TestPKCS11BackupOtherToken(t *testing.T) {
+	if why := pkcs11test.Available(); why != "" {
+		t.Skip(why)
+	}
+	tok := pkcs11test.New(t)
+	for _, label := range []string{"second", "third"} {
+		if out, err := tok.Util("--init-token", "--free", "--label", label, "--pin", tok.PIN, "--so-pin", tok.SOPIN); err != nil {
+			t.Fatalf("%v: %s", err, out)
+		}
+	}
+	t.Setenv("SOFTHSM2_CONF", tok.Conf)
+	on := func(label, object string) string {
+		return strings.Replace(tok.URI(object), "token="+tok.Label, "token="+label, 1)
+	}
+	wrapFile := filepath.Join(t.TempDir(), "wrap.hex")
+	if err := os.WriteFile(wrapFile, []byte(strings.Repeat("5a", 32)+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, label := range []string{tok.Label, "second"} {
+		out := keyMgmtMustRun(t, "keys", "generate", "-algorithm", "aes-wrap", "-wrap-key-source", "file:"+wrapFile, "-to", on(label, "backup"))
+		if !strings.Contains(out, "AES-256") {
+			t.Errorf("put wrap key printed:\n%s", out)
+		}
+	}
+	keyMgmtMustRun(t, "keys", "generate", "-algorithm", "aes-wrap", "-to", on("third", "backup"))
+	uri := on(tok.Label, "val")
+	keyMgmtMustRun(t, "keys", "generate", "-algorithm", "p384", "-exportable", "-to", uri)
+	pub := keyMgmtPublic(t, uri)
+	backup := filepath.Join(t.TempDir(), "val.wrapped")
+	keyMgmtMustRun(t, "keys", "export", "-from", uri, "-wrap", "backup", "-out", backup)
+	if out, err := keyMgmtRun(t, "", "keys", "import", "-from", backup, "-to", on("third", "")); !errors.Is(err, signer.ErrInvalidKey) {
+		t.Errorf("import under another wrap key: %v\n%s", err, out)
+	}
+	keyMgmtMustRun(t, "keys", "import", "-from", backup, "-to", on("second", ""))
+	if !keyMgmtPublic(t, on("second", "val")).Equal(pub) {
+		t.Fatal("the key restored on the second token has another public key")
+	}
+	if _, err := keyMgmtRun(t, "", "keys", "generate", "-wrap-key-source", "file:"+wrapFile, "-to", on("third", "x")); err == nil {
+		t.Error("-wrap-key-source without -algorithm aes-wrap")
+	}
+}

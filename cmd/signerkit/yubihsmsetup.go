@@ -123,19 +123,28 @@ func (o setupOptions) secrets() (setupSecrets, error) {
 		rand.Read(s.wrap)
 		return s, nil
 	}
-	src, err := signer.SecretSource(o.wrapSource)
+	var err error
+	s.wrap, err = readWrapKey(o.wrapSource)
+	return s, err
+}
+
+// readWrapKey reads a wrap key of 16, 24 or 32 bytes, in hex, from a
+// secret source (env:NAME, file:PATH).
+func readWrapKey(source string) ([]byte, error) {
+	src, err := signer.SecretSource(source)
 	if err != nil {
-		return s, fmt.Errorf("-wrap-key-source: %w", err)
+		return nil, fmt.Errorf("-wrap-key-source: %w", err)
 	}
 	text, err := src()
 	if err != nil {
-		return s, fmt.Errorf("-wrap-key-source: %w", err)
+		return nil, fmt.Errorf("-wrap-key-source: %w", err)
 	}
 	defer clear(text)
-	if s.wrap, err = hex.DecodeString(strings.TrimSpace(string(text))); err != nil || (len(s.wrap) != 16 && len(s.wrap) != 24 && len(s.wrap) != 32) {
-		return s, fmt.Errorf("-wrap-key-source: want a wrap key of 16, 24 or 32 bytes in hex")
+	key, err := hex.DecodeString(strings.TrimSpace(string(text)))
+	if err != nil || (len(key) != 16 && len(key) != 24 && len(key) != 32) {
+		return nil, fmt.Errorf("-wrap-key-source: want a wrap key of 16, 24 or 32 bytes in hex")
 	}
-	return s, nil
+	return key, nil
 }
 
 // openAs opens a store on the connector with authentication key id.
