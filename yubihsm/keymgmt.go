@@ -97,7 +97,7 @@ func (s *Store) ExportWrapped(ctx context.Context, key, wrapRef signer.KeyRef) (
 	})
 	if err != nil {
 		if errors.Is(err, signer.ErrPermissionDenied) {
-			return nil, fmt.Errorf("yubihsm: key %04x may not leave the device under wrap key %04x (it needs the exportable-under-wrap capability, which keys generate gives only with -exportable, and the wrap key export-wrapped): %w", o.id, wid, err)
+			return nil, fmt.Errorf("yubihsm: key %04x may not leave the device under wrap key %04x: that needs the key made exportable (GenerateExportableKey; signerkit keys generate -exportable), its capabilities within the wrap key's delegated ones, and export-wrapped on the wrap key and the authentication key: %w", o.id, wid, err)
 		}
 		return nil, wrap(err, "export %04x under wrap key %04x", o.id, wid)
 	}
