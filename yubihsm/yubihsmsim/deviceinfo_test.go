@@ -93,10 +93,10 @@ func checkSDKInfo(t *testing.T, where string, info sdkInfo, err error, serial ui
 	}
 	// The sim lists the algorithms it implements (a 2.4.0 device lists 1
 	// to 55): a client reading Device Info is not promised RSA.
-	if len(info.algorithms) != len(Algorithms) {
-		t.Errorf("%s: %d algorithms, want %v: %v", where, len(info.algorithms), Algorithms, info.algorithms)
+	if len(info.algorithms) != len(algorithms) {
+		t.Errorf("%s: %d algorithms, want %v: %v", where, len(info.algorithms), algorithms, info.algorithms)
 	}
-	for _, a := range Algorithms {
+	for _, a := range algorithms {
 		if !info.algorithms[a] {
 			t.Errorf("%s: algorithm %d missing from %v", where, a, info.algorithms)
 		}

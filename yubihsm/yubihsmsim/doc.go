@@ -43,7 +43,7 @@
 //
 // Device Info is paged as on firmware 2.4.0, the version it reports: no
 // data or page 0 gives the version, serial, the log's size (LogSize) and
-// use, and the algorithm codes the sim implements (Algorithms: a real
+// use, and the algorithm codes the sim implements (Algorithms(): a real
 // device lists 1 to MaxAlgorithm);
 // page 1 the part number (PartNumber), as Yubico's SDK asks on connect.
 // Keys exist only for Ed25519 and P-256; asking for another kind gets

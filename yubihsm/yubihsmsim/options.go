@@ -28,17 +28,18 @@ const (
 // whose get-option output lists 0x01 to 0x37, each enabled.
 const MaxAlgorithm = 55
 
-// Algorithms are the algorithm codes the sim reports in Device Info and
+// algorithms are the algorithm codes the sim reports in Device Info and
 // offers in the algorithm toggle, ascending: only those it implements
 // (P-256, the wrap keys, opaque data and certificates, AES-128
 // authentication, Ed25519), so that a client that reads Device Info to
 // learn what the device does is not told of RSA or other curves it would
 // then be refused. A real 2.4.0 device lists 1 to MaxAlgorithm;
 // python-yubihsm's device tests that want at least 47 codes fail here.
-var Algorithms = []byte{AlgP256, AlgAES128CCMWrap, AlgOpaqueData, AlgOpaqueX509, AlgAuthAES, AlgAES192CCMWrap, AlgAES256CCMWrap, AlgEd25519}
+var algorithms = []byte{AlgP256, AlgAES128CCMWrap, AlgOpaqueData, AlgOpaqueX509, AlgAuthAES, AlgAES192CCMWrap, AlgAES256CCMWrap, AlgEd25519}
 
-// algorithms is Algorithms, as the sim reads it.
-var algorithms = Algorithms
+// Algorithms returns the algorithm codes the sim reports in Device Info
+// and offers in the algorithm toggle, ascending: those it implements.
+func Algorithms() []byte { return slices.Clone(algorithms) }
 
 // auditCommands are the commands the command-audit option lists, in the
 // order a 2.4 device answers Get Option for it (the Set Command Audit
