@@ -110,7 +110,7 @@ func openBackend(ctx context.Context, uri string, open OpenFunc, log *slog.Logge
 	pub, ok := s.Public().(ed25519.PublicKey)
 	if !ok || len(pub) != ed25519.PublicKeySize {
 		_ = s.Close()
-		return nil, fmt.Errorf("the key %s is %T: gno and CometBFT validators take Ed25519 keys: %w", RedactURI(uri), s.Public(), signer.ErrUnsupported)
+		return nil, notConsensusKey(uri, s.Public()) // keymsg.go
 	}
 	b := &backend{uri: uri, scheme: Scheme(uri), pub: pub, open: open, log: log.With("backend", Scheme(uri)), m: m,
 		cur: s, phases: map[phaseKey]*phaseMetrics{}, upG: m.backendUp.WithLabelValues(Scheme(uri))}

@@ -95,7 +95,7 @@ type ChainConfig struct {
 	// Protocol is one of Protocols().
 	Protocol string `toml:"protocol"`
 	// Key is the validator key as a signerkit URI (inprocess:, keybase:,
-	// ledger:, yubihsm:, pkcs11:).
+	// gnokeyhome:, ledger:, yubihsm:, pkcs11:).
 	Key string `toml:"key"`
 	// SignTimeout bounds one request, guard and backend included. Zero
 	// means DefaultSignTimeout.

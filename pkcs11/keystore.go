@@ -38,7 +38,7 @@ func (t *Store) Generate(ctx context.Context, spec KeySpec) (signer.KeyInfo, err
 	if spec.Algorithm.IsRSA() && (bits < 2048 || bits > 4096) {
 		return signer.KeyInfo{}, fmt.Errorf("pkcs11: %d-bit RSA key: 2048 to 4096: %w", bits, signer.ErrUnsupported)
 	}
-	pub, priv, err := t.templates(spec.Algorithm, spec.Label, spec.ID)
+	pub, priv, err := t.templates(spec.Algorithm, spec.Label, spec.ID, spec.Exportable)
 	if err != nil {
 		return signer.KeyInfo{}, err
 	}
@@ -76,7 +76,7 @@ func (t *Store) ImportKey(ctx context.Context, priv crypto.PrivateKey, alg signe
 	if err := alg.CheckKey(s.Public()); err != nil {
 		return signer.KeyInfo{}, fmt.Errorf("pkcs11: import: %w", err)
 	}
-	pubT, privT, err := t.templates(alg, label, nil)
+	pubT, privT, err := t.templates(alg, label, nil, false)
 	if err != nil {
 		return signer.KeyInfo{}, err
 	}
@@ -140,8 +140,10 @@ func (t *Store) ImportKey(ctx context.Context, priv crypto.PrivateKey, alg signe
 	}, alg)
 }
 
-// templates returns the attributes common to a new key pair of alg.
-func (t *Store) templates(alg signer.Algorithm, label string, id []byte) (pub, priv []*p11.Attribute, err error) {
+// templates returns the attributes common to a new key pair of alg. The
+// private key is sensitive; it is extractable (under wrap only, being
+// sensitive) when exportable is set.
+func (t *Store) templates(alg signer.Algorithm, label string, id []byte, exportable bool) (pub, priv []*p11.Attribute, err error) {
 	if label == "" {
 		return nil, nil, fmt.Errorf("pkcs11: a new key needs a label: %w", signer.ErrInvalidArgument)
 	}
@@ -174,7 +176,7 @@ func (t *Store) templates(alg signer.Algorithm, label string, id []byte) (pub, p
 	priv = append(common(p11.CKO_PRIVATE_KEY),
 		p11.NewAttribute(p11.CKA_PRIVATE, true),
 		p11.NewAttribute(p11.CKA_SENSITIVE, true),
-		p11.NewAttribute(p11.CKA_EXTRACTABLE, false),
+		p11.NewAttribute(p11.CKA_EXTRACTABLE, exportable),
 		p11.NewAttribute(p11.CKA_SIGN, true))
 	if keyType != p11.CKK_RSA {
 		if params, err = ecParams(alg); err != nil {

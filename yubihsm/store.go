@@ -56,12 +56,17 @@ func checkLabel(label string) error {
 // can only sign, under a new object id the device picks, and returns it.
 // A label already in use fails with an error wrapping signer.ErrKeyExists.
 func (s *Store) GenerateKey(ctx context.Context, alg signer.Algorithm, label string) (signer.KeyInfo, error) {
+	return s.generate(ctx, alg, label, 0)
+}
+
+// generate is GenerateKey with capabilities extra besides signing.
+func (s *Store) generate(ctx context.Context, alg signer.Algorithm, label string, extra uint64) (signer.KeyInfo, error) {
 	da, capability, err := s.newKey(ctx, alg, label)
 	if err != nil {
 		return signer.KeyInfo{}, err
 	}
 	resp, err := s.pool.do(ctx, func() (*commands.CommandMessage, error) {
-		return commands.CreateGenerateAsymmetricKeyCommand(0, []byte(label), s.l.cfg.Domains, capability, da)
+		return commands.CreateGenerateAsymmetricKeyCommand(0, []byte(label), s.l.cfg.Domains, capability|extra, da)
 	})
 	if err != nil {
 		return signer.KeyInfo{}, wrap(err, "generate %v key %q", alg, label)

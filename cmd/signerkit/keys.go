@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"text/tabwriter"
 	"time"
 
@@ -24,8 +25,11 @@ func CometBFTAddress(pub ed25519.PublicKey) string {
 
 func cmdKeys(args []string, stdout, stderr io.Writer) error {
 	if len(args) == 0 {
-		fmt.Fprintln(stderr, "signerkit keys: show, list or import")
+		fmt.Fprintln(stderr, "signerkit keys: show, list, import, generate, export or delete")
 		return errUsage
+	}
+	if cmd, ok := keyMgmtCommands[args[0]]; ok { // keymgmt.go
+		return cmd(args[1:], stdout, stderr)
 	}
 	fs := newFlags("keys "+args[0], stderr)
 	path, from, to := new(string), new(string), new(string)
@@ -60,7 +64,7 @@ func cmdKeys(args []string, stdout, stderr io.Writer) error {
 		}
 		return keysImport(ctx, *from, *to, stdout)
 	}
-	fmt.Fprintf(stderr, "signerkit keys: unknown %q: show, list or import\n", args[0])
+	fmt.Fprintf(stderr, "signerkit keys: unknown %q: show, list, import, generate, export or delete\n", args[0])
 	return errUsage
 }
 
@@ -169,6 +173,9 @@ func keysList(ctx context.Context, uri string, stdout io.Writer) error {
 }
 
 func keysImport(ctx context.Context, from, to string, stdout io.Writer) error {
+	if data, err := os.ReadFile(from); err == nil && isWrappedBackup(data) {
+		return keysImportWrapped(ctx, data, to, stdout) // keymgmt.go
+	}
 	priv, err := inprocess.LoadKeyFile(from)
 	if err != nil {
 		return fmt.Errorf("signerkit keys import: %w", err)

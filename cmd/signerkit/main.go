@@ -11,6 +11,10 @@
 //	signerkit keys    show   -config F | URI
 //	signerkit keys    list   -config F | keybase:dir=…
 //	signerkit keys    import -from FILE -to URI
+//	signerkit keys    generate -to URI [-algorithm ed25519] [-exportable] [-wrap-key-source SRC]
+//	signerkit keys    export -from URI -wrap KEY -out FILE
+//	signerkit keys    delete [-yes] URI
+//	signerkit yubihsm setup -connector URL [-auth-key ID -pin-source SRC -force] [-admin-id ID] [-signer-id ID] [-wrap-id ID] [-domains N] [-wrap-key-source SRC] [-force-audit]
 //	signerkit state   show   -config F
 //	signerkit state   init   -config F [-chain ID] -height H
 //	signerkit state   repair -config F [-chain ID] -height H
@@ -49,6 +53,8 @@ import (
 	_ "github.com/signerkit/signerkit/ledger"    // registers ledger:
 	_ "github.com/signerkit/signerkit/pkcs11"    // registers pkcs11:
 	_ "github.com/signerkit/signerkit/yubihsm"   // registers yubihsm:
+
+	_ "github.com/signerkit/signerkit/keybase/gnokeyhome" // registers gnokeyhome: (a gnokey home's keys)
 )
 
 const usage = `signerkit: a remote signer for gno and CometBFT validators
@@ -58,6 +64,10 @@ const usage = `signerkit: a remote signer for gno and CometBFT validators
   signerkit keys    show   -config F | URI
   signerkit keys    list   -config F | keybase:dir=...
   signerkit keys    import -from FILE -to URI
+  signerkit keys    generate -to URI [-algorithm ed25519] [-exportable] [-wrap-key-source SRC]
+  signerkit keys    export -from URI -wrap KEY -out FILE
+  signerkit keys    delete [-yes] URI
+  signerkit yubihsm setup -connector URL [-auth-key ID -pin-source SRC -force] [-admin-id ID] [-signer-id ID] [-wrap-id ID] [-domains N] [-wrap-key-source SRC] [-force-audit]
   signerkit state   show   -config F
   signerkit state   init   -config F [-chain ID] -height H
   signerkit state   repair -config F [-chain ID] -height H
@@ -97,6 +107,8 @@ func dispatch(args []string, stdout, stderr io.Writer) error {
 		return cmdState(args[1:], stdout, stderr)
 	case "identity":
 		return cmdIdentity(args[1:], stdout, stderr)
+	case "yubihsm":
+		return cmdYubiHSM(args[1:], stdout, stderr)
 	case "demo":
 		return cmdDemo(args[1:], stdout, stderr)
 	case "version", "-version", "--version":
