@@ -13,6 +13,7 @@
 //	signerkit keys    import -from FILE -to URI
 //	signerkit state   show   -config F
 //	signerkit state   init   -config F [-chain ID] -height H
+//	signerkit state   import -config F [-chain ID] -from FILE [-node URL] [-force]
 //	signerkit demo    [-metrics 127.0.0.1:26661]
 //	signerkit version
 //
@@ -68,6 +69,7 @@ const usage = `signerkit: a remote signer for gno and CometBFT validators
   signerkit keys    import -from FILE -to URI
   signerkit state   show   -config F
   signerkit state   init   -config F [-chain ID] -height H
+  signerkit state   import -config F [-chain ID] -from FILE [-node URL] [-force]
   signerkit demo    [-metrics 127.0.0.1:26661]
   signerkit version
 `
