@@ -1,0 +1,412 @@
+package interop
+
+import (
+	"bytes"
+	"context"
+	"crypto/ed25519"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"reflect"
+	"regexp"
+	"sort"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	dbm "github.com/cometbft/cometbft-db"
+	"github.com/cometbft/cometbft/consensus"
+	cmted25519 "github.com/cometbft/cometbft/crypto/ed25519"
+	"github.com/cometbft/cometbft/evidence"
+	"github.com/cometbft/cometbft/privval"
+	cmtproto "github.com/cometbft/cometbft/proto/tendermint/types"
+	sm "github.com/cometbft/cometbft/state"
+	"github.com/cometbft/cometbft/store"
+	cmttypes "github.com/cometbft/cometbft/types"
+
+	"github.com/signerkit/signerkit/guard/migrate"
+)
+
+// The migration end to end: a real CometBFT v0.38 node (the cometbft
+// command built from the module this test module requires, a separate
+// process) signs with its own FilePV, stops, and comes back with
+// signerkit as its signer after `signerkit keys import` and `signerkit
+// state import` of its own files, as docs/migrate.md tells an operator.
+
+var (
+	cmtBinOnce sync.Once
+	cmtBinPath string
+	cmtBinErr  error
+)
+
+// cmtBin builds the cometbft command once (go.mod lists it as a tool).
+func cmtBin(t *testing.T) string {
+	t.Helper()
+	cmtBinOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "cometbft-bin-")
+		if err != nil {
+			cmtBinErr = err
+			return
+		}
+		cmtBinPath = filepath.Join(dir, "cometbft")
+		out, err := exec.Command("go", "build", "-o", cmtBinPath, "github.com/cometbft/cometbft/cmd/cometbft").CombinedOutput()
+		if err != nil {
+			cmtBinErr = fmt.Errorf("go build cometbft: %v\n%s", err, out)
+		}
+	})
+	if cmtBinErr != nil {
+		t.Fatal(cmtBinErr)
+	}
+	return cmtBinPath
+}
+
+func freePort(t *testing.T) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+// cmtNode is a cometbft node process.
+type cmtNode struct {
+	cmd  *exec.Cmd
+	log  *lockedBuffer
+	done chan error
+	rpc  string
+}
+
+// startCmtNode starts `cometbft start` on home with the kvstore app,
+// and extra flags.
+func startCmtNode(t *testing.T, home string, extra ...string) *cmtNode {
+	t.Helper()
+	n := &cmtNode{log: &lockedBuffer{}, done: make(chan error, 1), rpc: fmt.Sprintf("http://127.0.0.1:%d", freePort(t))}
+	args := append([]string{"start", "--home", home, "--proxy_app", "kvstore",
+		"--rpc.laddr", strings.Replace(n.rpc, "http", "tcp", 1),
+		"--p2p.laddr", fmt.Sprintf("tcp://127.0.0.1:%d", freePort(t))}, extra...)
+	n.cmd = exec.Command(cmtBin(t), args...)
+	n.cmd.Stdout, n.cmd.Stderr = n.log, n.log
+	if err := n.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() { n.done <- n.cmd.Wait() }()
+	t.Cleanup(func() {
+		_ = n.cmd.Process.Kill()
+		<-n.done
+		n.done <- nil
+		if t.Failed() {
+			t.Logf("cometbft log (last 6000 bytes):\n%s", tail(n.log.String(), 6000))
+		}
+	})
+	return n
+}
+
+func tail(s string, n int) string {
+	if len(s) > n {
+		return s[len(s)-n:]
+	}
+	return s
+}
+
+// waitHeight waits (bounded) until the node's latest block is at least h.
+func (n *cmtNode) waitHeight(t *testing.T, h int64, within time.Duration) int64 {
+	t.Helper()
+	deadline := time.Now().Add(within)
+	for {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		st, err := migrate.FetchStatus(ctx, nil, n.rpc)
+		cancel()
+		if err == nil && st.LatestHeight >= h {
+			return st.LatestHeight
+		}
+		select {
+		case err := <-n.done:
+			n.done <- err
+			t.Fatalf("cometbft exited (%v) before height %d", err, h)
+		case <-time.After(200 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("cometbft not at height %d within %v (last: %+v, %v)", h, within, st, err)
+		}
+	}
+}
+
+// stop sends SIGTERM and waits for the node to exit.
+func (n *cmtNode) stop(t *testing.T) {
+	t.Helper()
+	_ = n.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case err := <-n.done:
+		n.done <- err
+	case <-time.After(30 * time.Second):
+		t.Fatal("cometbft did not stop")
+	}
+}
+
+// skRun runs a signerkit command and returns its output.
+func skRun(t *testing.T, args ...string) string {
+	t.Helper()
+	out, err := exec.Command(skBin(t, "signerkit"), args...).CombinedOutput()
+	if err != nil {
+		t.Fatalf("signerkit %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	return string(out)
+}
+
+func TestMigrateCometBFTNode(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs a CometBFT node twice")
+	}
+	home := t.TempDir()
+	if out, err := exec.Command(cmtBin(t), "init", "--home", home).CombinedOutput(); err != nil {
+		t.Fatalf("cometbft init: %v\n%s", err, out)
+	}
+	fastBlocks(t, filepath.Join(home, "config", "config.toml"))
+	chainID := genesisChainID(t, filepath.Join(home, "config", "genesis.json"))
+	keyFile := filepath.Join(home, "config", "priv_validator_key.json")
+	stateFile := filepath.Join(home, "data", "priv_validator_state.json")
+	pub := ed25519.PublicKey(privval.LoadFilePV(keyFile, stateFile).Key.PubKey.Bytes())
+
+	// 1. The node signs 20 heights with its own FilePV, then stops.
+	n := startCmtNode(t, home)
+	n.waitHeight(t, 20, 90*time.Second)
+	n.stop(t)
+	b, err := os.ReadFile(stateFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	old, err := migrate.Parse(b)
+	if err != nil || old.Height < 20 {
+		t.Fatalf("the node's state file: %+v %v\n%s", old, err, b)
+	}
+
+	// 2. signerkit takes its key and state.
+	skDir := t.TempDir()
+	sock := filepath.Join(skDir, "pv.sock")
+	keyURI := "inprocess:file=" + filepath.Join(skDir, "validator.pem")
+	cfgPath := filepath.Join(skDir, "signerkit.toml")
+	writeMigrateConfig(t, cfgPath, skDir, chainID, keyURI, "unix://"+sock)
+	out := skRun(t, "keys", "import", "-from", keyFile, "-to", keyURI)
+	if !strings.Contains(out, fmt.Sprintf("%X", []byte(pub))) {
+		t.Fatalf("keys import shows another key:\n%s", out)
+	}
+	out = skRun(t, "state", "import", "-config", cfgPath, "-from", stateFile)
+	want := fmt.Sprintf("last signed %d/%d/", old.Height, old.Round)
+	if !strings.Contains(out, want) {
+		t.Fatalf("state import: want %q in\n%s", want, out)
+	}
+	t.Logf("state import:\n%s", out)
+
+	// 3. The node comes back with signerkit as its signer and goes on.
+	sk := skStart(t, cfgPath)
+	n = startCmtNode(t, home, "--priv_validator_laddr", "unix://"+sock)
+	last := n.waitHeight(t, old.Height+5, 90*time.Second)
+	if last < 25 {
+		last = n.waitHeight(t, 25, 60*time.Second)
+	}
+	n.stop(t)
+	sk.stop(t)
+	if m := regexp.MustCompile(`(?i)double.?sign|conflicting`).FindString(n.log.String()); m != "" {
+		t.Errorf("the node's log mentions %q", m)
+	}
+	checkCmtChain(t, home, chainID, pub, old.Height)
+}
+
+// fastBlocks makes the node commit a block every ~100 ms.
+func fastBlocks(t *testing.T, path string) {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := regexp.MustCompile(`(?m)^timeout_commit = .*$`).ReplaceAllString(string(b), `timeout_commit = "100ms"`)
+	if s == string(b) {
+		t.Fatal("config.toml has no timeout_commit")
+	}
+	if err := os.WriteFile(path, []byte(s), 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func genesisChainID(t *testing.T, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var g struct {
+		ChainID string `json:"chain_id"`
+	}
+	if err := json.Unmarshal(b, &g); err != nil || g.ChainID == "" {
+		t.Fatalf("genesis chain_id: %v", err)
+	}
+	return g.ChainID
+}
+
+func writeMigrateConfig(t *testing.T, path, dir, chainID, keyURI, addr string) {
+	t.Helper()
+	if err := os.Mkdir(filepath.Join(dir, "state"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	cfg := fmt.Sprintf(`state_dir = %q
+metrics_addr = "127.0.0.1:0"
+log_level = "debug"
+
+[[chain]]
+id = %q
+protocol = "cometbft-v0.38"
+key = %q
+
+  [[chain.validator]]
+  addr = %q
+`, filepath.Join(dir, "state"), chainID, keyURI, addr)
+	if err := os.WriteFile(path, []byte(cfg), 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// checkCmtChain reads the stopped node's own stores: every commit has one
+// signature, ours, verifying under crypto/ed25519 and CometBFT's own
+// Vote.Verify; no block carries evidence and the evidence pool holds
+// none; the consensus WAL has no two different votes of ours at one
+// height/round/type, and has votes from both signers.
+func checkCmtChain(t *testing.T, home, chainID string, pub ed25519.PublicKey, imported int64) {
+	t.Helper()
+	dataDir := filepath.Join(home, "data")
+	bdb, err := dbm.NewDB("blockstore", dbm.GoLevelDBBackend, dataDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer bdb.Close()
+	bs := store.NewBlockStore(bdb)
+	top := bs.Height()
+	if top < 25 {
+		t.Fatalf("block store height %d", top)
+	}
+	for h := int64(1); h < top; h++ {
+		c := bs.LoadBlockCommit(h)
+		if c == nil || len(c.Signatures) != 1 || c.Signatures[0].BlockIDFlag != cmttypes.BlockIDFlagCommit {
+			t.Fatalf("height %d: commit %v", h, c)
+		}
+		if !ed25519.Verify(pub, c.VoteSignBytes(chainID, 0), c.Signatures[0].Signature) {
+			t.Fatalf("height %d: the commit's signature does not verify", h)
+		}
+		v := c.GetVote(0)
+		if err := v.Verify(chainID, cmtPubKey(pub)); err != nil {
+			t.Fatalf("height %d: %v", h, err)
+		}
+		if blk := bs.LoadBlock(h); blk == nil || len(blk.Evidence.Evidence) != 0 {
+			t.Fatalf("height %d: block %v carries evidence", h, blk)
+		}
+	}
+	sdb, err := dbm.NewDB("state", dbm.GoLevelDBBackend, dataDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sdb.Close()
+	edb, err := dbm.NewDB("evidence", dbm.GoLevelDBBackend, dataDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer edb.Close()
+	pool, err := evidence.NewPool(edb, sm.NewStore(sdb, sm.StoreOptions{}), bs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ev, _ := pool.PendingEvidence(1 << 20); len(ev) != 0 {
+		t.Fatalf("pending evidence: %v", ev)
+	}
+	before, after := checkWAL(t, filepath.Join(dataDir, "cs.wal"), chainID, pub, imported)
+	if before == 0 || after == 0 {
+		t.Fatalf("the WAL has %d votes of ours up to height %d and %d after: want both", before, imported, after)
+	}
+	t.Logf("%d commits verified; WAL: %d votes of ours up to height %d (FilePV), %d after (signerkit)", top-1, before, imported, after)
+}
+
+// checkWAL decodes every WAL file and checks our votes: one per
+// height/round/type, each verifying.
+func checkWAL(t *testing.T, dir, chainID string, pub ed25519.PublicKey, imported int64) (before, after int) {
+	t.Helper()
+	files, err := filepath.Glob(filepath.Join(dir, "wal*"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no WAL in %s: %v", dir, err)
+	}
+	sort.Slice(files, func(i, j int) bool { // wal.000, wal.001, …, then the head, wal
+		return files[j] == filepath.Join(dir, "wal") || files[i] < files[j] && files[i] != filepath.Join(dir, "wal")
+	})
+	addr := cmtPubKey(pub).Address()
+	type hrt struct {
+		h int64
+		r int32
+		t cmtproto.SignedMsgType
+	}
+	seen := map[hrt]*cmttypes.Vote{}
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		dec := consensus.NewWALDecoder(bytes.NewReader(b))
+		for {
+			m, err := dec.Decode()
+			if errors.Is(err, io.EOF) {
+				break
+			}
+			if err != nil {
+				t.Fatalf("%s: %v", f, err)
+			}
+			v := walVote(m)
+			if v == nil || !bytes.Equal(v.ValidatorAddress, addr) {
+				continue
+			}
+			if err := v.Verify(chainID, cmtPubKey(pub)); err != nil {
+				t.Fatalf("WAL vote %v: %v", v, err)
+			}
+			k := hrt{v.Height, v.Round, v.Type}
+			if prev, ok := seen[k]; ok {
+				if !prev.BlockID.Equals(v.BlockID) || !bytes.Equal(prev.Signature, v.Signature) {
+					t.Fatalf("two different votes of ours at %d/%d/%v:\n%v\n%v", v.Height, v.Round, v.Type, prev, v)
+				}
+				continue
+			}
+			seen[k] = v
+			if v.Height <= imported {
+				before++
+			} else {
+				after++
+			}
+		}
+	}
+	return before, after
+}
+
+// walVote returns the vote in a WAL entry, if it is one: the entry's
+// msgInfo (unexported) holds a *consensus.VoteMessage in its Msg field.
+func walVote(m *consensus.TimedWALMessage) *cmttypes.Vote {
+	if m == nil || m.Msg == nil {
+		return nil
+	}
+	rv := reflect.ValueOf(m.Msg)
+	if rv.Kind() != reflect.Struct {
+		return nil
+	}
+	f := rv.FieldByName("Msg")
+	if !f.IsValid() || !f.CanInterface() {
+		return nil
+	}
+	if vm, ok := f.Interface().(*consensus.VoteMessage); ok {
+		return vm.Vote
+	}
+	return nil
+}
+
+func cmtPubKey(pub ed25519.PublicKey) cmted25519.PubKey { return cmted25519.PubKey(pub) }
