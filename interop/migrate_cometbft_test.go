@@ -9,12 +9,14 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"reflect"
 	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -162,10 +164,20 @@ func skRun(t *testing.T, args ...string) string {
 	return string(out)
 }
 
+// TestMigrateCometBFTNode migrates a node stopped by SIGTERM between
+// heights, and one killed (SIGKILL) as soon as it reaches height 20, most
+// often in the middle of height 21: on its restart the node's WAL replay
+// may ask for a vote its FilePV signed again, which signerkit answers from
+// the imported state.
 func TestMigrateCometBFTNode(t *testing.T) {
 	if testing.Short() {
-		t.Skip("runs a CometBFT node twice")
+		t.Skip("runs CometBFT nodes")
 	}
+	t.Run("sigterm", func(t *testing.T) { migrateCmt(t, false) })
+	t.Run("sigkill", func(t *testing.T) { migrateCmt(t, true) })
+}
+
+func migrateCmt(t *testing.T, kill bool) {
 	home := t.TempDir()
 	if out, err := exec.Command(cmtBin(t), "init", "--home", home).CombinedOutput(); err != nil {
 		t.Fatalf("cometbft init: %v\n%s", err, out)
@@ -179,7 +191,11 @@ func TestMigrateCometBFTNode(t *testing.T) {
 	// 1. The node signs 20 heights with its own FilePV, then stops.
 	n := startCmtNode(t, home)
 	n.waitHeight(t, 20, 90*time.Second)
-	n.stop(t)
+	if kill {
+		killMidHeight(t, n, stateFile)
+	} else {
+		n.stop(t)
+	}
 	b, err := os.ReadFile(stateFile)
 	if err != nil {
 		t.Fatal(err)
@@ -214,6 +230,10 @@ func TestMigrateCometBFTNode(t *testing.T) {
 		last = n.waitHeight(t, 25, 60*time.Second)
 	}
 	n.stop(t)
+	if r := sk.metricSum(t, "signerkit_double_sign_refusals_total"); r > 0 {
+		t.Errorf("signerkit refused %v double signs", r)
+	}
+	t.Logf("signerkit answered %v requests from the stored signature", sk.metricSum(t, "signerkit_requests_total", "outcome", "cached"))
 	sk.stop(t)
 	if m := regexp.MustCompile(`(?i)double.?sign|conflicting`).FindString(n.log.String()); m != "" {
 		t.Errorf("the node's log mentions %q", m)
@@ -410,3 +430,46 @@ func walVote(m *consensus.TimedWALMessage) *cmttypes.Vote {
 }
 
 func cmtPubKey(pub ed25519.PublicKey) cmted25519.PubKey { return cmted25519.PubKey(pub) }
+
+// metricSum sums name{labels…} over all its series on /metrics.
+func (p *skProc) metricSum(t *testing.T, name string, labels ...string) float64 {
+	t.Helper()
+	resp, err := http.Get(p.metrics + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	var sum float64
+	for _, l := range strings.Split(string(b), "\n") {
+		if !strings.HasPrefix(l, name+"{") {
+			continue
+		}
+		ok := true
+		for i := 0; i+1 < len(labels); i += 2 {
+			ok = ok && strings.Contains(l, labels[i]+`="`+labels[i+1]+`"`)
+		}
+		if v, err := strconv.ParseFloat(l[strings.LastIndexByte(l, ' ')+1:], 64); ok && err == nil {
+			sum += v
+		}
+	}
+	return sum
+}
+
+// killMidHeight kills the node (SIGKILL) as soon as its FilePV state shows
+// a proposal or prevote signed and the precommit not yet, polling the
+// file; after 10 s without catching one it kills it anyway.
+func killMidHeight(t *testing.T, n *cmtNode, stateFile string) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		if b, err := os.ReadFile(stateFile); err == nil {
+			if st, err := migrate.Parse(b); err == nil && st.Height > 20 && st.Step < 3 {
+				break
+			}
+		}
+		time.Sleep(200 * time.Microsecond)
+	}
+	_ = n.cmd.Process.Kill()
+	n.done <- <-n.done
+}
