@@ -42,32 +42,39 @@ import (
 // signerkit as its signer after `signerkit keys import` and `signerkit
 // state import` of its own files, as docs/migrate.md tells an operator.
 
-var (
-	cmtBinOnce sync.Once
-	cmtBinPath string
-	cmtBinErr  error
-)
+// toolBuild is a command of a module go.mod lists as a tool, built once.
+type toolBuild struct {
+	once sync.Once
+	path string
+	err  error
+}
 
-// cmtBin builds the cometbft command once (go.mod lists it as a tool).
-func cmtBin(t *testing.T) string {
+var toolBuilds sync.Map // package path → *toolBuild
+
+// toolBin builds the command pkg once per test binary and returns its
+// path.
+func toolBin(t *testing.T, pkg string) string {
 	t.Helper()
-	cmtBinOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "cometbft-bin-")
+	v, _ := toolBuilds.LoadOrStore(pkg, &toolBuild{})
+	b := v.(*toolBuild)
+	b.once.Do(func() {
+		dir, err := os.MkdirTemp("", "interop-tool-")
 		if err != nil {
-			cmtBinErr = err
+			b.err = err
 			return
 		}
-		cmtBinPath = filepath.Join(dir, "cometbft")
-		out, err := exec.Command("go", "build", "-o", cmtBinPath, "github.com/cometbft/cometbft/cmd/cometbft").CombinedOutput()
-		if err != nil {
-			cmtBinErr = fmt.Errorf("go build cometbft: %v\n%s", err, out)
+		b.path = filepath.Join(dir, filepath.Base(pkg))
+		if out, err := exec.Command("go", "build", "-o", b.path, pkg).CombinedOutput(); err != nil {
+			b.err = fmt.Errorf("go build %s: %v\n%s", pkg, err, out)
 		}
 	})
-	if cmtBinErr != nil {
-		t.Fatal(cmtBinErr)
+	if b.err != nil {
+		t.Fatal(b.err)
 	}
-	return cmtBinPath
+	return b.path
 }
+
+func cmtBin(t *testing.T) string { return toolBin(t, "github.com/cometbft/cometbft/cmd/cometbft") }
 
 func freePort(t *testing.T) int {
 	t.Helper()
@@ -79,8 +86,8 @@ func freePort(t *testing.T) int {
 	return l.Addr().(*net.TCPAddr).Port
 }
 
-// cmtNode is a cometbft node process.
-type cmtNode struct {
+// nodeProc is a node process: cometbft or gnoland.
+type nodeProc struct {
 	cmd  *exec.Cmd
 	log  *lockedBuffer
 	done chan error
@@ -89,13 +96,19 @@ type cmtNode struct {
 
 // startCmtNode starts `cometbft start` on home with the kvstore app,
 // and extra flags.
-func startCmtNode(t *testing.T, home string, extra ...string) *cmtNode {
+func startCmtNode(t *testing.T, home string, extra ...string) *nodeProc {
 	t.Helper()
-	n := &cmtNode{log: &lockedBuffer{}, done: make(chan error, 1), rpc: fmt.Sprintf("http://127.0.0.1:%d", freePort(t))}
-	args := append([]string{"start", "--home", home, "--proxy_app", "kvstore",
-		"--rpc.laddr", strings.Replace(n.rpc, "http", "tcp", 1),
+	rpc := fmt.Sprintf("127.0.0.1:%d", freePort(t))
+	args := append([]string{"start", "--home", home, "--proxy_app", "kvstore", "--rpc.laddr", "tcp://" + rpc,
 		"--p2p.laddr", fmt.Sprintf("tcp://127.0.0.1:%d", freePort(t))}, extra...)
-	n.cmd = exec.Command(cmtBin(t), args...)
+	return startNodeProc(t, "cometbft", exec.Command(cmtBin(t), args...), "http://"+rpc)
+}
+
+// startNodeProc starts cmd, a node whose RPC is at rpc, killed at the
+// test's end.
+func startNodeProc(t *testing.T, name string, cmd *exec.Cmd, rpc string) *nodeProc {
+	t.Helper()
+	n := &nodeProc{cmd: cmd, log: &lockedBuffer{}, done: make(chan error, 1), rpc: rpc}
 	n.cmd.Stdout, n.cmd.Stderr = n.log, n.log
 	if err := n.cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -106,7 +119,7 @@ func startCmtNode(t *testing.T, home string, extra ...string) *cmtNode {
 		<-n.done
 		n.done <- nil
 		if t.Failed() {
-			t.Logf("cometbft log (last 6000 bytes):\n%s", tail(n.log.String(), 6000))
+			t.Logf("%s log (last 6000 bytes):\n%s", name, tail(n.log.String(), 6000))
 		}
 	})
 	return n
@@ -120,7 +133,7 @@ func tail(s string, n int) string {
 }
 
 // waitHeight waits (bounded) until the node's latest block is at least h.
-func (n *cmtNode) waitHeight(t *testing.T, h int64, within time.Duration) int64 {
+func (n *nodeProc) waitHeight(t *testing.T, h int64, within time.Duration) int64 {
 	t.Helper()
 	deadline := time.Now().Add(within)
 	for {
@@ -133,24 +146,24 @@ func (n *cmtNode) waitHeight(t *testing.T, h int64, within time.Duration) int64 
 		select {
 		case err := <-n.done:
 			n.done <- err
-			t.Fatalf("cometbft exited (%v) before height %d", err, h)
+			t.Fatalf("the node exited (%v) before height %d", err, h)
 		case <-time.After(200 * time.Millisecond):
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("cometbft not at height %d within %v (last: %+v, %v)", h, within, st, err)
+			t.Fatalf("the node is not at height %d within %v (last: %+v, %v)", h, within, st, err)
 		}
 	}
 }
 
 // stop sends SIGTERM and waits for the node to exit.
-func (n *cmtNode) stop(t *testing.T) {
+func (n *nodeProc) stop(t *testing.T) {
 	t.Helper()
 	_ = n.cmd.Process.Signal(syscall.SIGTERM)
 	select {
 	case err := <-n.done:
 		n.done <- err
 	case <-time.After(30 * time.Second):
-		t.Fatal("cometbft did not stop")
+		t.Fatal("the node did not stop")
 	}
 }
 
@@ -210,7 +223,7 @@ func migrateCmt(t *testing.T, kill bool) {
 	sock := filepath.Join(skDir, "pv.sock")
 	keyURI := "inprocess:file=" + filepath.Join(skDir, "validator.pem")
 	cfgPath := filepath.Join(skDir, "signerkit.toml")
-	writeMigrateConfig(t, cfgPath, skDir, chainID, keyURI, "unix://"+sock)
+	writeMigrateConfig(t, cfgPath, skDir, chainID, "cometbft-v0.38", keyURI, "unix://"+sock)
 	out := skRun(t, "keys", "import", "-from", keyFile, "-to", keyURI)
 	if !strings.Contains(out, fmt.Sprintf("%X", []byte(pub))) {
 		t.Fatalf("keys import shows another key:\n%s", out)
@@ -233,7 +246,11 @@ func migrateCmt(t *testing.T, kill bool) {
 	if r := sk.metricSum(t, "signerkit_double_sign_refusals_total"); r > 0 {
 		t.Errorf("signerkit refused %v double signs", r)
 	}
-	t.Logf("signerkit answered %v requests from the stored signature", sk.metricSum(t, "signerkit_requests_total", "outcome", "cached"))
+	cached := sk.metricSum(t, "signerkit_requests_total", "outcome", "cached")
+	t.Logf("signerkit answered %v requests from the stored signature", cached)
+	if kill && old.Step < 3 && cached < 1 {
+		t.Errorf("killed after its %s at %d/%d, the node did not ask for it again", stepWord(old.Step), old.Height, old.Round)
+	}
 	sk.stop(t)
 	if m := regexp.MustCompile(`(?i)double.?sign|conflicting`).FindString(n.log.String()); m != "" {
 		t.Errorf("the node's log mentions %q", m)
@@ -272,7 +289,7 @@ func genesisChainID(t *testing.T, path string) string {
 	return g.ChainID
 }
 
-func writeMigrateConfig(t *testing.T, path, dir, chainID, keyURI, addr string) {
+func writeMigrateConfig(t *testing.T, path, dir, chainID, protocol, keyURI, addr string) {
 	t.Helper()
 	if err := os.Mkdir(filepath.Join(dir, "state"), 0o700); err != nil {
 		t.Fatal(err)
@@ -283,12 +300,12 @@ log_level = "debug"
 
 [[chain]]
 id = %q
-protocol = "cometbft-v0.38"
+protocol = %q
 key = %q
 
   [[chain.validator]]
   addr = %q
-`, filepath.Join(dir, "state"), chainID, keyURI, addr)
+`, filepath.Join(dir, "state"), chainID, protocol, keyURI, addr)
 	if err := os.WriteFile(path, []byte(cfg), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -356,13 +373,7 @@ func checkCmtChain(t *testing.T, home, chainID string, pub ed25519.PublicKey, im
 // height/round/type, each verifying.
 func checkWAL(t *testing.T, dir, chainID string, pub ed25519.PublicKey, imported int64) (before, after int) {
 	t.Helper()
-	files, err := filepath.Glob(filepath.Join(dir, "wal*"))
-	if err != nil || len(files) == 0 {
-		t.Fatalf("no WAL in %s: %v", dir, err)
-	}
-	sort.Slice(files, func(i, j int) bool { // wal.000, wal.001, …, then the head, wal
-		return files[j] == filepath.Join(dir, "wal") || files[i] < files[j] && files[i] != filepath.Join(dir, "wal")
-	})
+	files := walFiles(t, dir)
 	addr := cmtPubKey(pub).Address()
 	type hrt struct {
 		h int64
@@ -459,7 +470,7 @@ func (p *skProc) metricSum(t *testing.T, name string, labels ...string) float64 
 // killMidHeight kills the node (SIGKILL) as soon as its FilePV state shows
 // a proposal or prevote signed and the precommit not yet, polling the
 // file; after 10 s without catching one it kills it anyway.
-func killMidHeight(t *testing.T, n *cmtNode, stateFile string) {
+func killMidHeight(t *testing.T, n *nodeProc, stateFile string) {
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
 	for time.Now().Before(deadline) {
@@ -473,3 +484,21 @@ func killMidHeight(t *testing.T, n *cmtNode, stateFile string) {
 	_ = n.cmd.Process.Kill()
 	n.done <- <-n.done
 }
+
+// walFiles lists a WAL group's files in order: wal.000, wal.001, …, then
+// the head, wal.
+func walFiles(t *testing.T, dir string) []string {
+	t.Helper()
+	files, err := filepath.Glob(filepath.Join(dir, "wal.[0-9]*"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sort.Strings(files)
+	head := filepath.Join(dir, "wal")
+	if _, err := os.Stat(head); err != nil {
+		t.Fatalf("no WAL in %s: %v", dir, err)
+	}
+	return append(files, head)
+}
+
+func stepWord(s int8) string { return [...]string{"nothing", "proposal", "prevote", "precommit"}[s] }
