@@ -240,8 +240,9 @@ func migrateCmt(t *testing.T, kill bool) {
 	n = startCmtNode(t, home, "--priv_validator_laddr", "unix://"+sock)
 	last := n.waitHeight(t, old.Height+5, 90*time.Second)
 	if last < 25 {
-		last = n.waitHeight(t, 25, 60*time.Second)
+		n.waitHeight(t, 25, 60*time.Second)
 	}
+	checkNodeRefusesStale(t, cfgPath, b, n.rpc)
 	n.stop(t)
 	if r := sk.metricSum(t, "signerkit_double_sign_refusals_total"); r > 0 {
 		t.Errorf("signerkit refused %v double signs", r)
@@ -502,3 +503,18 @@ func walFiles(t *testing.T, dir string) []string {
 }
 
 func stepWord(s int8) string { return [...]string{"nothing", "proposal", "prevote", "precommit"}[s] }
+
+// checkNodeRefusesStale imports the old signer's state file again, now
+// behind the chain, with -node naming the running node: signerkit reads
+// the real node's /status and refuses it, before touching the state.
+func checkNodeRefusesStale(t *testing.T, cfgPath string, stale []byte, rpc string) {
+	t.Helper()
+	from := filepath.Join(t.TempDir(), "stale_state.json")
+	if err := os.WriteFile(from, stale, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.Command(skBin(t, "signerkit"), "state", "import", "-config", cfgPath, "-from", from, "-node", rpc).CombinedOutput()
+	if err == nil || !strings.Contains(string(out), "behind the chain's latest height") {
+		t.Fatalf("state import -node of a stale state: %v\n%s", err, out)
+	}
+}

@@ -155,6 +155,7 @@ func migrateGno(t *testing.T, kill bool) {
 	if last < 25 {
 		n.waitHeight(t, 25, 60*time.Second)
 	}
+	checkNodeRefusesStale(t, cfgPath, b, n.rpc)
 	n.stop(t)
 	if r := sk.metricSum(t, "signerkit_double_sign_refusals_total"); r > 0 {
 		t.Errorf("signerkit refused %v double signs", r)
