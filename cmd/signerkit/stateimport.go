@@ -44,6 +44,9 @@ func cmdStateImport(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	if err := st.CheckChain(ch.ID); err != nil {
+		return fmt.Errorf("signerkit state import: %s: %w", *from, err)
+	}
 	ctx := context.Background()
 	if *node != "" {
 		if err := checkNode(ctx, *node, ch.ID, st, *force, stdout); err != nil {

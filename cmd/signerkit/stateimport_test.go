@@ -102,6 +102,17 @@ func TestStateImportKeyCheck(t *testing.T) {
 	if st := stateOf(t, cfgPath); st.Err == nil {
 		t.Fatalf("a refused import made a state: %+v", st)
 	}
+	// Another chain's file is refused, key or no key.
+	for _, seed := range []byte{33, 0} {
+		other := importHome(t, seed)
+		if err := os.WriteFile(other, bytes.ReplaceAll(mustRead(t, other), []byte("import-chain"), []byte("test11")), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		var ce *migrate.ChainError
+		if out, err := runImport("-config", other, "-from", from); !errors.As(err, &ce) || ce.File != "import-chain" {
+			t.Fatalf("another chain's file, key seed %d: %v\n%s", seed, err, out)
+		}
+	}
 	cfgPath = importHome(t, 0) // the key file does not exist
 	out, err := runImport("-config", cfgPath, "-from", from)
 	if err != nil || !strings.Contains(out, "cannot be opened") || !strings.Contains(out, "signs from height 20, round 1") {
@@ -175,4 +186,13 @@ func TestStateImportNode(t *testing.T) {
 	if out, err := runImport("-config", cfgPath, "-from", from, "-node", strings.TrimPrefix(statusServer(t, "import-chain", "20"), "http://")); err != nil {
 		t.Fatalf("at the chain's height: %v\n%s", err, out)
 	}
+}
+
+func mustRead(t *testing.T, path string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
 }

@@ -320,14 +320,10 @@ func (s *State) tmkmsBlockID(raw json.RawMessage) error {
 // that state skips more than the file's own (the rest of a round).
 func (s State) Resume(chainID string) (st guard.State, exact bool, err error) {
 	st.ChainID = chainID
+	if err := s.CheckChain(chainID); err != nil {
+		return guard.State{}, false, err
+	}
 	if s.SignBytes != nil {
-		msg, err := signbytes.Parse(s.SignBytes)
-		if err != nil {
-			return guard.State{}, false, &Error{Field: "signbytes", Reason: err.Error()}
-		}
-		if msg.ChainID != chainID {
-			return guard.State{}, false, &ChainError{File: msg.ChainID, Want: chainID}
-		}
 		st.Height, st.Round, st.Step = s.Height, s.Round, s.Step
 		st.SignBytes, st.Signature = bytes.Clone(s.SignBytes), bytes.Clone(s.Signature)
 		return st, true, nil
@@ -345,6 +341,22 @@ func (s State) Resume(chainID string) (st guard.State, exact bool, err error) {
 	}
 	st.Round = s.Round + 1
 	return st, s.Step == 3, nil
+}
+
+// CheckChain returns a *ChainError if the file's last message is another
+// chain's than chainID. A file without sign bytes names no chain.
+func (s State) CheckChain(chainID string) error {
+	if s.SignBytes == nil {
+		return nil
+	}
+	msg, err := signbytes.Parse(s.SignBytes)
+	if err != nil {
+		return &Error{Field: "signbytes", Reason: err.Error()}
+	}
+	if msg.ChainID != chainID {
+		return &ChainError{File: msg.ChainID, Want: chainID}
+	}
+	return nil
 }
 
 // String is the state as "height/round/step (format)".
