@@ -183,3 +183,19 @@ func TestParseStatus(t *testing.T) {
 		}
 	}
 }
+
+// A file without sign bytes names no chain; one with them names its own.
+func TestCheckChain(t *testing.T) {
+	st, err := Parse(readTestdata(t, "tmkms_precommit.json"))
+	if err != nil || st.CheckChain("any-chain") != nil {
+		t.Fatalf("%v", err)
+	}
+	st, err = Parse(readTestdata(t, "horcrux_v3_precommit.json"))
+	if err != nil || st.CheckChain(testChain) != nil {
+		t.Fatalf("%v", err)
+	}
+	var ce *ChainError
+	if err := st.CheckChain("x"); !errors.As(err, &ce) || ce.Want != "x" || !strings.Contains(err.Error(), testChain) {
+		t.Fatalf("%v", err)
+	}
+}
