@@ -51,27 +51,42 @@ type toolBuild struct {
 
 var toolBuilds sync.Map // package path → *toolBuild
 
-// toolBin builds the command pkg once per test binary and returns its
-// path.
+// toolBin builds the command pkg once and returns its path. The binary
+// is kept in the user's cache directory under its module's version, so
+// later runs reuse it (gnoland takes minutes to build).
 func toolBin(t *testing.T, pkg string) string {
 	t.Helper()
 	v, _ := toolBuilds.LoadOrStore(pkg, &toolBuild{})
 	b := v.(*toolBuild)
-	b.once.Do(func() {
-		dir, err := os.MkdirTemp("", "interop-tool-")
-		if err != nil {
-			b.err = err
-			return
-		}
-		b.path = filepath.Join(dir, filepath.Base(pkg))
-		if out, err := exec.Command("go", "build", "-o", b.path, pkg).CombinedOutput(); err != nil {
-			b.err = fmt.Errorf("go build %s: %v\n%s", pkg, err, out)
-		}
-	})
+	b.once.Do(func() { b.path, b.err = buildTool(pkg) })
 	if b.err != nil {
 		t.Fatal(b.err)
 	}
 	return b.path
+}
+
+func buildTool(pkg string) (string, error) {
+	ver, err := exec.Command("go", "list", "-f", "{{.Module.Path}}@{{.Module.Version}}", pkg).Output()
+	if err != nil {
+		return "", fmt.Errorf("go list %s: %v", pkg, err)
+	}
+	cache, err := os.UserCacheDir()
+	if err != nil {
+		cache = os.TempDir()
+	}
+	dir := filepath.Join(cache, "signerkit-interop-tools", strings.NewReplacer("/", "_", "@", "_").Replace(strings.TrimSpace(string(ver))))
+	path := filepath.Join(dir, filepath.Base(pkg))
+	if _, err := os.Stat(path); err == nil {
+		return path, nil
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", err
+	}
+	tmp := fmt.Sprintf("%s.%d.tmp", path, os.Getpid())
+	if out, err := exec.Command("go", "build", "-o", tmp, pkg).CombinedOutput(); err != nil {
+		return "", fmt.Errorf("go build %s: %v\n%s", pkg, err, out)
+	}
+	return path, os.Rename(tmp, path)
 }
 
 func cmtBin(t *testing.T) string { return toolBin(t, "github.com/cometbft/cometbft/cmd/cometbft") }
