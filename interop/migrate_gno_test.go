@@ -140,6 +140,10 @@ func migrateGno(t *testing.T, kill bool) {
 	writeMigrateConfig(t, cfgPath, skDir, gnoMigrateChain, "tm2-tmkms", keyURI, "unix://"+sock)
 	out := skRun(t, "keys", "import", "-from", keyFile, "-to", keyURI)
 	pub := pubFromKeysOutput(t, out)
+	// As docs/migrate.md says, the key leaves the node's host.
+	if err := os.Rename(keyFile, filepath.Join(skDir, "offline_priv_validator_key.json")); err != nil {
+		t.Fatal(err)
+	}
 	out = skRun(t, "state", "import", "-config", cfgPath, "-from", stateFile)
 	if want := fmt.Sprintf("gno FilePV state: last signed %d/%d/", old.Height, old.Round); !strings.Contains(out, want) {
 		t.Fatalf("state import: want %q in\n%s", want, out)
