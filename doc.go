@@ -46,6 +46,8 @@
 //     protocol, and loopback clusters for tests.
 //   - guard: the double-sign guard around any signer, with state that
 //     survives a crash.
+//   - guard/migrate: read the state files of FilePV (CometBFT, gno),
+//     tmkms and horcrux, to start the guard just after them.
 //   - signbytes: parse and build tm2 and CometBFT sign bytes.
 //   - signbytes/signbytestest: sample votes and proposals, in order, for tests and benchmarks.
 //   - privval and privval/privvaltest: the remote-signer protocols gno and

@@ -156,8 +156,10 @@ func initHome(home, stateDir, chain, protocol, key, validator string, height int
 	if height < 1 {
 		fmt.Fprintf(stdout, "made %s, with no double-sign state for chain %s: `signerkit start` refuses to start until you run\n"+
 			"  signerkit state init -config %s -chain %s -height H\n"+
-			"H being the first height this signer may sign: one more than the last height any earlier signer of this key may have signed (1 for a new chain).\n",
-			stateDir, chain, cfgPath, chain)
+			"H being the first height this signer may sign: one more than the last height any earlier signer of this key may have signed (1 for a new chain).\n"+
+			"Moving from FilePV, tmkms or horcrux, read its state file instead (docs/migrate.md):\n"+
+			"  signerkit state import -config %s -chain %s -from priv_validator_state.json\n",
+			stateDir, chain, cfgPath, chain, cfgPath, chain)
 		return nil
 	}
 	if err := daemon.InitState(context.Background(), stateDir, chain, height); err != nil {

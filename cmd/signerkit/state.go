@@ -14,8 +14,11 @@ import (
 
 func cmdState(args []string, stdout, stderr io.Writer) error {
 	if len(args) == 0 {
-		fmt.Fprintln(stderr, "signerkit state: show, init or repair")
+		fmt.Fprintln(stderr, "signerkit state: show, init, import or repair")
 		return errUsage
+	}
+	if args[0] == "import" {
+		return cmdStateImport(args[1:], stdout, stderr)
 	}
 	fs := newFlags("state "+args[0], stderr)
 	path := fs.String("config", "signerkit.toml", "the config file")
@@ -79,7 +82,7 @@ func cmdState(args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintf(stdout, "chain %s: the damaged state file is kept as %s; signs nothing below height %d\n", id, kept, *height)
 		return nil
 	}
-	fmt.Fprintf(stderr, "signerkit state: unknown %q: show, init or repair\n", args[0])
+	fmt.Fprintf(stderr, "signerkit state: unknown %q: show, init, import or repair\n", args[0])
 	return errUsage
 }
 
