@@ -40,15 +40,15 @@ fmt-check:
 vet:
 	$(GO) vet ./...
 
-## lint: staticcheck (its default checks but SA1019, see staticcheck.conf)
+## lint: staticcheck (its default checks, SA1019 included; see staticcheck.conf)
 ## and govulncheck, both pinned, on the main module.
 lint: staticcheck govulncheck
 
 staticcheck:
 	$(GO) run honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION) ./...
 
-## deprecated: every use of a deprecated identifier (staticcheck's SA1019,
-## which make lint leaves out); it fails while there are any.
+## deprecated: staticcheck's SA1019 alone (use of a deprecated identifier),
+## which make lint also runs; it prints nothing while there are none.
 deprecated:
 	$(GO) run honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION) -checks SA1019 ./...
 

@@ -16,6 +16,7 @@ import (
 
 	p11 "github.com/miekg/pkcs11"
 
+	"github.com/signerkit/signerkit/internal/eckey"
 	"github.com/signerkit/signerkit/signer"
 )
 
@@ -95,7 +96,7 @@ func (t *Store) ImportKey(ctx context.Context, priv crypto.PrivateKey, alg signe
 			return signer.KeyInfo{}, err
 		}
 		d := make([]byte, (k.Curve.Params().BitSize+7)/8)
-		k.D.FillBytes(d)
+		eckey.Scalar(k).FillBytes(d) // not k.Bytes(): that is crypto/ecdsa's cached copy, not ours to wipe
 		pubT = append(pubT, p11.NewAttribute(p11.CKA_EC_POINT, point))
 		params, _ := ecParams(alg)
 		privT = append(privT, p11.NewAttribute(p11.CKA_EC_PARAMS, params), p11.NewAttribute(p11.CKA_VALUE, d))

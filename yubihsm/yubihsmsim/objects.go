@@ -2,13 +2,11 @@ package yubihsmsim
 
 import (
 	"bytes"
-	"crypto/ecdh"
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
 	"encoding/binary"
 	"io"
-	"math/big"
 	"slices"
 	"time"
 
@@ -151,10 +149,11 @@ func publicBytes(o *object) []byte {
 	if o.ed != nil {
 		return o.ed.public()
 	}
-	out := make([]byte, 64) // X ‖ Y, no 04 prefix
-	o.ec.X.FillBytes(out[:32])
-	o.ec.Y.FillBytes(out[32:])
-	return out
+	pt, err := o.ec.PublicKey.Bytes() // 04 ‖ X ‖ Y
+	if err != nil {
+		panic("yubihsmsim: an invalid P-256 key in an object: " + err.Error()) // every key is made valid
+	}
+	return pt[1:] // X ‖ Y, no 04 prefix
 }
 
 func objectInfo(o *object) []byte {
@@ -400,13 +399,5 @@ func (d *Device) sortedObjects() []*object {
 // p256FromScalar makes the P-256 key with private scalar d (32 bytes,
 // big-endian, in [1, n-1]).
 func p256FromScalar(d []byte) (*ecdsa.PrivateKey, error) {
-	k, err := ecdh.P256().NewPrivateKey(d)
-	if err != nil {
-		return nil, err
-	}
-	pt := k.PublicKey().Bytes()
-	return &ecdsa.PrivateKey{
-		PublicKey: ecdsa.PublicKey{Curve: elliptic.P256(), X: new(big.Int).SetBytes(pt[1:33]), Y: new(big.Int).SetBytes(pt[33:])},
-		D:         new(big.Int).SetBytes(d),
-	}, nil
+	return ecdsa.ParseRawPrivateKey(elliptic.P256(), d)
 }
