@@ -6,6 +6,7 @@ import (
 	"io"
 
 	"github.com/signerkit/signerkit/internal/ccm"
+	"github.com/signerkit/signerkit/internal/eckey"
 	"github.com/signerkit/signerkit/yubihsm"
 )
 
@@ -182,7 +183,7 @@ func wrapPlain(wrapAlg byte, o *object) []byte {
 			body = o.ed.wrapped()
 		} else {
 			body = make([]byte, 96) // d ‖ X ‖ Y
-			o.ec.D.FillBytes(body[:32])
+			eckey.Scalar(o.ec).FillBytes(body[:32])
 			copy(body[32:], publicBytes(o))
 		}
 	case TypeAuthKey:
