@@ -6,7 +6,7 @@
 //
 // Usage:
 //
-//	signerkit init    -home DIR -height H [-chain ID] [-protocol P] [-key URI] [-validator ADDR] [-state-dir DIR]
+//	signerkit init    -home DIR -height H [-chain ID | -genesis FILE] [-protocol P] [-key URI] [-validator ADDR] [-allow LIST | -allow-any] [-state-dir DIR]
 //	signerkit start   -config signerkit.toml
 //	signerkit keys    show   -config F | URI
 //	signerkit keys    list   -config F | keybase:dir=…
@@ -60,7 +60,7 @@ import (
 
 const usage = `signerkit: a remote signer for gno and CometBFT validators
 
-  signerkit init    -home DIR -height H [-chain ID] [-protocol P] [-key URI] [-validator ADDR] [-state-dir DIR]
+  signerkit init    -home DIR -height H [-chain ID | -genesis FILE] [-protocol P] [-key URI] [-validator ADDR] [-allow LIST | -allow-any] [-state-dir DIR]
   signerkit start   -config signerkit.toml
   signerkit keys    show   -config F | URI
   signerkit keys    list   -config F | keybase:dir=...
