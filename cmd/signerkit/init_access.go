@@ -79,14 +79,37 @@ func genesisChainID(path string) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("-genesis: %w", err)
 	}
+	id, err := parseGenesisChainID(b)
+	if err != nil {
+		return "", fmt.Errorf("-genesis %s: %w", path, err)
+	}
+	return id, nil
+}
+
+// errNotGenesis is returned for a file that is not a genesis with a
+// usable chain_id.
+var errNotGenesis = errors.New("not a genesis file")
+
+// parseGenesisChainID reads the chain_id of a genesis file's contents: a
+// JSON object with a non-empty string chain_id of at most 50 bytes of
+// printable ASCII, as CometBFT's and gno's genesis checks require.
+func parseGenesisChainID(b []byte) (string, error) {
 	var g struct {
 		ChainID string `json:"chain_id"`
 	}
 	if err := json.Unmarshal(b, &g); err != nil {
-		return "", fmt.Errorf("-genesis %s: not a genesis file: %v", path, err)
+		return "", fmt.Errorf("%w: %v", errNotGenesis, err)
 	}
 	if g.ChainID == "" {
-		return "", fmt.Errorf("-genesis %s: no chain_id", path)
+		return "", fmt.Errorf("%w: no chain_id", errNotGenesis)
+	}
+	if len(g.ChainID) > 50 {
+		return "", fmt.Errorf("%w: chain_id is %d bytes, more than 50", errNotGenesis, len(g.ChainID))
+	}
+	for _, c := range []byte(g.ChainID) {
+		if c < 0x21 || c > 0x7e {
+			return "", fmt.Errorf("%w: chain_id %q has a character that is not printable ASCII", errNotGenesis, g.ChainID)
+		}
 	}
 	return g.ChainID, nil
 }

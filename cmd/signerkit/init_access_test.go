@@ -102,3 +102,27 @@ func TestInitAccessRefusals(t *testing.T) {
 		}
 	}
 }
+
+// FuzzGenesisChainID: any input gives a chain id that is printable ASCII
+// of 1 to 50 bytes, or an error wrapping errNotGenesis; never a panic.
+func FuzzGenesisChainID(f *testing.F) {
+	f.Add([]byte(`{"genesis_time":"2026-12-06T00:00:00Z","chain_id":"test-chain-Xy12","validators":[]}`))
+	f.Add([]byte(`{"chain_id":"dev","app_state":{"@type":"/gno.GenesisState"}}`))
+	f.Add([]byte(`{"chain_id":""}`))
+	f.Add([]byte(`{"chain_id":"a b"}`))
+	f.Add([]byte(`{"chain_id":7}`))
+	f.Add([]byte(`[]`))
+	f.Add([]byte(`not json`))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		id, err := parseGenesisChainID(b)
+		if err != nil {
+			if !errors.Is(err, errNotGenesis) || id != "" {
+				t.Fatalf("%q: %q, %v", b, id, err)
+			}
+			return
+		}
+		if id == "" || len(id) > 50 || strings.IndexFunc(id, func(r rune) bool { return r < 0x21 || r > 0x7e }) >= 0 {
+			t.Fatalf("%q: chain id %q", b, id)
+		}
+	})
+}
