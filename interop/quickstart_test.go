@@ -26,7 +26,8 @@ import (
 
 var quickstartMark = regexp.MustCompile("(?s)<!-- quickstart: ([a-z-]+) -->\n```sh\n(.*?)```")
 
-// quickstartSteps returns the commands of docs/quickstart.md's list name.
+// quickstartSteps returns the commands of docs/quickstart.md's list name,
+// which must take at most 10 (11 for gno over TCP, as the page says).
 func quickstartSteps(t *testing.T, name string) []string {
 	t.Helper()
 	b, err := os.ReadFile(filepath.Join("..", "docs", "quickstart.md"))
@@ -38,8 +39,12 @@ func quickstartSteps(t *testing.T, name string) []string {
 			continue
 		}
 		steps := strings.Split(strings.TrimSpace(m[2]), "\n")
-		if len(steps) > 10 {
-			t.Errorf("docs/quickstart.md's %s takes %d commands, more than 10", name, len(steps))
+		limit := 10
+		if strings.HasSuffix(name, "-tcp") {
+			limit = 11
+		}
+		if len(steps) > limit {
+			t.Errorf("docs/quickstart.md's %s takes %d commands, more than %d", name, len(steps), limit)
 		}
 		return steps
 	}
@@ -58,6 +63,7 @@ type quickstart struct {
 	pub  ed25519.PublicKey // printed by keys import
 	// imported is the height of the state file state import read.
 	imported int64
+	listen   string // see listenAddr
 }
 
 func newQuickstart(t *testing.T) *quickstart {
@@ -80,7 +86,8 @@ func (q *quickstart) run(steps []string) {
 func (q *quickstart) step(line string) {
 	t := q.t
 	t.Helper()
-	line = strings.NewReplacer("$HOME", q.home, "~/", q.home+"/").Replace(line)
+	line = strings.NewReplacer("$HOME", q.home, "~/", q.home+"/", "127.0.0.1:26659", q.listenAddr()).Replace(line)
+	line = q.substitute(line)
 	f := strings.Fields(strings.TrimSuffix(strings.TrimSpace(line), "&"))
 	t.Logf("$ %s", strings.Join(f, " "))
 	switch {
@@ -121,6 +128,25 @@ func (q *quickstart) step(line string) {
 	default:
 		t.Fatalf("the test does not know how to run %q", line)
 	}
+}
+
+var cmdSubst = regexp.MustCompile(`\$\((signerkit [^)]*)\)`)
+
+// substitute runs each $(signerkit …) in line, as the shell would, and
+// puts its output in its place.
+func (q *quickstart) substitute(line string) string {
+	return cmdSubst.ReplaceAllStringFunc(line, func(m string) string {
+		f := strings.Fields(cmdSubst.FindStringSubmatch(m)[1])
+		return strings.TrimSpace(q.exec(skBin(q.t, "signerkit"), f[1:]...))
+	})
+}
+
+// listenAddr stands for the lists' 127.0.0.1:26659, a free port here.
+func (q *quickstart) listenAddr() string {
+	if q.listen == "" {
+		q.listen = fmt.Sprintf("127.0.0.1:%d", freePort(q.t))
+	}
+	return q.listen
 }
 
 // exec runs a command in q.dir with HOME set to q.home.
@@ -256,15 +282,17 @@ func TestQuickstartGno(t *testing.T) {
 		q.check(25)
 		checkGnoChain(t, filepath.Join(q.dir, "gnoland-data"), "dev", q.pub, q.imported)
 	})
-	t.Run("migrate", func(t *testing.T) {
-		q := newQuickstart(t)
-		q.exec(gnolandBin(t), "config", "init")
-		q.gnoTestConfig()
-		q.exec(gnolandBin(t), "secrets", "init")
-		q.n = q.startGno([]string{"-lazy", "-chainid", "dev"})
-		q.n.waitHeight(t, 20, 120*time.Second)
-		q.run(quickstartSteps(t, "gno-migrate"))
-		q.check(25)
-		checkGnoChain(t, filepath.Join(q.dir, "gnoland-data"), "dev", q.pub, q.imported)
-	})
+	for _, list := range []string{"gno-migrate", "gno-migrate-tcp"} {
+		t.Run(strings.TrimPrefix(list, "gno-"), func(t *testing.T) {
+			q := newQuickstart(t)
+			q.exec(gnolandBin(t), "config", "init")
+			q.gnoTestConfig()
+			q.exec(gnolandBin(t), "secrets", "init")
+			q.n = q.startGno([]string{"-lazy", "-chainid", "dev"})
+			q.n.waitHeight(t, 20, 120*time.Second)
+			q.run(quickstartSteps(t, list))
+			q.check(25)
+			checkGnoChain(t, filepath.Join(q.dir, "gnoland-data"), "dev", q.pub, q.imported)
+		})
+	}
 }

@@ -19,7 +19,7 @@
 //	signerkit state   init   -config F [-chain ID] -height H
 //	signerkit state   repair -config F [-chain ID] -height H
 //	signerkit state   import -config F [-chain ID] -from FILE [-node URL] [-force]
-//	signerkit identity show -config F
+//	signerkit identity show -config F [-for PROTOCOL]
 //	signerkit demo    [-metrics 127.0.0.1:26661] [-interval 250ms] [-heights N]
 //	signerkit version
 //	signerkit help    [COMMAND [SUBCOMMAND]]
@@ -73,7 +73,7 @@ const usage = `signerkit: a remote signer for gno and CometBFT validators
   signerkit state   init   -config F [-chain ID] -height H
   signerkit state   repair -config F [-chain ID] -height H
   signerkit state   import -config F [-chain ID] -from FILE [-node URL] [-force]
-  signerkit identity show -config F
+  signerkit identity show -config F [-for PROTOCOL]
   signerkit demo    [-metrics 127.0.0.1:26661] [-interval 250ms] [-heights N]
   signerkit version
   signerkit help    [COMMAND [SUBCOMMAND]]
