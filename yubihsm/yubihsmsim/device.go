@@ -6,6 +6,7 @@ import (
 	"crypto/cipher"
 	"crypto/ecdsa"
 	"crypto/rand"
+	"crypto/rsa"
 	"crypto/subtle"
 	"encoding/binary"
 	"errors"
@@ -13,6 +14,8 @@ import (
 	"io"
 	"sync"
 	"time"
+
+	"github.com/decred/dcrd/dcrec/secp256k1/v4"
 
 	"github.com/signerkit/signerkit/internal/scp03"
 	"github.com/signerkit/signerkit/internal/simtime"
@@ -175,7 +178,9 @@ type object struct {
 	seq       byte
 	origin    byte // 1 generated, 2 imported
 	ed        *edKey
-	ec        *ecdsa.PrivateKey
+	ec        *ecdsa.PrivateKey     // P-256 and P-384
+	k1        *secp256k1.PrivateKey // secp256k1
+	rsa       *rsa.PrivateKey
 	enc, mac  [scp03.KeyLen]byte // authentication keys
 	data      []byte             // opaque objects
 	wrap      []byte             // wrap keys: the AES key
@@ -204,7 +209,7 @@ type Stats struct {
 	SessionsExpired int
 	// Echoes counts Echo commands, plain or in a session.
 	Echoes int
-	// Signs counts Sign EdDSA and Sign ECDSA commands that signed.
+	// Signs counts Sign EdDSA, ECDSA, PKCS1 and PSS commands that signed.
 	Signs int
 	// Blinks counts Blink Device commands accepted.
 	Blinks int

@@ -169,7 +169,8 @@ func TestUnimplementedCommands(t *testing.T) {
 		CmdGetPseudoRandom: true, CmdBlinkDevice: true, CmdGetStorageInfo: true, CmdPutOpaque: true,
 		CmdGetOpaque: true, CmdPutAuthKey: true, CmdChangeAuthKey: true, CmdGetOption: true, CmdSetOption: true,
 		CmdGetLogEntries: true, CmdSetLogIndex: true,
-		CmdPutWrapKey: true, CmdGenerateWrapKey: true, CmdExportWrapped: true, CmdImportWrapped: true}
+		CmdPutWrapKey: true, CmdGenerateWrapKey: true, CmdExportWrapped: true, CmdImportWrapped: true,
+		CmdSignPKCS1: true, CmdSignPSS: true}
 	d := New(Config{})
 	for c := 0; c < 0x80; c++ {
 		if plain[byte(c)] {

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"crypto/ecdsa"
 	"crypto/elliptic"
-	"crypto/rand"
 	"encoding/binary"
 	"io"
 	"slices"
@@ -80,6 +79,8 @@ func (d *Device) inner(s *session, f scp03.Frame) ([]byte, time.Duration) {
 		return okFrame(CmdGetPublicKey, append([]byte{o.alg}, pub...)), 0
 	case CmdSignEdDSA, CmdSignECDSA:
 		return d.sign(s, f.Cmd, p)
+	case CmdSignPKCS1, CmdSignPSS:
+		return d.signRSA(s, f.Cmd, p)
 	case CmdListObjects:
 		return d.list(s, p), 0
 	case CmdGetObjectInfo:
@@ -145,16 +146,7 @@ func (d *Device) pseudoRandom(s *session, p []byte) []byte {
 	return okFrame(CmdGetPseudoRandom, out)
 }
 
-func publicBytes(o *object) []byte {
-	if o.ed != nil {
-		return o.ed.public()
-	}
-	pt, err := o.ec.PublicKey.Bytes() // 04 ‖ X ‖ Y
-	if err != nil {
-		panic("yubihsmsim: an invalid P-256 key in an object: " + err.Error()) // every key is made valid
-	}
-	return pt[1:] // X ‖ Y, no 04 prefix
-}
+func publicBytes(o *object) []byte { return asymPublic(o) }
 
 func objectInfo(o *object) []byte {
 	out := make([]byte, 0, 66)
@@ -176,10 +168,8 @@ func keySize(o *object) uint16 {
 		return uint16(len(o.data))
 	case o.typ == TypeWrapKey:
 		return uint16(len(o.wrap))
-	case o.ed != nil:
-		return seedSize
-	case o.ec != nil:
-		return 32
+	case o.typ == TypeAsymmetric:
+		return asymKeySize(o)
 	}
 	return 2 * scp03.KeyLen
 }
@@ -215,35 +205,15 @@ func (d *Device) storeKey(s *session, cmd byte, p []byte) []byte {
 	if d.algorithmOff(o.alg) {
 		return errFrame(yubihsm.CodeAlgorithmDisabled)
 	}
+	var code yubihsm.ErrorCode
 	var err error
-	switch o.alg {
-	case AlgEd25519:
-		if cmd == CmdPutAsymmetricKey {
-			if len(key) != seedSize {
-				return errFrame(yubihsm.CodeWrongLength)
-			}
-			o.ed = edKeyFromSeed(key)
-		} else {
-			seed := make([]byte, seedSize)
-			if _, err = io.ReadFull(d.rand, seed); err == nil {
-				o.ed = edKeyFromSeed(seed)
-			}
-			clear(seed)
-		}
-	case AlgP256:
-		if cmd == CmdPutAsymmetricKey {
-			if len(key) != 32 {
-				return errFrame(yubihsm.CodeWrongLength)
-			}
-			o.ec, err = p256FromScalar(key)
-		} else {
-			o.ec, err = ecdsa.GenerateKey(elliptic.P256(), d.rand)
-		}
-	default:
-		return errFrame(yubihsm.CodeInvalidData)
+	if cmd == CmdPutAsymmetricKey {
+		code, err = putKey(o, key)
+	} else {
+		code, err = d.generateKey(o)
 	}
 	if err != nil {
-		return errFrame(yubihsm.CodeInvalidData)
+		return errFrame(code)
 	}
 	if cmd == CmdPutAsymmetricKey {
 		o.origin = 2
@@ -304,7 +274,7 @@ func (d *Device) sign(s *session, cmd byte, p []byte) ([]byte, time.Duration) {
 		d.stats.Signs++
 		return okFrame(cmd, o.ed.sign(data)), d.profile.EdDSATime(len(data))
 	default:
-		if o.ec == nil {
+		if o.ec == nil && o.k1 == nil {
 			return errFrame(yubihsm.CodeInvalidCommand), 0
 		}
 		if o.caps&CapSignECDSA == 0 || s.auth.caps&CapSignECDSA == 0 {
@@ -316,12 +286,12 @@ func (d *Device) sign(s *session, cmd byte, p []byte) ([]byte, time.Duration) {
 		if len(data) == 0 || len(data) > 64 {
 			return errFrame(yubihsm.CodeWrongLength), 0
 		}
-		sig, err := ecdsa.SignASN1(rand.Reader, o.ec, data)
+		sig, err := d.signECDSA(o, data)
 		if err != nil {
 			return errFrame(yubihsm.CodeInvalidData), 0
 		}
 		d.stats.Signs++
-		return okFrame(cmd, sig), d.profile.ECDSAP256
+		return okFrame(cmd, sig), d.profile.ecdsaTime(o.alg)
 	}
 }
 

@@ -6,7 +6,6 @@ import (
 	"io"
 
 	"github.com/signerkit/signerkit/internal/ccm"
-	"github.com/signerkit/signerkit/internal/eckey"
 	"github.com/signerkit/signerkit/yubihsm"
 )
 
@@ -179,13 +178,7 @@ func wrapPlain(wrapAlg byte, o *object) []byte {
 	var body []byte
 	switch o.typ {
 	case TypeAsymmetric:
-		if o.ed != nil {
-			body = o.ed.wrapped()
-		} else {
-			body = make([]byte, 96) // d ‖ X ‖ Y
-			eckey.Scalar(o.ec).FillBytes(body[:32])
-			copy(body[32:], publicBytes(o))
-		}
+		body = asymWrapped(o)
 	case TypeAuthKey:
 		body = binary.BigEndian.AppendUint64(nil, o.delegated)
 		body = append(append(body, o.enc[:]...), o.mac[:]...)
@@ -265,13 +258,8 @@ func parseWrapped(wrapAlg byte, b []byte) (*object, yubihsm.ErrorCode) {
 	}
 	var err error
 	switch {
-	case o.typ == TypeAsymmetric && o.alg == AlgEd25519:
-		o.ed, err = edKeyFromWrapped(body)
-	case o.typ == TypeAsymmetric && o.alg == AlgP256 && len(body) == 96:
-		o.ec, err = p256FromScalar(body[:32])
-		if err == nil && string(publicBytes(o)) != string(body[32:]) {
-			err = errEdWrapped
-		}
+	case o.typ == TypeAsymmetric:
+		err = asymFromWrapped(o, body)
 	case o.typ == TypeAuthKey && o.alg == AlgAuthAES && len(body) == 8+32:
 		o.delegated = binary.BigEndian.Uint64(body)
 		copy(o.enc[:], body[8:24])
