@@ -2,8 +2,6 @@ package yubihsmsim
 
 import (
 	"bytes"
-	"crypto/ecdsa"
-	"crypto/elliptic"
 	"encoding/binary"
 	"io"
 	"slices"
@@ -364,10 +362,4 @@ func (d *Device) sortedObjects() []*object {
 		return int(a.id) - int(b.id)
 	})
 	return out
-}
-
-// p256FromScalar makes the P-256 key with private scalar d (32 bytes,
-// big-endian, in [1, n-1]).
-func p256FromScalar(d []byte) (*ecdsa.PrivateKey, error) {
-	return ecdsa.ParseRawPrivateKey(elliptic.P256(), d)
 }
