@@ -54,7 +54,7 @@ func (k *Signer) Algorithm() signer.Algorithm { return k.alg }
 // without affecting the Signer.
 func (k *Signer) Public() crypto.PublicKey { return clonePublic(k.pub) }
 
-// clonePublic returns a deep copy of an Ed25519 or P-256 public key.
+// clonePublic returns a deep copy of an Ed25519, ECDSA or RSA public key.
 func clonePublic(pub crypto.PublicKey) crypto.PublicKey {
 	switch p := pub.(type) {
 	case ed25519.PublicKey:

@@ -256,7 +256,7 @@ func (s *Store) find(ctx context.Context, ref signer.KeyRef) ([]object, error) {
 	return out, nil
 }
 
-// ListKeys lists the Ed25519 and P-256 keys the authentication key can
+// ListKeys lists the Ed25519, ECDSA and RSA keys the authentication key can
 // see, sorted by label.
 func (s *Store) ListKeys(ctx context.Context) ([]signer.KeyInfo, error) {
 	out, err := s.FindKeys(ctx, signer.KeyRef{})

@@ -3,7 +3,8 @@
 // the manner of net/http/httptest. The yubihsm package's real client, and
 // the real certusone/yubihsm-go client, run against it unchanged.
 //
-// A Device holds objects (authentication keys, Ed25519 and P-256 keys) and
+// A Device holds objects (authentication keys, wrap keys, opaque objects,
+// Ed25519, ECDSA and RSA keys) and
 // 16 session slots, and implements the device side of SCP03 as the YubiHSM
 // 2 does (docs/protocols.md B.4): session keys, card and host cryptograms, the
 // MAC chain, responses encrypted under the command's IV, the R-MAC that
@@ -15,8 +16,12 @@
 // Outside a session it answers Echo, Device Info, Create Session and
 // Authenticate Session, and Session Message carries the rest. Inside a
 // session it answers Echo, Device Info, Close Session, Put and Generate
-// Asymmetric Key (OBJECT EXISTS rather than overwrite), Get Public Key,
-// Sign EdDSA, Sign ECDSA (DER), List Objects, Get Object Info, Delete
+// Asymmetric Key (OBJECT EXISTS rather than overwrite; Ed25519, P-256,
+// P-384, secp256k1, RSA 2048, 3072 and 4096), Get Public Key, Sign EdDSA,
+// Sign ECDSA (DER; a secp256k1 signature's S is high about half the time,
+// as a device leaves it), Sign PKCS1 and Sign PSS (over a digest whose
+// length names the hash; PSS with MGF1 under that same hash and a salt of
+// at least one byte), List Objects, Get Object Info, Delete
 // Object, Get Pseudo Random (up to MaxPseudoRandom bytes, needing the
 // get-pseudo-random capability), Blink Device (accepted, nothing lit),
 // Get Storage Info (StorageRecords records, StoragePages pages of
@@ -46,8 +51,10 @@
 // use, and the algorithm codes the sim implements (Algorithms(): a real
 // device lists 1 to MaxAlgorithm);
 // page 1 the part number (PartNumber), as Yubico's SDK asks on connect.
-// Keys exist only for Ed25519 and P-256; asking for another kind gets
-// INVALID DATA.
+// Keys of other kinds (HMAC, ECDH-only, other curves) get INVALID DATA;
+// Reset Device, HMAC, ECDH, attestation and asymmetric authentication are
+// not simulated (INVALID COMMAND), and Device Info lists none of their
+// algorithms.
 //
 // Options: force audit, command audit (every command listed, in the
 // device's order) and the algorithm toggle that get_enabled_algorithms
@@ -88,9 +95,12 @@
 // The YubiHSM2 profile models the device time of Sign EdDSA (piecewise
 // linear in the message size between Yubico's figures: 105 ms at 32 B,
 // 121 ms at 64 B, 137 ms at 128 B, … 353 ms at 1024 B; ≈ 132 ms for a
-// 108-byte vote) and of Sign ECDSA on P-256 (73 ms), from Yubico's product
-// overview as quoted in docs/latency-profiles.md §2. Commands without a
-// published figure take no modeled time. By default the time is only
+// 108-byte vote), of Sign ECDSA on P-256 (73 ms) and P-384 (120 ms), and
+// of Sign PKCS1 with RSA 2048, 3072 and 4096 keys (139, 504 and 852 ms),
+// from Yubico's product overview as quoted in docs/latency-profiles.md §2.
+// secp256k1 (charged as P-256) and Sign PSS (charged as PKCS1 of the same
+// size) have no published figure: those two are assumptions. Commands
+// without a figure take no modeled time. By default the time is only
 // accounted (Accounted): the device reports it as a signertrace.Modeled
 // StageDevice, sent back in the X-Signerkit-Modeled response header. With
 // Config.Time Realtime, or with the zero Config.Time (TimeFromEnv) when
