@@ -156,6 +156,8 @@ type Device struct {
 	stats    Stats
 	opts     options
 	log      auditLog
+	// resetting is set by Reset Device until its answer has been sealed.
+	resetting bool
 
 	fmu     sync.Mutex // faults; taken after mu, never the other way round
 	faults  map[Fault]int
@@ -584,6 +586,9 @@ func (d *Device) sessionMessage(p []byte) ([]byte, time.Duration) {
 	if closing {
 		d.dropSession(int(s.id))
 		d.stats.SessionsClosed++
+	}
+	if d.resetting {
+		d.factoryReset()
 	}
 	return okFrame(CmdSessionMessage, body), cost
 }

@@ -170,7 +170,7 @@ func TestUnimplementedCommands(t *testing.T) {
 		CmdGetOpaque: true, CmdPutAuthKey: true, CmdChangeAuthKey: true, CmdGetOption: true, CmdSetOption: true,
 		CmdGetLogEntries: true, CmdSetLogIndex: true,
 		CmdPutWrapKey: true, CmdGenerateWrapKey: true, CmdExportWrapped: true, CmdImportWrapped: true,
-		CmdSignPKCS1: true, CmdSignPSS: true}
+		CmdSignPKCS1: true, CmdSignPSS: true, CmdResetDevice: true}
 	d := New(Config{})
 	for c := 0; c < 0x80; c++ {
 		if plain[byte(c)] {

@@ -79,6 +79,8 @@ func (d *Device) inner(s *session, f scp03.Frame) ([]byte, time.Duration) {
 		return d.sign(s, f.Cmd, p)
 	case CmdSignPKCS1, CmdSignPSS:
 		return d.signRSA(s, f.Cmd, p)
+	case CmdResetDevice:
+		return d.resetDevice(s, p), 0
 	case CmdListObjects:
 		return d.list(s, p), 0
 	case CmdGetObjectInfo:
