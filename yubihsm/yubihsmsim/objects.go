@@ -81,6 +81,10 @@ func (d *Device) inner(s *session, f scp03.Frame) ([]byte, time.Duration) {
 		return d.signRSA(s, f.Cmd, p)
 	case CmdResetDevice:
 		return d.resetDevice(s, p), 0
+	case CmdPutHMACKey, CmdGenerateHMACKey, CmdSignHMAC, CmdVerifyHMAC:
+		return d.hmacCommand(s, f.Cmd, p)
+	case CmdDeriveECDH:
+		return d.deriveECDH(s, p), 0
 	case CmdListObjects:
 		return d.list(s, p), 0
 	case CmdGetObjectInfo:
@@ -109,6 +113,8 @@ func (d *Device) inner(s *session, f scp03.Frame) ([]byte, time.Duration) {
 			need = CapDeleteOpaque
 		case TypeWrapKey:
 			need = CapDeleteWrapKey
+		case TypeHMACKey:
+			need = CapDeleteHMACKey
 		}
 		if s.auth.caps&need == 0 {
 			return errFrame(yubihsm.CodeInsufficientPermissions), 0
@@ -164,7 +170,7 @@ func objectInfo(o *object) []byte {
 // opaque object's data.
 func keySize(o *object) uint16 {
 	switch {
-	case o.typ == TypeOpaque:
+	case o.typ == TypeOpaque, o.typ == TypeHMACKey:
 		return uint16(len(o.data))
 	case o.typ == TypeWrapKey:
 		return uint16(len(o.wrap))

@@ -31,7 +31,8 @@ const MaxAlgorithm = 55
 // algorithms are the algorithm codes the sim reports in Device Info and
 // offers in the algorithm toggle, ascending: only those it implements
 // (RSA PKCS#1 v1.5 and PSS with SHA-1 to SHA-512, RSA 2048 to 4096 keys,
-// P-256, P-384 and secp256k1, the wrap keys, opaque data and
+// P-256, P-384 and secp256k1, HMAC with SHA-1 to SHA-512, ECDH, the wrap
+// keys, opaque data and
 // certificates, MGF1 with SHA-1 to SHA-512, AES-128 authentication,
 // Ed25519), so that a client that reads Device Info to learn what the
 // device does is not told of algorithms it would then be refused. A real
@@ -41,6 +42,7 @@ var algorithms = []byte{
 	AlgRSAPKCS1SHA1, AlgRSAPKCS1SHA256, AlgRSAPKCS1SHA384, AlgRSAPKCS1SHA512,
 	AlgRSAPSSSHA1, AlgRSAPSSSHA256, AlgRSAPSSSHA384, AlgRSAPSSSHA512,
 	AlgRSA2048, AlgRSA3072, AlgRSA4096, AlgP256, AlgP384, AlgSecp256k1,
+	AlgHMACSHA1, AlgHMACSHA256, AlgHMACSHA384, AlgHMACSHA512, AlgECDH,
 	AlgAES128CCMWrap, AlgOpaqueData, AlgOpaqueX509,
 	AlgMGF1SHA1, AlgMGF1SHA256, AlgMGF1SHA384, AlgMGF1SHA512,
 	AlgAuthAES, AlgAES192CCMWrap, AlgAES256CCMWrap, AlgEd25519,

@@ -26,6 +26,9 @@ type Profile struct {
 	// RSA2048, RSA3072 and RSA4096 are the times of one Sign PKCS1 or
 	// Sign PSS with an RSA key of that size.
 	RSA2048, RSA3072, RSA4096 time.Duration
+	// HMACSHA256 is the time of one Sign or Verify HMAC with SHA-1 or
+	// SHA-256, HMACSHA512 with SHA-384 or SHA-512.
+	HMACSHA256, HMACSHA512 time.Duration
 }
 
 // Point is one measured figure of a Profile.
@@ -61,6 +64,9 @@ var YubiHSM2 = Profile{
 	RSA2048: 139 * time.Millisecond,
 	RSA3072: 504 * time.Millisecond,
 	RSA4096: 852 * time.Millisecond,
+	// HMAC-SHA-(1/256) and HMAC-SHA-(384/512) in Yubico's table.
+	HMACSHA256: 4 * time.Millisecond,
+	HMACSHA512: 243 * time.Millisecond,
 }
 
 // NoLatency models every operation as instant, to measure the host's own

@@ -267,6 +267,8 @@ func parseWrapped(wrapAlg byte, b []byte) (*object, yubihsm.ErrorCode) {
 	case o.typ == TypeWrapKey && wrapKeyLen(o.alg) != 0 && len(body) == 8+wrapKeyLen(o.alg):
 		o.delegated = binary.BigEndian.Uint64(body)
 		o.wrap = append([]byte(nil), body[8:]...)
+	case o.typ == TypeHMACKey && hmacHash(o.alg) != 0 && len(body) > 0 && len(body) <= hmacHash(o.alg).New().BlockSize():
+		o.data = append([]byte(nil), body...)
 	case o.typ == TypeOpaque && (o.alg == AlgOpaqueData || o.alg == AlgOpaqueX509) && len(body) > 0:
 		o.data = append([]byte(nil), body...)
 	default:
