@@ -212,7 +212,7 @@ func logTarget(cmd byte, p, resp []byte) uint16 {
 			return binary.BigEndian.Uint16(resp[3:])
 		}
 	case CmdGetPublicKey, CmdSignEdDSA, CmdSignECDSA, CmdGetObjectInfo, CmdDeleteObject, CmdGetOpaque, CmdChangeAuthKey, CmdExportWrapped, CmdImportWrapped,
-		CmdSignPKCS1, CmdSignPSS, CmdSignHMAC, CmdVerifyHMAC, CmdDeriveECDH:
+		CmdSignPKCS1, CmdSignPSS, CmdSignHMAC, CmdVerifyHMAC, CmdDeriveECDH, CmdSignAttestationCertificate:
 	default:
 		return noKey
 	}

@@ -158,6 +158,7 @@ type Device struct {
 	log      auditLog
 	// resetting is set by Reset Device until its answer has been sealed.
 	resetting bool
+	attest    *attestation // the device's attestation key, made on first use
 
 	fmu     sync.Mutex // faults; taken after mu, never the other way round
 	faults  map[Fault]int

@@ -171,7 +171,8 @@ func TestUnimplementedCommands(t *testing.T) {
 		CmdGetLogEntries: true, CmdSetLogIndex: true,
 		CmdPutWrapKey: true, CmdGenerateWrapKey: true, CmdExportWrapped: true, CmdImportWrapped: true,
 		CmdSignPKCS1: true, CmdSignPSS: true, CmdResetDevice: true,
-		CmdPutHMACKey: true, CmdGenerateHMACKey: true, CmdSignHMAC: true, CmdVerifyHMAC: true, CmdDeriveECDH: true}
+		CmdPutHMACKey: true, CmdGenerateHMACKey: true, CmdSignHMAC: true, CmdVerifyHMAC: true, CmdDeriveECDH: true,
+		CmdSignAttestationCertificate: true}
 	d := New(Config{})
 	for c := 0; c < 0x80; c++ {
 		if plain[byte(c)] {

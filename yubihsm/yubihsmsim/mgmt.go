@@ -121,6 +121,14 @@ func (d *Device) getOpaque(s *session, p []byte) []byte {
 	if len(p) != 2 {
 		return errFrame(yubihsm.CodeWrongLength)
 	}
+	if binary.BigEndian.Uint16(p) == 0 && s.auth.caps&CapGetOpaque != 0 {
+		// Object 0: the device's attestation certificate (attest.go).
+		a, err := d.deviceAttestation()
+		if err != nil {
+			return errFrame(yubihsm.CodeInvalidData)
+		}
+		return okFrame(CmdGetOpaque, a.cert.Raw)
+	}
 	o := d.objects[objKey{TypeOpaque, binary.BigEndian.Uint16(p)}]
 	if o == nil || !visible(s, o) {
 		return errFrame(yubihsm.CodeObjectNotFound)

@@ -85,6 +85,8 @@ func (d *Device) inner(s *session, f scp03.Frame) ([]byte, time.Duration) {
 		return d.hmacCommand(s, f.Cmd, p)
 	case CmdDeriveECDH:
 		return d.deriveECDH(s, p), 0
+	case CmdSignAttestationCertificate:
+		return d.attestKey(s, p), 0
 	case CmdListObjects:
 		return d.list(s, p), 0
 	case CmdGetObjectInfo:
