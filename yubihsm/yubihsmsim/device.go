@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/aes"
 	"crypto/cipher"
+	"crypto/ecdh"
 	"crypto/ecdsa"
 	"crypto/rand"
 	"crypto/rsa"
@@ -158,7 +159,8 @@ type Device struct {
 	log      auditLog
 	// resetting is set by Reset Device until its answer has been sealed.
 	resetting bool
-	attest    *attestation // the device's attestation key, made on first use
+	attest    *attestation     // the device's attestation key, made on first use
+	sdKey     *ecdh.PrivateKey // its asymmetric-authentication key, likewise
 
 	fmu     sync.Mutex // faults; taken after mu, never the other way round
 	faults  map[Fault]int
@@ -185,6 +187,7 @@ type object struct {
 	k1        *secp256k1.PrivateKey // secp256k1
 	rsa       *rsa.PrivateKey
 	enc, mac  [scp03.KeyLen]byte // authentication keys
+	authPub   *ecdh.PublicKey    // asymmetric authentication keys: PK.OCE
 	data      []byte             // opaque objects
 	wrap      []byte             // wrap keys: the AES key
 }
@@ -430,6 +433,8 @@ func (d *Device) dispatch(frame []byte) (resp []byte, cost time.Duration, isSess
 		return okFrame(CmdEcho, f.Payload), 0, false
 	case CmdDeviceInfo:
 		return d.deviceInfo(f.Payload), 0, false
+	case CmdGetDevicePublicKey:
+		return d.devicePublicKey(f.Payload), 0, false
 	case CmdCreateSession:
 		resp := d.createSession(f.Payload)
 		if len(f.Payload) >= 2 {
@@ -483,6 +488,9 @@ func (d *Device) deviceInfo(p []byte) []byte {
 }
 
 func (d *Device) createSession(p []byte) []byte {
+	if len(p) == 2+pointLen {
+		return d.createSessionAsym(p)
+	}
 	if len(p) != 2+scp03.ChallengeLen {
 		return errFrame(yubihsm.CodeWrongLength)
 	}
@@ -490,13 +498,10 @@ func (d *Device) createSession(p []byte) []byte {
 	if auth == nil {
 		return errFrame(yubihsm.CodeObjectNotFound)
 	}
-	slot := -1
-	for i, s := range d.sessions {
-		if s == nil {
-			slot = i
-			break
-		}
+	if auth.authPub != nil {
+		return errFrame(yubihsm.CodeWrongLength) // an asymmetric key takes EPK.OCE
 	}
+	slot := d.freeSlot()
 	if slot < 0 {
 		return errFrame(yubihsm.CodeSessionsFull)
 	}

@@ -162,7 +162,7 @@ func TestDeviceInfoPagesInSession(t *testing.T) {
 // answers as the device answers a command it refuses, an error frame with
 // INVALID COMMAND, plain and in a session, and the session survives.
 func TestUnimplementedCommands(t *testing.T) {
-	plain := map[byte]bool{CmdEcho: true, CmdCreateSession: true, CmdAuthenticate: true, CmdSessionMessage: true, CmdDeviceInfo: true}
+	plain := map[byte]bool{CmdEcho: true, CmdCreateSession: true, CmdAuthenticate: true, CmdSessionMessage: true, CmdDeviceInfo: true, CmdGetDevicePublicKey: true}
 	inSession := map[byte]bool{CmdEcho: true, CmdDeviceInfo: true, CmdCloseSession: true,
 		CmdPutAsymmetricKey: true, CmdGenerateAsymKey: true, CmdGetPublicKey: true, CmdSignEdDSA: true,
 		CmdSignECDSA: true, CmdListObjects: true, CmdGetObjectInfo: true, CmdDeleteObject: true,

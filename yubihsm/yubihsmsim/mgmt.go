@@ -142,8 +142,8 @@ func (d *Device) getOpaque(s *session, p []byte) []byte {
 // putAuthKey answers Put Authentication Key: the template (algorithm
 // AES-128 Yubico authentication), eight bytes of delegated capabilities,
 // then K-ENC and K-MAC; it needs the put-authentication-key capability.
-// The sim has no asymmetric (P-256) authentication keys: that algorithm
-// gets INVALID DATA.
+// With the algorithm ec-p256-yubico-authentication it takes X ‖ Y of the
+// host's P-256 key instead (asymauth.go).
 func (d *Device) putAuthKey(s *session, p []byte) []byte {
 	if len(p) < templateLen+8 {
 		return errFrame(yubihsm.CodeWrongLength)
@@ -153,10 +153,16 @@ func (d *Device) putAuthKey(s *session, p []byte) []byte {
 	}
 	o := template(TypeAuthKey, p)
 	o.delegated = binary.BigEndian.Uint64(p[templateLen:])
+	key := p[templateLen+8:]
+	if o.alg == AlgAuthECP256 {
+		if !allowed(s, o) {
+			return errFrame(yubihsm.CodeInsufficientPermissions)
+		}
+		return d.putAuthKeyAsym(o, key)
+	}
 	if o.alg != AlgAuthAES {
 		return errFrame(yubihsm.CodeInvalidData)
 	}
-	key := p[templateLen+8:]
 	if len(key) != 2*scp03.KeyLen {
 		return errFrame(yubihsm.CodeWrongLength)
 	}

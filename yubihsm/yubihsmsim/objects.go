@@ -178,6 +178,8 @@ func keySize(o *object) uint16 {
 		return uint16(len(o.wrap))
 	case o.typ == TypeAsymmetric:
 		return asymKeySize(o)
+	case o.authPub != nil:
+		return pointLen - 1
 	}
 	return 2 * scp03.KeyLen
 }

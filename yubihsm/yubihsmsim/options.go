@@ -33,8 +33,8 @@ const MaxAlgorithm = 55
 // (RSA PKCS#1 v1.5 and PSS with SHA-1 to SHA-512, RSA 2048 to 4096 keys,
 // P-256, P-384 and secp256k1, HMAC with SHA-1 to SHA-512, ECDH, the wrap
 // keys, opaque data and
-// certificates, MGF1 with SHA-1 to SHA-512, AES-128 authentication,
-// Ed25519), so that a client that reads Device Info to learn what the
+// certificates, MGF1 with SHA-1 to SHA-512, AES-128 and P-256
+// authentication, Ed25519), so that a client that reads Device Info to learn what the
 // device does is not told of algorithms it would then be refused. A real
 // 2.4.0 device lists 1 to MaxAlgorithm; python-yubihsm's device tests that
 // want at least 47 codes fail here.
@@ -45,7 +45,7 @@ var algorithms = []byte{
 	AlgHMACSHA1, AlgHMACSHA256, AlgHMACSHA384, AlgHMACSHA512, AlgECDH,
 	AlgAES128CCMWrap, AlgOpaqueData, AlgOpaqueX509,
 	AlgMGF1SHA1, AlgMGF1SHA256, AlgMGF1SHA384, AlgMGF1SHA512,
-	AlgAuthAES, AlgAES192CCMWrap, AlgAES256CCMWrap, AlgEd25519,
+	AlgAuthAES, AlgAES192CCMWrap, AlgAES256CCMWrap, AlgEd25519, AlgAuthECP256,
 }
 
 // Algorithms returns the algorithm codes the sim reports in Device Info

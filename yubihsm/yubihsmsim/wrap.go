@@ -181,7 +181,11 @@ func wrapPlain(wrapAlg byte, o *object) []byte {
 		body = asymWrapped(o)
 	case TypeAuthKey:
 		body = binary.BigEndian.AppendUint64(nil, o.delegated)
-		body = append(append(body, o.enc[:]...), o.mac[:]...)
+		if o.authPub != nil {
+			body = append(body, o.authPub.Bytes()[1:]...)
+		} else {
+			body = append(append(body, o.enc[:]...), o.mac[:]...)
+		}
 	case TypeWrapKey:
 		body = append(binary.BigEndian.AppendUint64(nil, o.delegated), o.wrap...)
 	default:
@@ -260,6 +264,11 @@ func parseWrapped(wrapAlg byte, b []byte) (*object, yubihsm.ErrorCode) {
 	switch {
 	case o.typ == TypeAsymmetric:
 		err = asymFromWrapped(o, body)
+	case o.typ == TypeAuthKey && o.alg == AlgAuthECP256 && len(body) == 8+pointLen-1:
+		o.delegated = binary.BigEndian.Uint64(body)
+		if o.authPub, _ = authPublic(body[8:]); o.authPub == nil {
+			err = errKey
+		}
 	case o.typ == TypeAuthKey && o.alg == AlgAuthAES && len(body) == 8+32:
 		o.delegated = binary.BigEndian.Uint64(body)
 		copy(o.enc[:], body[8:24])
