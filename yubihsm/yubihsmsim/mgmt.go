@@ -163,6 +163,9 @@ func (d *Device) putAuthKey(s *session, p []byte) []byte {
 	if o.alg != AlgAuthAES {
 		return errFrame(yubihsm.CodeInvalidData)
 	}
+	if d.algorithmOff(o.alg) {
+		return errFrame(yubihsm.CodeAlgorithmDisabled)
+	}
 	if len(key) != 2*scp03.KeyLen {
 		return errFrame(yubihsm.CodeWrongLength)
 	}

@@ -309,7 +309,10 @@ func (d *Device) sign(s *session, cmd byte, p []byte) ([]byte, time.Duration) {
 var listFilterLen = [256]int{1: 2, 2: 1, 3: 2, 4: 8, 5: 1, 6: 40}
 
 // list answers List Objects: filters are tag-value pairs (id 01, type 02,
-// domains 03, capabilities 04, algorithm 05, label 06).
+// domains 03, capabilities 04, algorithm 05, label 06). Domains and
+// capabilities each match an object holding one or more of the bits
+// given, as python-yubihsm's list_objects documents them (yubihsm.rs's
+// MockHsm wants every bit; docs/protocols.md B.12).
 func (d *Device) list(s *session, p []byte) []byte {
 	var (
 		id, domains     uint16
@@ -351,7 +354,7 @@ func (d *Device) list(s *session, p []byte) []byte {
 			hasID && o.id != id,
 			typ != 0 && o.typ != typ,
 			domains != 0 && o.domains&domains == 0,
-			caps != 0 && o.caps&caps != caps,
+			caps != 0 && o.caps&caps == 0,
 			alg != 0 && o.alg != alg,
 			hasLabel && !bytes.Equal(o.label[:], label):
 			continue

@@ -126,7 +126,13 @@ func (d *Device) getOption(s *session, p []byte) []byte {
 // command's audit or an algorithm fixed on (2, "permanently enabled" in
 // the algorithm toggle guide); values past 2, and commands or algorithms
 // the device does not list, get INVALID DATA. Disabled algorithms are
-// refused (algorithmOff). It needs the set-option capability.
+// refused (algorithmOff). An authentication algorithm that an
+// authentication key holds cannot be turned off (INVALID DATA): the sim
+// does not let sessions run on an algorithm that reads back off.
+// python-yubihsm's set_enabled_algorithms says algorithms can only be
+// toggled on a fresh device, which holds the factory authentication key;
+// what the device answers is not published (docs/protocols.md B.12). It
+// needs the set-option capability.
 func (d *Device) setOption(s *session, p []byte) []byte {
 	if len(p) < 3 || len(p) != 3+int(binary.BigEndian.Uint16(p[1:])) {
 		return errFrame(yubihsm.CodeWrongLength)
@@ -154,7 +160,7 @@ func (d *Device) setOption(s *session, p []byte) []byte {
 				if val > 2 || !slices.Contains(auditCommands, k) || d.opts.commandAudit[k] == 2 && val != 2 {
 					return errFrame(yubihsm.CodeInvalidData)
 				}
-			} else if val > 2 || !slices.Contains(algorithms, k) || d.opts.fixed[k] && val != 2 {
+			} else if val > 2 || !slices.Contains(algorithms, k) || d.opts.fixed[k] && val != 2 || val == 0 && d.authAlgorithmInUse(k) {
 				return errFrame(yubihsm.CodeInvalidData)
 			}
 		}
@@ -177,4 +183,15 @@ func (d *Device) setOption(s *session, p []byte) []byte {
 		return errFrame(yubihsm.CodeInvalidData)
 	}
 	return okFrame(CmdSetOption, nil)
+}
+
+// authAlgorithmInUse reports whether alg is an authentication algorithm
+// an authentication key holds.
+func (d *Device) authAlgorithmInUse(alg byte) bool {
+	for _, o := range d.objects {
+		if o.typ == TypeAuthKey && o.alg == alg {
+			return true
+		}
+	}
+	return false
 }
