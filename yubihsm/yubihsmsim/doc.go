@@ -51,10 +51,18 @@
 // use, and the algorithm codes the sim implements (Algorithms(): a real
 // device lists 1 to MaxAlgorithm);
 // page 1 the part number (PartNumber), as Yubico's SDK asks on connect.
-// Keys of other kinds (HMAC, ECDH-only, other curves) get INVALID DATA;
-// Reset Device, HMAC, ECDH, attestation and asymmetric authentication are
-// not simulated (INVALID COMMAND), and Device Info lists none of their
-// algorithms.
+// Keys of other kinds (P-521, Brainpool, OTP, templates, AES) get INVALID
+// DATA, and Device Info lists none of their algorithms.
+//
+// It also answers Reset Device (then erases itself and restores the
+// factory authentication key), Put and Generate HMAC Key, Sign and Verify
+// HMAC, Derive ECDH (P-256, P-384, secp256k1), Sign Attestation
+// Certificate (with the device's own P-256 attestation key, whose
+// self-signed certificate Get Opaque answers as object 0, or a key with
+// its certificate object), and asymmetric authentication as firmware 2.3
+// does: Get Device Public Key, P-256 authentication keys, and Create
+// Session with an ephemeral key, answered with the device's and a receipt
+// (docs/protocols.md B.12).
 //
 // Options: force audit, command audit (every command listed, in the
 // device's order) and the algorithm toggle that get_enabled_algorithms
