@@ -1,6 +1,7 @@
 package yubihsm_test
 
 import (
+	"bytes"
 	"context"
 	"crypto"
 	"crypto/ecdsa"
@@ -22,6 +23,7 @@ import (
 	"github.com/signerkit/signerkit/signer"
 	"github.com/signerkit/signerkit/signer/signertest"
 	"github.com/signerkit/signerkit/signer/signertrace"
+	"github.com/signerkit/signerkit/yubihsm"
 	"github.com/signerkit/signerkit/yubihsm/yubihsmsim"
 )
 
@@ -195,4 +197,56 @@ func testRSAKey(t *testing.T, bits int) *rsa.PrivateKey {
 		t.Fatal(err)
 	}
 	return k.(*rsa.PrivateKey)
+}
+
+// TestWrapBackupNewAlgorithms: P-384, secp256k1 and RSA keys backed up
+// under a wrap key and restored into a second device holding the same
+// wrap key keep their public key and sign what an independent verifier
+// accepts; RSA PKCS #1 v1.5 is deterministic, so the restored key gives
+// the very signature the original gave.
+func TestWrapBackupNewAlgorithms(t *testing.T) {
+	ctx := context.Background()
+	wk := yubihsm.WrapKey{ID: 7, Label: "backup", Domains: 0xffff,
+		Caps: yubihsm.CapExportWrapped | yubihsm.CapImportWrapped, Delegated: yubihsm.CapAll}
+	wrapKey := bytes.Repeat([]byte{0x5a}, 32)
+	var stores [2]*yubihsm.Store
+	for i := range stores {
+		_, url := sim(t, yubihsmsim.Config{})
+		stores[i] = openStore(t, config(url))
+		if _, err := stores[i].PutWrapKey(ctx, wk, wrapKey); err != nil {
+			t.Fatal(err)
+		}
+	}
+	msg := []byte("a vote at height 9")
+	for _, alg := range []signer.Algorithm{signer.ECDSAP384, signer.ECDSASecp256k1, signer.RSAPKCS1v15} {
+		ki, err := stores[0].GenerateExportableKey(ctx, alg, "b-"+alg.String())
+		if err != nil {
+			t.Fatalf("%v: %v", alg, err)
+		}
+		want, err := openSigner(t, stores[0], ki.Ref()).SignContext(ctx, msg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		blob, err := stores[0].ExportWrapped(ctx, ki.Ref(), signer.KeyRef{Label: "backup"})
+		if err != nil {
+			t.Fatalf("%v: ExportWrapped: %v", alg, err)
+		}
+		got, err := stores[1].ImportWrapped(ctx, blob, signer.KeyRef{Label: "backup"})
+		if err != nil {
+			t.Fatalf("%v: ImportWrapped: %v", alg, err)
+		}
+		if got.Algorithm != alg || !got.Public.(interface{ Equal(crypto.PublicKey) bool }).Equal(ki.Public) {
+			t.Fatalf("%v: restored as %v with another public key", alg, got.Algorithm)
+		}
+		sig, err := openSigner(t, stores[1], got.Ref()).SignContext(ctx, msg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := signertest.VerifyStd(alg, ki.Public, msg, sig); err != nil {
+			t.Fatalf("%v: the restored key's signature: %v", alg, err)
+		}
+		if alg.IsRSA() && !bytes.Equal(sig, want) {
+			t.Fatalf("RSA: the restored key signs another signature")
+		}
+	}
 }
