@@ -2,7 +2,14 @@ package yubihsmsim
 
 import (
 	"bytes"
+	"net/http"
+	"net/http/httptest"
+	"strings"
 	"testing"
+
+	"github.com/certusone/yubihsm-go/commands"
+	"github.com/certusone/yubihsm-go/connector"
+	"github.com/certusone/yubihsm-go/securechannel"
 
 	"github.com/signerkit/signerkit/yubihsm"
 )
@@ -62,5 +69,39 @@ func TestResetDevice(t *testing.T) {
 	}
 	if info, err := sdkDeviceInfo(h.do); err != nil || info.logUsed != 2 {
 		t.Errorf("log after the reset: %d entries (%v), want the reset and boot lines", info.logUsed, err)
+	}
+}
+
+// TestYubihsmGoReset: yubihsm-go's Reset command runs (yubihsm-go has no
+// parser for its empty answer and says so after checking the R-MAC), and
+// the device then holds only the factory key.
+func TestYubihsmGoReset(t *testing.T) {
+	d := New(Config{})
+	srv := httptest.NewServer(d.Handler())
+	defer srv.Close()
+	defer http.DefaultClient.CloseIdleConnections()
+	ch, err := securechannel.NewSecureChannel(connector.NewHTTPConnector(strings.TrimPrefix(srv.URL, "http://")), 1, "password")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := ch.Authenticate(); err != nil {
+		t.Fatal(err)
+	}
+	m, _ := commands.CreateGenerateAsymmetricKeyCommand(5, []byte("k"), 1, commands.CapabilityAsymmetricSignEddsa, commands.AlgorithmED25519)
+	if _, err := ch.SendEncryptedCommand(m); err != nil {
+		t.Fatal(err)
+	}
+	reset, _ := commands.CreateResetCommand()
+	if _, err := ch.SendEncryptedCommand(reset); err == nil || !strings.Contains(err.Error(), "response type unknown") {
+		t.Fatalf("reset through yubihsm-go: %v", err)
+	}
+	if ch.Counter != 3 {
+		t.Errorf("yubihsm-go counted %d commands: the answer's R-MAC did not verify", ch.Counter-1)
+	}
+	d.mu.Lock()
+	n := len(d.objects)
+	d.mu.Unlock()
+	if n != 1 || d.OpenSessions() != 0 {
+		t.Errorf("after the reset: %d objects, %d sessions", n, d.OpenSessions())
 	}
 }
