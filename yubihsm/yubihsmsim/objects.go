@@ -77,16 +77,6 @@ func (d *Device) inner(s *session, f scp03.Frame) ([]byte, time.Duration) {
 		return okFrame(CmdGetPublicKey, append([]byte{o.alg}, pub...)), 0
 	case CmdSignEdDSA, CmdSignECDSA:
 		return d.sign(s, f.Cmd, p)
-	case CmdSignPKCS1, CmdSignPSS:
-		return d.signRSA(s, f.Cmd, p)
-	case CmdResetDevice:
-		return d.resetDevice(s, p), 0
-	case CmdPutHMACKey, CmdGenerateHMACKey, CmdSignHMAC, CmdVerifyHMAC:
-		return d.hmacCommand(s, f.Cmd, p)
-	case CmdDeriveECDH:
-		return d.deriveECDH(s, p), 0
-	case CmdSignAttestationCertificate:
-		return d.attestKey(s, p), 0
 	case CmdListObjects:
 		return d.list(s, p), 0
 	case CmdGetObjectInfo:
@@ -123,6 +113,25 @@ func (d *Device) inner(s *session, f scp03.Frame) ([]byte, time.Duration) {
 		}
 		delete(d.objects, k)
 		return okFrame(CmdDeleteObject, nil), 0
+	}
+	return d.innerMore(s, f)
+}
+
+// innerMore runs the session commands inner leaves: RSA signing, Reset
+// Device, HMAC, ECDH and attestation.
+func (d *Device) innerMore(s *session, f scp03.Frame) ([]byte, time.Duration) {
+	p := f.Payload
+	switch f.Cmd {
+	case CmdSignPKCS1, CmdSignPSS:
+		return d.signRSA(s, f.Cmd, p)
+	case CmdResetDevice:
+		return d.resetDevice(s, p), 0
+	case CmdPutHMACKey, CmdGenerateHMACKey, CmdSignHMAC, CmdVerifyHMAC:
+		return d.hmacCommand(s, f.Cmd, p)
+	case CmdDeriveECDH:
+		return d.deriveECDH(s, p), 0
+	case CmdSignAttestationCertificate:
+		return d.attestKey(s, p), 0
 	}
 	return errFrame(yubihsm.CodeInvalidCommand), 0
 }
