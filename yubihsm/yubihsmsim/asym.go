@@ -345,9 +345,10 @@ func (p *Profile) rsaTime(bits int) time.Duration {
 
 // signRSA answers Sign PKCS1 (key id, digest) and Sign PSS (key id, MGF1
 // algorithm, salt length, digest). The hash is the one whose digest has
-// the length given; the sim's PSS takes MGF1 with that same hash only
-// (INVALID DATA otherwise). The key needs sign-pkcs or sign-pss, as does
-// the session's key.
+// the length given; PSS takes MGF1 with any of the four hashes and a salt
+// of 0 up to the longest that fits (python-yubihsm's device tests sign
+// with both ends). The key needs sign-pkcs or sign-pss, as does the
+// session's key.
 func (d *Device) signRSA(s *session, cmd byte, p []byte) ([]byte, time.Duration) {
 	if len(p) < 2 {
 		return errFrame(yubihsm.CodeWrongLength), 0
@@ -381,12 +382,11 @@ func (d *Device) signRSA(s *session, cmd byte, p []byte) ([]byte, time.Duration)
 	var sig []byte
 	var err error
 	if cmd == CmdSignPSS {
-		// Go's SignPSS reads a salt length of 0 as "as long as fits":
-		// the sim refuses it rather than sign with another salt.
-		if mgf != AlgMGF1SHA1+off || salt == 0 || salt > o.rsa.Size()-h.Size()-2 {
+		mgfHash := mgf1Hash(mgf)
+		if mgfHash == 0 || salt > o.rsa.Size()-h.Size()-2 {
 			return errFrame(yubihsm.CodeInvalidData), 0
 		}
-		sig, err = rsa.SignPSS(rand.Reader, o.rsa, h, digest, &rsa.PSSOptions{SaltLength: salt, Hash: h})
+		sig, err = d.signPSS(o.rsa, h, mgfHash, digest, salt)
 	} else {
 		sig, err = rsa.SignPKCS1v15(nil, o.rsa, h, digest)
 	}

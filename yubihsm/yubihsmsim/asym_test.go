@@ -6,6 +6,7 @@ import (
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rsa"
+	"crypto/sha1"
 	"crypto/sha256"
 	"crypto/sha512"
 	"crypto/x509"
@@ -106,8 +107,7 @@ func TestSignPSS(t *testing.T) {
 		resp []byte
 		code yubihsm.ErrorCode
 	}{
-		{"MGF1 with another hash", pss(2048, AlgMGF1SHA1, 32, digest[:]), yubihsm.CodeInvalidData},
-		{"salt 0", pss(2048, AlgMGF1SHA256, 0, digest[:]), yubihsm.CodeInvalidData},
+		{"not an MGF1 algorithm", pss(2048, AlgRSAPSSSHA256, 32, digest[:]), yubihsm.CodeInvalidData},
 		{"salt too long", pss(2048, AlgMGF1SHA256, 256, digest[:]), yubihsm.CodeInvalidData},
 		{"31-byte digest", pss(2048, AlgMGF1SHA256, 32, digest[:31]), yubihsm.CodeWrongLength},
 		{"no such key", pss(7, AlgMGF1SHA256, 32, digest[:]), yubihsm.CodeObjectNotFound},
@@ -117,6 +117,14 @@ func TestSignPSS(t *testing.T) {
 		if !isErr(tc.resp, tc.code) {
 			t.Errorf("%s: %x, want error %v", tc.name, tc.resp, tc.code)
 		}
+	}
+	k := RSATestKey(t, 2048)
+	if r := pss(2048, AlgMGF1SHA256, 0, digest[:]); r[0] != CmdSignPSS|0x80 ||
+		rsa.VerifyPSS(&k.PublicKey, crypto.SHA256, digest[:], r[3:], &rsa.PSSOptions{SaltLength: rsa.PSSSaltLengthAuto}) != nil {
+		t.Errorf("salt 0: %x", r)
+	}
+	if r := pss(2048, AlgMGF1SHA1, 20, digest[:]); r[0] != CmdSignPSS|0x80 || !pssMixedOK(&k.PublicKey, digest[:], r[3:], 20) {
+		t.Errorf("SHA-256 with MGF1-SHA-1: %x", r)
 	}
 	if r := h.do(CmdGenerateAsymKey, keyTemplate(0x10, "p384", 1, CapSignECDSA|CapSignPSS, AlgP384)); r[0] != CmdGenerateAsymKey|0x80 {
 		t.Fatalf("generate P-384: %x", r)
@@ -326,4 +334,32 @@ func FuzzAsymCommands(f *testing.F) {
 			t.Fatalf("response %x", resp)
 		}
 	})
+}
+
+// pssMixedOK checks a PSS signature over a SHA-256 digest with MGF1-SHA-1
+// and a salt of saltLen bytes, which crypto/rsa cannot verify (it ties
+// MGF1 to the message hash): the public operation, then RFC 8017 9.1.2
+// step by step (the key's size a multiple of 8, so emLen is its size).
+func pssMixedOK(pub *rsa.PublicKey, digest, sig []byte, saltLen int) bool {
+	em := new(big.Int).Exp(new(big.Int).SetBytes(sig), big.NewInt(int64(pub.E)), pub.N).FillBytes(make([]byte, pub.Size()))
+	if em[len(em)-1] != 0xbc {
+		return false
+	}
+	masked, hash := em[:len(em)-33], em[len(em)-33:len(em)-1]
+	var mask []byte
+	for c := byte(0); len(mask) < len(masked); c++ {
+		s := sha1.Sum(append(bytes.Clone(hash), 0, 0, 0, c))
+		mask = append(mask, s[:]...)
+	}
+	db := make([]byte, len(masked))
+	for i := range db {
+		db[i] = masked[i] ^ mask[i]
+	}
+	db[0] &= 0x7f
+	ps, salt := db[:len(db)-saltLen-1], db[len(db)-saltLen:]
+	if db[len(db)-saltLen-1] != 1 || !bytes.Equal(ps, make([]byte, len(ps))) {
+		return false
+	}
+	want := sha256.Sum256(append(append(make([]byte, 8), digest...), salt...))
+	return bytes.Equal(hash, want[:])
 }

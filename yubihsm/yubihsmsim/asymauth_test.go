@@ -129,8 +129,29 @@ func TestAsymmetricAuthentication(t *testing.T) {
 	if r := h.do(CmdImportWrapped, append([]byte{0, 1}, blob[3:]...)); r[0] != CmdImportWrapped|0x80 {
 		t.Fatalf("import: %x", r)
 	}
-	if a, bad := asymHost(t, d, 0x20, static); a == nil {
+	a, bad = asymHost(t, d, 0x20, static)
+	if a == nil {
 		t.Fatalf("after the round trip under wrap: %x", bad)
+	}
+	// Change Authentication Key with the key's own algorithm and X ‖ Y,
+	// as python-yubihsm's change_public_key sends it; the key then opens
+	// sessions with the new private key only.
+	if r := h.do(CmdChangeAuthKey, append([]byte{0, 0x20, AlgAuthECP256}, make([]byte, 64)...)); !isErr(r, yubihsm.CodeInvalidID) {
+		t.Errorf("change the key from another session: %x", r)
+	}
+	d.objects[objKey{TypeAuthKey, 0x20}].caps |= CapChangeAuthKey
+	next, _ := ecdh.P256().GenerateKey(rand.Reader)
+	if r := a.do(CmdChangeAuthKey, append([]byte{0, 0x20, AlgAuthAES}, make([]byte, 32)...)); !isErr(r, yubihsm.CodeInvalidData) {
+		t.Errorf("change to an AES key: %x", r)
+	}
+	if r := a.do(CmdChangeAuthKey, append([]byte{0, 0x20, AlgAuthECP256}, next.PublicKey().Bytes()[1:]...)); !bytes.Equal(r, []byte{CmdChangeAuthKey | 0x80, 0, 2, 0, 0x20}) {
+		t.Fatalf("change the public key: %x", r)
+	}
+	if w, _ := asymHost(t, d, 0x20, static); w != nil {
+		t.Error("the old private key still opens sessions")
+	}
+	if n, bad := asymHost(t, d, 0x20, next); n == nil {
+		t.Errorf("the new private key: %x", bad)
 	}
 }
 

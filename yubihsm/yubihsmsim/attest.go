@@ -100,15 +100,11 @@ func asymKeys(o *object) (crypto.PublicKey, crypto.Signer, bool) {
 	return nil, nil, false
 }
 
-// bitString is v as an ASN.1 BIT STRING of n bytes whose bit i is v's
-// bit i (least significant bit first, as Yubico's extensions are read).
+// bitString is v as an ASN.1 BIT STRING of its n big-endian bytes, no
+// unused bits: python-yubihsm's KeyAttestationExtensions reads the
+// content after the tag and length as a big-endian integer.
 func bitString(v uint64, n int) []byte {
-	b := make([]byte, n)
-	for i := range 8 * n {
-		if v>>i&1 == 1 {
-			b[i/8] |= 0x80 >> (i % 8)
-		}
-	}
+	b := binary.BigEndian.AppendUint64(nil, v)[8-n:]
 	der, _ := asn1.Marshal(asn1.BitString{Bytes: b, BitLength: 8 * n})
 	return der
 }

@@ -10,6 +10,7 @@ import (
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/asn1"
+	"encoding/binary"
 	"math/big"
 	"testing"
 	"time"
@@ -65,12 +66,12 @@ func TestYubihsmGoAttestation(t *testing.T) {
 			t.Errorf("%04x: label extension %q (%v)", id, label, err)
 		}
 		if id == 0x0e02 {
+			// The capabilities as python-yubihsm reads them: the BIT
+			// STRING's content as a big-endian integer.
 			var bits asn1.BitString
 			asn1.Unmarshal(ext["1.3.6.1.4.1.41482.4.5"], &bits)
-			// sign-ecdsa is bit 7, exportable-under-wrap bit 16, least
-			// significant first.
-			if bits.BitLength != 64 || bits.At(7) != 1 || bits.At(16) != 1 || bits.At(8) != 0 {
-				t.Errorf("capabilities extension %x", bits.Bytes)
+			if bits.BitLength != 64 || binary.BigEndian.Uint64(bits.Bytes) != caps {
+				t.Errorf("capabilities extension %x, want %016x", bits.Bytes, caps)
 			}
 		}
 	}

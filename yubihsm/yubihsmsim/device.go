@@ -76,7 +76,10 @@ const (
 	CapDeleteAuthKey    uint64 = 0x0000010000000000
 	CapDeleteAsymmetric uint64 = 0x0000020000000000
 	CapChangeAuthKey    uint64 = 1 << 0x2e
-	CapAll              uint64 = 0x00007fffffffffff
+	// CapAll is every capability of firmware 2.4 (bits 0 to 0x37), which
+	// the factory authentication key holds (python-yubihsm's test_reset
+	// checks CAPABILITY.ALL on it after a reset).
+	CapAll uint64 = 1<<0x38 - 1
 )
 
 // Sessions is the number of concurrent sessions the device holds.

@@ -20,8 +20,8 @@
 // P-384, secp256k1, RSA 2048, 3072 and 4096), Get Public Key, Sign EdDSA,
 // Sign ECDSA (DER; a secp256k1 signature's S is high about half the time,
 // as a device leaves it), Sign PKCS1 and Sign PSS (over a digest whose
-// length names the hash; PSS with MGF1 under that same hash and a salt of
-// at least one byte), List Objects, Get Object Info, Delete
+// length names the hash; PSS with MGF1 under any of SHA-1 to SHA-512 and
+// a salt of any length that fits, 0 included), List Objects, Get Object Info, Delete
 // Object, Get Pseudo Random (up to MaxPseudoRandom bytes, needing the
 // get-pseudo-random capability), Blink Device (accepted, nothing lit),
 // Get Storage Info (StorageRecords records, StoragePages pages of

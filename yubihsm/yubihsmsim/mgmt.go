@@ -177,11 +177,13 @@ func (d *Device) putAuthKey(s *session, p []byte) []byte {
 	return d.insert(CmdPutAuthKey, o)
 }
 
-// changeAuthKey answers Change Authentication Key: id, algorithm, K-ENC
-// and K-MAC; it answers the id. It needs the change-authentication-key
-// capability and, as on the device, changes only the key the session was
-// opened with; naming another key gets INSUFFICIENT PERMISSIONS (the sim's
-// choice of code). The open session keeps its session keys.
+// changeAuthKey answers Change Authentication Key: id, algorithm, then
+// K-ENC and K-MAC, or X ‖ Y for an asymmetric key; it answers the id. It
+// needs the change-authentication-key capability and, as on the device,
+// changes only the key the session was opened with: naming another key
+// gets INVALID ID (python-yubihsm's test_change_password), and the
+// algorithm must be the key's (INVALID DATA). The open session keeps its
+// session keys.
 func (d *Device) changeAuthKey(s *session, p []byte) []byte {
 	if len(p) < 3 {
 		return errFrame(yubihsm.CodeWrongLength)
@@ -190,10 +192,14 @@ func (d *Device) changeAuthKey(s *session, p []byte) []byte {
 		return errFrame(yubihsm.CodeInsufficientPermissions)
 	}
 	id := binary.BigEndian.Uint16(p)
-	if p[2] != AlgAuthAES {
+	if p[2] != AlgAuthAES && p[2] != AlgAuthECP256 {
 		return errFrame(yubihsm.CodeInvalidData)
 	}
-	if len(p) != 3+2*scp03.KeyLen {
+	want := 3 + 2*scp03.KeyLen
+	if p[2] == AlgAuthECP256 {
+		want = 3 + pointLen - 1
+	}
+	if len(p) != want {
 		return errFrame(yubihsm.CodeWrongLength)
 	}
 	o := d.objects[objKey{TypeAuthKey, id}]
@@ -201,10 +207,21 @@ func (d *Device) changeAuthKey(s *session, p []byte) []byte {
 		return errFrame(yubihsm.CodeObjectNotFound)
 	}
 	if o != s.auth {
-		return errFrame(yubihsm.CodeInsufficientPermissions)
+		return errFrame(yubihsm.CodeInvalidID)
 	}
-	copy(o.enc[:], p[3:3+scp03.KeyLen])
-	copy(o.mac[:], p[3+scp03.KeyLen:])
+	if o.alg != p[2] {
+		return errFrame(yubihsm.CodeInvalidData)
+	}
+	if o.authPub != nil {
+		pub, ok := authPublic(p[3:])
+		if !ok {
+			return errFrame(yubihsm.CodeInvalidData)
+		}
+		o.authPub = pub
+	} else {
+		copy(o.enc[:], p[3:3+scp03.KeyLen])
+		copy(o.mac[:], p[3+scp03.KeyLen:])
+	}
 	o.seq++
 	return okFrame(CmdChangeAuthKey, binary.BigEndian.AppendUint16(nil, id))
 }
