@@ -29,8 +29,8 @@ import (
 //
 // The sim's device key is P-256, made when the Device is and kept over
 // Reset Device, with a self-signed certificate naming the simulator: it
-// chains to no Yubico CA. secp256k1 keys cannot be attested or attest
-// (crypto/x509 encodes no secp256k1 key): INVALID DATA.
+// chains to no Yubico CA. secp256k1 keys are attested and attest too
+// (attestcert.go).
 
 // Attestation command, capability and Yubico's extension OIDs.
 const (
@@ -86,18 +86,19 @@ func (s edSigner) Sign(_ io.Reader, msg []byte, opts crypto.SignerOpts) ([]byte,
 	return s.k.sign(msg), nil
 }
 
-// asymKeys returns an asymmetric object's public key and its signer as
-// crypto/x509 takes them, or false for secp256k1.
-func asymKeys(o *object) (crypto.PublicKey, crypto.Signer, bool) {
+// asymKeys returns an asymmetric object's public key (nil for secp256k1,
+// which crypto/x509 cannot encode: then its SubjectPublicKeyInfo) and its
+// signer.
+func asymKeys(o *object) (crypto.PublicKey, []byte, crypto.Signer) {
 	switch {
 	case o.ed != nil:
-		return ed25519.PublicKey(o.ed.public()), edSigner{o.ed}, true
+		return ed25519.PublicKey(o.ed.public()), nil, edSigner{o.ed}
 	case o.ec != nil:
-		return &o.ec.PublicKey, o.ec, true
+		return &o.ec.PublicKey, nil, o.ec
 	case o.rsa != nil:
-		return &o.rsa.PublicKey, o.rsa, true
+		return &o.rsa.PublicKey, nil, o.rsa
 	}
-	return nil, nil, false
+	return nil, k1SPKI(o.k1.PubKey()), k1Signer{o.k1}
 }
 
 // bitString is v as an ASN.1 BIT STRING of its n big-endian bytes, no
@@ -151,10 +152,7 @@ func (d *Device) attestKey(s *session, p []byte) []byte {
 	if parent == nil {
 		return errFrame(code)
 	}
-	pub, _, ok := asymKeys(o)
-	if !ok {
-		return errFrame(yubihsm.CodeInvalidData)
-	}
+	pub, spki, _ := asymKeys(o)
 	sn := make([]byte, 16)
 	if _, err := io.ReadFull(d.rand, sn); err != nil {
 		return errFrame(yubihsm.CodeInvalidData)
@@ -167,7 +165,7 @@ func (d *Device) attestKey(s *session, p []byte) []byte {
 		NotAfter:        time.Date(9999, 12, 31, 23, 59, 59, 0, time.UTC),
 		ExtraExtensions: d.attestExtensions(o),
 	}
-	der, err := x509.CreateCertificate(d.rand, tmpl, parent, pub, signer)
+	der, err := createCertificate(d.rand, tmpl, parent, pub, spki, signer)
 	if err != nil {
 		return errFrame(yubihsm.CodeInvalidData)
 	}
@@ -196,18 +194,14 @@ func (d *Device) attestationKey(s *session, id uint16) (*x509.Certificate, crypt
 	if tc == nil || tc.alg != AlgOpaqueX509 {
 		return nil, nil, yubihsm.CodeObjectNotFound
 	}
-	parent, err := x509.ParseCertificate(tc.data)
+	// The certificate lends its subject as the issuer; its key should be
+	// the attestation key's, and the sim does not insist.
+	subject, err := certSubject(tc.data)
 	if err != nil {
 		return nil, nil, yubihsm.CodeInvalidData
 	}
-	_, signer, ok := asymKeys(ak)
-	if !ok {
-		return nil, nil, yubihsm.CodeInvalidData
-	}
-	// The certificate lends its subject as the issuer; its key should be
-	// the attestation key's, and the sim does not insist.
-	parent.PublicKey = signer.Public()
-	return parent, signer, 0
+	_, _, signer := asymKeys(ak)
+	return &x509.Certificate{RawSubject: subject, PublicKey: signer.Public()}, signer, 0
 }
 
 // deviceAttestation returns the device's attestation key, made on first

@@ -59,7 +59,7 @@
 // HMAC, Derive ECDH (P-256, P-384, secp256k1), Sign Attestation
 // Certificate (with the device's own P-256 attestation key, whose
 // self-signed certificate Get Opaque answers as object 0, or a key with
-// its certificate object), and asymmetric authentication as firmware 2.3
+// its certificate object; secp256k1 keys included), and asymmetric authentication as firmware 2.3
 // does: Get Device Public Key, P-256 authentication keys, and Create
 // Session with an ephemeral key, answered with the device's and a receipt
 // (docs/protocols.md B.12).
