@@ -7,7 +7,7 @@
 // shape for every backend" there). Open opens one key as a *Signer, a
 // signer.AlgorithmSigner; OpenStore returns a *Store, which manages keys:
 // it implements signer.KeyGenerator, KeyImporter, KeyLister, KeyOpener and
-// KeyDeleter (generate and put Ed25519 and P-256 keys, list them, find them
+// KeyDeleter (generate and put Ed25519, ECDSA and RSA keys, list them, find them
 // by object id or label, read their public keys, delete them), and
 // signer.ExportableKeyGenerator and KeyWrapper (keys with the
 // exportable-under-wrap capability, exported and imported encrypted under
@@ -27,9 +27,17 @@
 //	k, err := signer.Open(ctx, "yubihsm:connector=http://127.0.0.1:12345;label=validator?pin-source=/run/secrets/hsm")
 //
 // Ed25519 keys sign the message itself (Sign EdDSA, at most
-// MaxEd25519Message bytes); P-256 keys sign its SHA-256 (Sign ECDSA), and
-// SignContext returns r‖s while Sign returns ASN.1 DER, as crypto.Signer
-// expects.
+// MaxEd25519Message bytes). ECDSA keys on P-256 and secp256k1 sign its
+// SHA-256, on P-384 its SHA-384 (Sign ECDSA); SignContext returns r‖s
+// while Sign returns ASN.1 DER, as crypto.Signer expects, and secp256k1
+// signatures are low-S whatever S the device gave, as Cosmos SDK and gno
+// require. RSA keys of 2048, 3072 and 4096 bits sign its SHA-256 with
+// PKCS #1 v1.5 (Sign PKCS1) or PSS (Sign PSS: MGF1-SHA-256, a 32-byte
+// salt); GenerateKey makes DefaultRSABits keys, ImportKey takes any of the
+// three sizes. A key made for signer.RSAPSS has only the sign-pss
+// capability, so the device refuses it PKCS #1 v1.5; one made for
+// signer.RSAPKCS1v15 may sign both and lists as RSAPKCS1v15. Every RSA
+// signature is verified against the key before it is returned.
 //
 // # URIs
 //
@@ -47,7 +55,9 @@
 //	            yubihsm-shell write it (0a01, 0x0a01): ids are hex
 //	            throughout, so id=10 is object 0x0010
 //	label       the key's label, 1 to 40 bytes
-//	algorithm   ed25519 or p256: the key must be of this algorithm
+//	algorithm   ed25519, p256, p384, secp256k1, rsa-pkcs1v15 or rsa-pss:
+//	            the key must be of this algorithm (an RSA key made for
+//	            PKCS #1 v1.5 also opens as rsa-pss)
 //
 // and its query how to reach it:
 //

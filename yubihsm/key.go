@@ -6,9 +6,10 @@ import (
 	"crypto"
 	"crypto/ecdsa"
 	"crypto/ed25519"
-	"crypto/sha256"
+	"crypto/rsa"
 	"fmt"
 	"io"
+	"math/big"
 	"sync"
 
 	"github.com/certusone/yubihsm-go/commands"
@@ -17,7 +18,8 @@ import (
 	"github.com/signerkit/signerkit/signer"
 )
 
-// Signer is an Ed25519 or ECDSA P-256 key inside a YubiHSM 2, as a
+// Signer is an Ed25519, ECDSA (P-256, P-384, secp256k1) or RSA key
+// inside a YubiHSM 2, as a
 // signer.AlgorithmSigner; Open and Store.OpenKey return one. It keeps
 // Config.Sessions sessions of its own, opened on first use, replaced
 // before their message limit and pinged while idle. It is safe for
@@ -30,6 +32,7 @@ type Signer struct {
 	label string
 	alg   signer.Algorithm
 	pub   crypto.PublicKey
+	obj   object // as the Store described it, for the RSA key's capabilities
 
 	closeOnce sync.Once
 }
@@ -42,34 +45,41 @@ func (k *Signer) ID() uint16 { return k.id }
 // Label returns the key's label as the device stores it.
 func (k *Signer) Label() string { return k.label }
 
-// Algorithm returns signer.Ed25519 or signer.ECDSAP256.
+// Algorithm returns the key's algorithm: signer.Ed25519, ECDSAP256,
+// ECDSAP384, ECDSASecp256k1, RSAPKCS1v15 or RSAPSS.
 func (k *Signer) Algorithm() signer.Algorithm { return k.alg }
 
 // Public returns the public key, read when the key was opened: a copy
-// (an ed25519.PublicKey or *ecdsa.PublicKey) the caller may modify
+// (an ed25519.PublicKey, *ecdsa.PublicKey or *rsa.PublicKey) the caller may modify
 // without affecting the Signer.
 func (k *Signer) Public() crypto.PublicKey { return clonePublic(k.pub) }
 
-// clonePublic returns a deep copy of an Ed25519 or P-256 public key.
+// clonePublic returns a deep copy of an Ed25519, ECDSA or RSA public key.
 func clonePublic(pub crypto.PublicKey) crypto.PublicKey {
 	switch p := pub.(type) {
 	case ed25519.PublicKey:
 		return ed25519.PublicKey(bytes.Clone(p))
 	case *ecdsa.PublicKey:
 		return eckey.Clone(p)
+	case *rsa.PublicKey:
+		return &rsa.PublicKey{N: new(big.Int).Set(p.N), E: p.E}
 	}
 	return pub
 }
 
 // SignContext signs msg on the device: Sign EdDSA over the message itself
-// (at most MaxEd25519Message bytes), or Sign ECDSA over its SHA-256,
-// returned as r‖s.
+// (at most MaxEd25519Message bytes); Sign ECDSA over its hash under the
+// algorithm (SHA-256, or SHA-384 on P-384), returned as r‖s (low-S on
+// secp256k1, whatever S the device gave); Sign PKCS1 or Sign PSS (MGF1
+// with SHA-256, a 32-byte salt) over its SHA-256.
 func (k *Signer) SignContext(ctx context.Context, msg []byte) ([]byte, error) {
-	if k.alg == signer.Ed25519 {
+	switch {
+	case k.alg == signer.Ed25519:
 		return k.signEdDSA(ctx, msg)
+	case k.alg.IsRSA():
+		return k.signRSA(ctx, k.alg == signer.RSAPSS, crypto.SHA256, k.alg.Digest(msg), crypto.SHA256.Size())
 	}
-	d := sha256.Sum256(msg)
-	der, err := k.signECDSA(ctx, d[:])
+	der, err := k.signECDSA(ctx, k.alg.Digest(msg))
 	if err != nil {
 		return nil, err
 	}
@@ -82,7 +92,11 @@ func (k *Signer) SignContext(ctx context.Context, msg []byte) ([]byte, error) {
 
 // Sign implements crypto.Signer: pure Ed25519 over digest, which for
 // Ed25519 is the message itself (Ed25519ph and Ed25519ctx are refused with
-// signer.ErrUnsupported), or ECDSA over the digest, returned in ASN.1 DER.
+// signer.ErrUnsupported); ECDSA over the digest, returned in ASN.1 DER
+// (low-S on secp256k1); RSA PSS when opts is an *rsa.PSSOptions (MGF1 with
+// the digest's hash; a salt as long as the hash unless it names another
+// length), else PKCS #1 v1.5. The device learns an RSA digest's hash from
+// its length, so RSA takes SHA-256, SHA-384 and SHA-512 digests only.
 // rand is ignored: the device draws its own nonces. Sign takes no context:
 // it gives up after Config.SignTimeout (DefaultSignTimeout) with an error
 // wrapping context.DeadlineExceeded.
@@ -92,25 +106,13 @@ func (k *Signer) Sign(_ io.Reader, digest []byte, opts crypto.SignerOpts) ([]byt
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), k.l.cfg.signTimeout())
 	defer cancel()
-	if k.alg == signer.Ed25519 {
+	switch {
+	case k.alg == signer.Ed25519:
 		return k.signEdDSA(ctx, digest)
+	case k.alg.IsRSA():
+		return k.signRSAOpts(ctx, digest, opts)
 	}
-	// ECDSA takes the leftmost 256 bits of a longer hash; a shorter one is
-	// its value as an integer, so left-padding with zeros keeps it.
-	d := make([]byte, 32)
-	if len(digest) >= 32 {
-		copy(d, digest[:32])
-	} else {
-		copy(d[32-len(digest):], digest)
-	}
-	der, err := k.signECDSA(ctx, d)
-	if err != nil {
-		return nil, err
-	}
-	if _, err := signer.ECDSAToRaw(k.alg, der); err != nil {
-		return nil, fmt.Errorf("yubihsm: sign with %04x: the device's signature: %w", k.id, err)
-	}
-	return der, nil
+	return k.signECDSADigest(ctx, digest)
 }
 
 func (k *Signer) signEdDSA(ctx context.Context, msg []byte) ([]byte, error) {

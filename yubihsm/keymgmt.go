@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 
 	"github.com/certusone/yubihsm-go/commands"
 
@@ -257,13 +256,8 @@ func (s *Store) SetOption(ctx context.Context, option byte, value []byte) error 
 	_, err := s.pool.do(ctx, func() (*commands.CommandMessage, error) {
 		return &commands.CommandMessage{CommandType: commands.CommandTypePutOption, Data: data}, nil
 	})
-	// yubihsm-go parses no Set Option answer: an answer it calls unknown
-	// has passed its R-MAC check and is no error frame (those it parses),
-	// so it is the device's acknowledgement.
-	var pe *protocolError
-	if errors.As(err, &pe) && strings.Contains(pe.what, "response type unknown") {
-		return nil
-	}
+	// yubihsm-go parses no Set Option answer: the session reads it
+	// (rawresp.go), and an answer to another command is an error.
 	if err != nil {
 		return wrap(err, "set option %d", option)
 	}

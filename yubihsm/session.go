@@ -2,6 +2,7 @@ package yubihsm
 
 import (
 	"context"
+	"crypto/cipher"
 	"errors"
 	"fmt"
 	"sync"
@@ -26,6 +27,9 @@ type session struct {
 	// although no answer came back; send left the channel as if it had
 	// not (see send). Nil unless a command went unanswered.
 	ran *channelState
+	// block is S-ENC, to read answers yubihsm-go does not parse
+	// (rawresp.go).
+	block cipher.Block
 }
 
 type channelState struct {
@@ -88,12 +92,14 @@ func (l *link) openSession(ctx context.Context, tr *signertrace.Trace) (*session
 	}
 	ch.AuthKey = authKey
 	err = safely(ch.Authenticate)
-	clear(authKey)
 	if err != nil {
+		clear(authKey)
 		return nil, sessionError(err, l.authKeyID)
 	}
+	block := sessionCipher(authKey, ch.HostChallenge, ch.DeviceChallenge)
+	clear(authKey)
 	c.sid, c.sidOK = ch.ID, true
-	return &session{ch: ch, conn: c, lastUsed: time.Now()}, nil
+	return &session{ch: ch, conn: c, lastUsed: time.Now(), block: block}, nil
 }
 
 // sessionError maps a failure to set up a session with authentication key
@@ -139,6 +145,9 @@ func (s *session) send(c call, cmd *commands.CommandMessage) (commands.Response,
 	})
 	s.conn.call = call{}
 	s.lastUsed = time.Now()
+	if unknownResponse(err) && s.conn.answered && s.ch.Counter == before+1 {
+		resp, err = s.readRaw(byte(cmd.CommandType), before)
+	}
 	if err != nil && s.conn.answered && s.ch.Counter == before {
 		// An answer came back but yubihsm-go refused it before counting
 		// it (a bad R-MAC, a garbled frame): the device has executed the

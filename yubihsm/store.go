@@ -3,10 +3,6 @@ package yubihsm
 import (
 	"context"
 	"crypto"
-	"crypto/ecdh"
-	"crypto/ecdsa"
-	"crypto/ed25519"
-	"crypto/elliptic"
 	"crypto/sha512"
 	"crypto/subtle"
 	"errors"
@@ -18,32 +14,10 @@ import (
 	"filippo.io/edwards25519"
 	"github.com/certusone/yubihsm-go/commands"
 
-	"github.com/signerkit/signerkit/internal/eckey"
 	"github.com/signerkit/signerkit/signer"
 )
 
 // Key management: the Store as a signer key store.
-
-// algorithms maps signer algorithms to the device's.
-func deviceAlgorithm(a signer.Algorithm) (commands.Algorithm, uint64, error) {
-	switch a {
-	case signer.Ed25519:
-		return commands.AlgorithmED25519, commands.CapabilityAsymmetricSignEddsa, nil
-	case signer.ECDSAP256:
-		return commands.AlgorithmP256, commands.CapabilityAsymmetricSignEcdsa, nil
-	}
-	return 0, 0, fmt.Errorf("yubihsm: %v keys: %w", a, signer.ErrUnsupported)
-}
-
-func signerAlgorithm(a commands.Algorithm) (signer.Algorithm, bool) {
-	switch a {
-	case commands.AlgorithmED25519:
-		return signer.Ed25519, true
-	case commands.AlgorithmP256:
-		return signer.ECDSAP256, true
-	}
-	return 0, false
-}
 
 func checkLabel(label string) error {
 	if label == "" || len(label) > LabelSize || strings.IndexByte(label, 0) >= 0 {
@@ -90,45 +64,18 @@ func (s *Store) generate(ctx context.Context, alg signer.Algorithm, label string
 	return signer.KeyInfo{}, &protocolError{fmt.Sprintf("generated key %q not found after generation", label)}
 }
 
-// ImportKey puts an existing ed25519.PrivateKey or *ecdsa.PrivateKey on
-// P-256 into the device (Put Asymmetric Key), able only to sign.
+// ImportKey puts an existing ed25519.PrivateKey, *ecdsa.PrivateKey on
+// P-256, P-384 or secp256k1, *secp256k1.PrivateKey, or *rsa.PrivateKey of
+// 2048, 3072 or 4096 bits (two primes) into the device (Put Asymmetric
+// Key), able only to sign: an RSA key with alg signer.RSAPSS with PSS
+// only, otherwise with PKCS #1 v1.5 and PSS.
 func (s *Store) ImportKey(ctx context.Context, priv crypto.PrivateKey, alg signer.Algorithm, label string) (signer.KeyInfo, error) {
-	var secret []byte
-	var pub crypto.PublicKey
-	switch k := priv.(type) {
-	case ed25519.PrivateKey:
-		if len(k) != ed25519.PrivateKeySize {
-			return signer.KeyInfo{}, fmt.Errorf("yubihsm: Ed25519 key of %d bytes: %w", len(k), signer.ErrInvalidKey)
-		}
-		secret, pub = append([]byte(nil), k.Seed()...), k.Public()
-		if !ed25519SeedMatches(secret, k[ed25519.SeedSize:]) {
-			clear(secret)
-			return signer.KeyInfo{}, fmt.Errorf("yubihsm: the Ed25519 key's public half is not its seed's: %w", signer.ErrInvalidKey)
-		}
-		if alg == 0 {
-			alg = signer.Ed25519
-		}
-	case *ecdsa.PrivateKey:
-		if k == nil || k.Curve == nil {
-			return signer.KeyInfo{}, fmt.Errorf("yubihsm: an ECDSA key with no curve: %w", signer.ErrInvalidKey)
-		}
-		if k.Curve != elliptic.P256() {
-			return signer.KeyInfo{}, fmt.Errorf("yubihsm: ECDSA keys on %s: %w", k.Curve.Params().Name, signer.ErrUnsupported)
-		}
-		if d := eckey.Scalar(k); d == nil || d.Sign() <= 0 || d.Cmp(k.Curve.Params().N) >= 0 {
-			return signer.KeyInfo{}, fmt.Errorf("yubihsm: want a P-256 key with a scalar in range: %w", signer.ErrInvalidKey)
-		}
-		// Not k.Bytes(): that is crypto/ecdsa's cached copy, not ours to wipe.
-		secret, pub = eckey.Scalar(k).FillBytes(make([]byte, 32)), &k.PublicKey
-		if !p256ScalarMatches(secret, &k.PublicKey) {
-			clear(secret)
-			return signer.KeyInfo{}, fmt.Errorf("yubihsm: the P-256 key's public key is not its scalar's: %w", signer.ErrInvalidKey)
-		}
-		if alg == 0 {
-			alg = signer.ECDSAP256
-		}
-	default:
-		return signer.KeyInfo{}, fmt.Errorf("yubihsm: cannot import %T: %w", priv, signer.ErrUnsupported)
+	secret, pub, def, err := importSecret(priv)
+	if err != nil {
+		return signer.KeyInfo{}, err
+	}
+	if alg == 0 {
+		alg = def
 	}
 	defer clear(secret)
 	if err := alg.CheckKey(pub); err != nil {
@@ -137,6 +84,9 @@ func (s *Store) ImportKey(ctx context.Context, priv crypto.PrivateKey, alg signe
 	da, capability, err := s.newKey(ctx, alg, label)
 	if err != nil {
 		return signer.KeyInfo{}, err
+	}
+	if bits := rsaBits(pub); bits != 0 {
+		da = rsaDeviceAlgorithm(bits)
 	}
 	resp, err := s.pool.do(ctx, func() (*commands.CommandMessage, error) {
 		return commands.CreatePutAsymmetricKeyCommand(0, []byte(label), s.l.cfg.Domains, capability, da, secret, nil)
@@ -173,23 +123,6 @@ func ed25519SeedMatches(seed, pub []byte) bool {
 	return subtle.ConstantTimeCompare(a.Bytes(), pub) == 1
 }
 
-// p256ScalarMatches reports whether pub is the public key of the scalar
-// d (32 bytes, big-endian).
-func p256ScalarMatches(d []byte, pub *ecdsa.PublicKey) bool {
-	if x, y := eckey.Coordinates(pub); x == nil || y == nil {
-		return false
-	}
-	want, err := pub.Bytes() // refuses a point off the curve
-	if err != nil {
-		return false
-	}
-	priv, err := ecdh.P256().NewPrivateKey(d)
-	if err != nil {
-		return false
-	}
-	return subtle.ConstantTimeCompare(priv.PublicKey().Bytes(), want) == 1
-}
-
 // newKey checks what GenerateKey and ImportKey are asked for: an
 // algorithm the device has and a valid label no key holds yet. It returns
 // the device's algorithm and the sign capability of the new key.
@@ -217,6 +150,17 @@ type object struct {
 	label string
 	alg   signer.Algorithm
 	pub   crypto.PublicKey
+	caps  uint64
+}
+
+// may reports whether an RSA key has the capability to sign with a:
+// sign-pkcs for signer.RSAPKCS1v15, sign-pss for signer.RSAPSS.
+func (o object) may(a signer.Algorithm) bool {
+	need := commands.CapabilityAsymmetricSignPkcs
+	if a == signer.RSAPSS {
+		need = commands.CapabilityAsymmetricSignPss
+	}
+	return o.caps&need != 0
 }
 
 func (o object) info() signer.KeyInfo {
@@ -244,8 +188,8 @@ func (s *Store) describe(ctx context.Context, id uint16) (object, error) {
 	if !ok {
 		return object{}, &protocolError{fmt.Sprintf("object info: response %T", resp)}
 	}
-	o := object{id: id, label: strings.TrimRight(string(info.Label[:]), "\x00")}
-	alg, ok := signerAlgorithm(info.Algorithm)
+	o := object{id: id, label: strings.TrimRight(string(info.Label[:]), "\x00"), caps: info.Capabilities}
+	alg, ok := signerAlgorithm(info.Algorithm, info.Capabilities)
 	if !ok {
 		return object{}, fmt.Errorf("yubihsm: object %04x has device algorithm %d: %w", id, info.Algorithm, signer.ErrUnsupported)
 	}
@@ -264,38 +208,6 @@ func (s *Store) describe(ctx context.Context, id uint16) (object, error) {
 	return o, nil
 }
 
-// parsePublic decodes a Get Public Key response.
-func parsePublic(pk *commands.GetPubKeyResponse) (crypto.PublicKey, error) {
-	switch pk.Algorithm {
-	case commands.AlgorithmED25519:
-		if len(pk.KeyData) != ed25519.PublicKeySize {
-			return nil, &protocolError{fmt.Sprintf("Ed25519 public key of %d bytes", len(pk.KeyData))}
-		}
-		// A small-order key (the identity point, say) lets one constant
-		// signature verify for every message, and a non-canonical one
-		// verifies differently from library to library: no key the device
-		// derived from a seed is either, so the device (or what answers at
-		// the connector URL) is lying.
-		if err := signer.CheckEd25519PublicKey(pk.KeyData); err != nil {
-			return nil, fmt.Errorf("yubihsm: the device's Ed25519 public key: %w", err)
-		}
-		return ed25519.PublicKey(append([]byte(nil), pk.KeyData...)), nil
-	case commands.AlgorithmP256:
-		if len(pk.KeyData) != 64 {
-			return nil, &protocolError{fmt.Sprintf("P-256 public key of %d bytes", len(pk.KeyData))}
-		}
-		k, err := ecdsa.ParseUncompressedPublicKey(elliptic.P256(), append([]byte{4}, pk.KeyData...))
-		if err != nil {
-			return nil, &protocolError{"P-256 public key not on the curve"}
-		}
-		if err := signer.ECDSAP256.CheckKey(k); err != nil {
-			return nil, &protocolError{"P-256 public key not on the curve"}
-		}
-		return k, nil
-	}
-	return nil, fmt.Errorf("yubihsm: public key of device algorithm %d: %w", pk.Algorithm, signer.ErrUnsupported)
-}
-
 // find returns the asymmetric keys matching ref's id and label.
 func (s *Store) find(ctx context.Context, ref signer.KeyRef) ([]object, error) {
 	opts := []commands.ListCommandOption{commands.NewObjectTypeOption(commands.ObjectTypeAsymmetricKey)}
@@ -307,6 +219,9 @@ func (s *Store) find(ctx context.Context, ref signer.KeyRef) ([]object, error) {
 		opts = append(opts, commands.NewIDOption(id))
 	}
 	if ref.Label != "" {
+		if ref.ID != "" && len(ref.Label) > LabelSize {
+			return nil, nil // the id names a key, whose label cannot be this long
+		}
 		if err := checkLabel(ref.Label); err != nil {
 			return nil, err
 		}
@@ -341,7 +256,7 @@ func (s *Store) find(ctx context.Context, ref signer.KeyRef) ([]object, error) {
 	return out, nil
 }
 
-// ListKeys lists the Ed25519 and P-256 keys the authentication key can
+// ListKeys lists the Ed25519, ECDSA and RSA keys the authentication key can
 // see, sorted by label.
 func (s *Store) ListKeys(ctx context.Context) ([]signer.KeyInfo, error) {
 	out, err := s.FindKeys(ctx, signer.KeyRef{})
@@ -423,11 +338,15 @@ func (s *Store) openKey(ctx context.Context, ref signer.KeyRef) (*Signer, error)
 	if err != nil {
 		return nil, err
 	}
+	alg := o.alg
 	if ref.Algorithm != 0 && ref.Algorithm != o.alg {
-		return nil, fmt.Errorf("yubihsm: key %04x is %v, not %v: %w", o.id, o.alg, ref.Algorithm, signer.ErrUnsupported)
+		if !o.alg.IsRSA() || !ref.Algorithm.IsRSA() || !o.may(ref.Algorithm) {
+			return nil, fmt.Errorf("yubihsm: key %04x is %v, not %v: %w", o.id, o.alg, ref.Algorithm, signer.ErrUnsupported)
+		}
+		alg = ref.Algorithm
 	}
 	if !s.l.acquire() {
 		return nil, fmt.Errorf("yubihsm: %w", signer.ErrClosed)
 	}
-	return &Signer{l: s.l, pool: newPool(s.l, s.l.cfg.sessions()), id: o.id, label: o.label, alg: o.alg, pub: o.pub}, nil
+	return &Signer{l: s.l, pool: newPool(s.l, s.l.cfg.sessions()), id: o.id, label: o.label, alg: alg, pub: o.pub, obj: o}, nil
 }

@@ -40,8 +40,8 @@ func TestKeyManagement(t *testing.T) {
 			t.Errorf("GenerateKey with label %q: %v", label, err)
 		}
 	}
-	if _, err := c.GenerateKey(ctx, signer.ECDSAP384, "p384"); !errors.Is(err, signer.ErrUnsupported) {
-		t.Errorf("GenerateKey(P-384): %v", err)
+	if _, err := c.GenerateKey(ctx, signer.BLS12381MinSig, "bls"); !errors.Is(err, signer.ErrUnsupported) {
+		t.Errorf("GenerateKey(BLS): %v", err)
 	}
 	// An authentication key that may only sign cannot manage keys.
 	dev.AddAuthKey(2, "signer", []byte("signing only"), yubihsmsim.CapSignEdDSA, 0, 0xffff)

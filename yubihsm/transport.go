@@ -285,6 +285,8 @@ type conn struct {
 	sidOK bool
 	// answered is set when the connector returned a response body.
 	answered bool
+	// last is the last response frame, for readRaw.
+	last []byte
 }
 
 var _ connector.Connector = (*conn)(nil)
@@ -303,6 +305,7 @@ func (c *conn) Request(cmd *commands.CommandMessage) ([]byte, error) {
 		return nil, err
 	}
 	c.answered = true
+	c.last = resp
 	if err := checkResponse(frame[0], resp); err != nil {
 		return nil, err
 	}

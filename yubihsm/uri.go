@@ -96,9 +96,9 @@ func ParseURI(uri string) (Config, error) {
 		a, err := signer.ParseAlgorithm(v)
 		switch {
 		case err != nil:
-			return Config{}, u.Errorf("algorithm", "%q is not an algorithm: want ed25519 or p256", truncate(v))
-		case a != signer.Ed25519 && a != signer.ECDSAP256:
-			e := u.Errorf("algorithm", "%v keys: the YubiHSM 2 signs with ed25519 and p256 keys here", a)
+			return Config{}, u.Errorf("algorithm", "%q is not an algorithm: want ed25519, p256, p384, secp256k1, rsa-pkcs1v15 or rsa-pss", truncate(v))
+		case a.IsBLS():
+			e := u.Errorf("algorithm", "%v keys: the YubiHSM 2 has no BLS", a)
 			e.Unsupported = true
 			return Config{}, e
 		}

@@ -116,8 +116,7 @@ func TestParseURIErrors(t *testing.T) {
 		{"yubihsm:label=%00", "label", false},
 		{"yubihsm:label=" + strings.Repeat("x", 41), "label", false},
 		{"yubihsm:algorithm=rsa", "algorithm", false},
-		{"yubihsm:algorithm=p384", "algorithm", true},
-		{"yubihsm:algorithm=rsa-pss", "algorithm", true},
+		{"yubihsm:algorithm=bls12381-minpk", "algorithm", true},
 		{"yubihsm:label=k?sessions=0", "sessions", false},
 		{"yubihsm:label=k?sessions=17", "sessions", false},
 		{"yubihsm:label=k?sessions=two", "sessions", false},
@@ -303,6 +302,7 @@ func TestOpenURI(t *testing.T) {
 		{base + "label=absent?pin-value=password", signer.ErrKeyNotFound},
 		{base + "label=validator?pin-value=wrong", signer.ErrWrongPassphrase},
 		{base + "label=validator;algorithm=p256?pin-value=password", signer.ErrUnsupported},
+		{base + "label=validator;algorithm=bls12381-minsig?pin-value=password", signer.ErrUnsupported},
 		{base + "label=validator?pin-source=env:YUBIHSM_TEST_UNSET", signer.ErrInvalidArgument},
 		{"yubihsm:connector=http://127.0.0.1:1;label=validator?pin-value=password", signer.ErrDeviceNotFound},
 	} {

@@ -107,6 +107,10 @@ func TestConformance(t *testing.T) {
 	}{
 		{"ed25519", signer.Ed25519, 0},
 		{"p256", signer.ECDSAP256, 0},
+		{"p384", signer.ECDSAP384, 0},
+		{"secp256k1", signer.ECDSASecp256k1, 0},
+		{"rsa-pkcs1v15", signer.RSAPKCS1v15, 0},
+		{"rsa-pss", signer.RSAPSS, 0},
 		{"ed25519-sessions=4", signer.Ed25519, 4},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -131,7 +135,12 @@ func TestKeyStore(t *testing.T) {
 	t.Parallel()
 	_, url := sim(t, yubihsmsim.Config{})
 	st := openStore(t, config(url))
+	// A key generated or imported for RSAPSS signs PSS only (the device
+	// enforces it), where the suite wants it to open for PKCS #1 v1.5
+	// too: TestRSAPSSKeys checks those.
+	algs := []signer.Algorithm{signer.Ed25519, signer.ECDSAP256, signer.ECDSAP384, signer.ECDSASecp256k1, signer.RSAPKCS1v15}
 	signertest.RunKeyStore(t, st, signertest.KeyStoreOptions{
+		Algorithms:    algs,
 		SignerOptions: signertest.Options{MaxMessage: yubihsm.MaxEd25519Message, Timeout: 20 * time.Second},
 	})
 }
@@ -151,7 +160,7 @@ func TestRealDevice(t *testing.T) {
 	st := openStore(t, cfg)
 	opts := signertest.Options{MaxMessage: yubihsm.MaxEd25519Message, Concurrency: 2}
 	signertest.RunKeyStore(t, st, signertest.KeyStoreOptions{SignerOptions: opts})
-	for _, alg := range []signer.Algorithm{signer.Ed25519, signer.ECDSAP256} {
+	for _, alg := range []signer.Algorithm{signer.Ed25519, signer.ECDSAP256, signer.ECDSAP384, signer.ECDSASecp256k1, signer.RSAPKCS1v15, signer.RSAPSS} {
 		t.Run(alg.String(), func(t *testing.T) {
 			ki := generate(t, st, alg, "signertest-conformance-"+alg.String())
 			defer st.DeleteKey(context.Background(), ki.Ref())

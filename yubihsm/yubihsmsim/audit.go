@@ -207,11 +207,12 @@ func (d *Device) setLogIndex(s *session, p []byte) []byte {
 // device answered; 0xffff for commands without one.
 func logTarget(cmd byte, p, resp []byte) uint16 {
 	switch cmd {
-	case CmdPutAsymmetricKey, CmdGenerateAsymKey, CmdPutOpaque, CmdPutAuthKey, CmdPutWrapKey, CmdGenerateWrapKey:
+	case CmdPutAsymmetricKey, CmdGenerateAsymKey, CmdPutOpaque, CmdPutAuthKey, CmdPutWrapKey, CmdGenerateWrapKey, CmdPutHMACKey, CmdGenerateHMACKey:
 		if resp[0] == cmd|0x80 && len(resp) >= 5 {
 			return binary.BigEndian.Uint16(resp[3:])
 		}
-	case CmdGetPublicKey, CmdSignEdDSA, CmdSignECDSA, CmdGetObjectInfo, CmdDeleteObject, CmdGetOpaque, CmdChangeAuthKey, CmdExportWrapped, CmdImportWrapped:
+	case CmdGetPublicKey, CmdSignEdDSA, CmdSignECDSA, CmdGetObjectInfo, CmdDeleteObject, CmdGetOpaque, CmdChangeAuthKey, CmdExportWrapped, CmdImportWrapped,
+		CmdSignPKCS1, CmdSignPSS, CmdSignHMAC, CmdVerifyHMAC, CmdDeriveECDH, CmdSignAttestationCertificate:
 	default:
 		return noKey
 	}

@@ -4,8 +4,10 @@ import (
 	"context"
 	"crypto/aes"
 	"crypto/cipher"
+	"crypto/ecdh"
 	"crypto/ecdsa"
 	"crypto/rand"
+	"crypto/rsa"
 	"crypto/subtle"
 	"encoding/binary"
 	"errors"
@@ -13,6 +15,8 @@ import (
 	"io"
 	"sync"
 	"time"
+
+	"github.com/decred/dcrd/dcrec/secp256k1/v4"
 
 	"github.com/signerkit/signerkit/internal/scp03"
 	"github.com/signerkit/signerkit/internal/simtime"
@@ -72,7 +76,10 @@ const (
 	CapDeleteAuthKey    uint64 = 0x0000010000000000
 	CapDeleteAsymmetric uint64 = 0x0000020000000000
 	CapChangeAuthKey    uint64 = 1 << 0x2e
-	CapAll              uint64 = 0x00007fffffffffff
+	// CapAll is every capability of firmware 2.4 (bits 0 to 0x37), which
+	// the factory authentication key holds (python-yubihsm's test_reset
+	// checks CAPABILITY.ALL on it after a reset).
+	CapAll uint64 = 1<<0x38 - 1
 )
 
 // Sessions is the number of concurrent sessions the device holds.
@@ -153,6 +160,10 @@ type Device struct {
 	stats    Stats
 	opts     options
 	log      auditLog
+	// resetting is set by Reset Device until its answer has been sealed.
+	resetting bool
+	attest    *attestation     // the device's attestation key, made on first use
+	sdKey     *ecdh.PrivateKey // its asymmetric-authentication key, likewise
 
 	fmu     sync.Mutex // faults; taken after mu, never the other way round
 	faults  map[Fault]int
@@ -175,8 +186,11 @@ type object struct {
 	seq       byte
 	origin    byte // 1 generated, 2 imported
 	ed        *edKey
-	ec        *ecdsa.PrivateKey
+	ec        *ecdsa.PrivateKey     // P-256 and P-384
+	k1        *secp256k1.PrivateKey // secp256k1
+	rsa       *rsa.PrivateKey
 	enc, mac  [scp03.KeyLen]byte // authentication keys
+	authPub   *ecdh.PublicKey    // asymmetric authentication keys: PK.OCE
 	data      []byte             // opaque objects
 	wrap      []byte             // wrap keys: the AES key
 }
@@ -204,7 +218,7 @@ type Stats struct {
 	SessionsExpired int
 	// Echoes counts Echo commands, plain or in a session.
 	Echoes int
-	// Signs counts Sign EdDSA and Sign ECDSA commands that signed.
+	// Signs counts Sign EdDSA, ECDSA, PKCS1 and PSS commands that signed.
 	Signs int
 	// Blinks counts Blink Device commands accepted.
 	Blinks int
@@ -422,6 +436,8 @@ func (d *Device) dispatch(frame []byte) (resp []byte, cost time.Duration, isSess
 		return okFrame(CmdEcho, f.Payload), 0, false
 	case CmdDeviceInfo:
 		return d.deviceInfo(f.Payload), 0, false
+	case CmdGetDevicePublicKey:
+		return d.devicePublicKey(f.Payload), 0, false
 	case CmdCreateSession:
 		resp := d.createSession(f.Payload)
 		if len(f.Payload) >= 2 {
@@ -475,6 +491,9 @@ func (d *Device) deviceInfo(p []byte) []byte {
 }
 
 func (d *Device) createSession(p []byte) []byte {
+	if len(p) == 2+pointLen {
+		return d.createSessionAsym(p)
+	}
 	if len(p) != 2+scp03.ChallengeLen {
 		return errFrame(yubihsm.CodeWrongLength)
 	}
@@ -482,13 +501,10 @@ func (d *Device) createSession(p []byte) []byte {
 	if auth == nil {
 		return errFrame(yubihsm.CodeObjectNotFound)
 	}
-	slot := -1
-	for i, s := range d.sessions {
-		if s == nil {
-			slot = i
-			break
-		}
+	if auth.authPub != nil {
+		return errFrame(yubihsm.CodeWrongLength) // an asymmetric key takes EPK.OCE
 	}
+	slot := d.freeSlot()
 	if slot < 0 {
 		return errFrame(yubihsm.CodeSessionsFull)
 	}
@@ -579,6 +595,9 @@ func (d *Device) sessionMessage(p []byte) ([]byte, time.Duration) {
 	if closing {
 		d.dropSession(int(s.id))
 		d.stats.SessionsClosed++
+	}
+	if d.resetting {
+		d.factoryReset()
 	}
 	return okFrame(CmdSessionMessage, body), cost
 }

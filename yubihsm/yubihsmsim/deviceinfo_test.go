@@ -162,14 +162,17 @@ func TestDeviceInfoPagesInSession(t *testing.T) {
 // answers as the device answers a command it refuses, an error frame with
 // INVALID COMMAND, plain and in a session, and the session survives.
 func TestUnimplementedCommands(t *testing.T) {
-	plain := map[byte]bool{CmdEcho: true, CmdCreateSession: true, CmdAuthenticate: true, CmdSessionMessage: true, CmdDeviceInfo: true}
+	plain := map[byte]bool{CmdEcho: true, CmdCreateSession: true, CmdAuthenticate: true, CmdSessionMessage: true, CmdDeviceInfo: true, CmdGetDevicePublicKey: true}
 	inSession := map[byte]bool{CmdEcho: true, CmdDeviceInfo: true, CmdCloseSession: true,
 		CmdPutAsymmetricKey: true, CmdGenerateAsymKey: true, CmdGetPublicKey: true, CmdSignEdDSA: true,
 		CmdSignECDSA: true, CmdListObjects: true, CmdGetObjectInfo: true, CmdDeleteObject: true,
 		CmdGetPseudoRandom: true, CmdBlinkDevice: true, CmdGetStorageInfo: true, CmdPutOpaque: true,
 		CmdGetOpaque: true, CmdPutAuthKey: true, CmdChangeAuthKey: true, CmdGetOption: true, CmdSetOption: true,
 		CmdGetLogEntries: true, CmdSetLogIndex: true,
-		CmdPutWrapKey: true, CmdGenerateWrapKey: true, CmdExportWrapped: true, CmdImportWrapped: true}
+		CmdPutWrapKey: true, CmdGenerateWrapKey: true, CmdExportWrapped: true, CmdImportWrapped: true,
+		CmdSignPKCS1: true, CmdSignPSS: true, CmdResetDevice: true,
+		CmdPutHMACKey: true, CmdGenerateHMACKey: true, CmdSignHMAC: true, CmdVerifyHMAC: true, CmdDeriveECDH: true,
+		CmdSignAttestationCertificate: true}
 	d := New(Config{})
 	for c := 0; c < 0x80; c++ {
 		if plain[byte(c)] {

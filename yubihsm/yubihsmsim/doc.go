@@ -3,7 +3,8 @@
 // the manner of net/http/httptest. The yubihsm package's real client, and
 // the real certusone/yubihsm-go client, run against it unchanged.
 //
-// A Device holds objects (authentication keys, Ed25519 and P-256 keys) and
+// A Device holds objects (authentication keys, wrap keys, opaque objects,
+// Ed25519, ECDSA and RSA keys) and
 // 16 session slots, and implements the device side of SCP03 as the YubiHSM
 // 2 does (docs/protocols.md B.4): session keys, card and host cryptograms, the
 // MAC chain, responses encrypted under the command's IV, the R-MAC that
@@ -15,8 +16,12 @@
 // Outside a session it answers Echo, Device Info, Create Session and
 // Authenticate Session, and Session Message carries the rest. Inside a
 // session it answers Echo, Device Info, Close Session, Put and Generate
-// Asymmetric Key (OBJECT EXISTS rather than overwrite), Get Public Key,
-// Sign EdDSA, Sign ECDSA (DER), List Objects, Get Object Info, Delete
+// Asymmetric Key (OBJECT EXISTS rather than overwrite; Ed25519, P-256,
+// P-384, secp256k1, RSA 2048, 3072 and 4096), Get Public Key, Sign EdDSA,
+// Sign ECDSA (DER; a secp256k1 signature's S is high about half the time,
+// as a device leaves it), Sign PKCS1 and Sign PSS (over a digest whose
+// length names the hash; PSS with MGF1 under any of SHA-1 to SHA-512 and
+// a salt of any length that fits, 0 included), List Objects, Get Object Info, Delete
 // Object, Get Pseudo Random (up to MaxPseudoRandom bytes, needing the
 // get-pseudo-random capability), Blink Device (accepted, nothing lit),
 // Get Storage Info (StorageRecords records, StoragePages pages of
@@ -46,8 +51,18 @@
 // use, and the algorithm codes the sim implements (Algorithms(): a real
 // device lists 1 to MaxAlgorithm);
 // page 1 the part number (PartNumber), as Yubico's SDK asks on connect.
-// Keys exist only for Ed25519 and P-256; asking for another kind gets
-// INVALID DATA.
+// Keys of other kinds (P-521, Brainpool, OTP, templates, AES) get INVALID
+// DATA, and Device Info lists none of their algorithms.
+//
+// It also answers Reset Device (then erases itself and restores the
+// factory authentication key), Put and Generate HMAC Key, Sign and Verify
+// HMAC, Derive ECDH (P-256, P-384, secp256k1), Sign Attestation
+// Certificate (with the device's own P-256 attestation key, whose
+// self-signed certificate Get Opaque answers as object 0, or a key with
+// its certificate object; secp256k1 keys included), and asymmetric authentication as firmware 2.3
+// does: Get Device Public Key, P-256 authentication keys, and Create
+// Session with an ephemeral key, answered with the device's and a receipt
+// (docs/protocols.md B.12).
 //
 // Options: force audit, command audit (every command listed, in the
 // device's order) and the algorithm toggle that get_enabled_algorithms
@@ -88,9 +103,12 @@
 // The YubiHSM2 profile models the device time of Sign EdDSA (piecewise
 // linear in the message size between Yubico's figures: 105 ms at 32 B,
 // 121 ms at 64 B, 137 ms at 128 B, … 353 ms at 1024 B; ≈ 132 ms for a
-// 108-byte vote) and of Sign ECDSA on P-256 (73 ms), from Yubico's product
-// overview as quoted in docs/latency-profiles.md §2. Commands without a
-// published figure take no modeled time. By default the time is only
+// 108-byte vote), of Sign ECDSA on P-256 (73 ms) and P-384 (120 ms), and
+// of Sign PKCS1 with RSA 2048, 3072 and 4096 keys (139, 504 and 852 ms),
+// from Yubico's product overview as quoted in docs/latency-profiles.md §2.
+// secp256k1 (charged as P-256) and Sign PSS (charged as PKCS1 of the same
+// size) have no published figure: those two are assumptions. Commands
+// without a figure take no modeled time. By default the time is only
 // accounted (Accounted): the device reports it as a signertrace.Modeled
 // StageDevice, sent back in the X-Signerkit-Modeled response header. With
 // Config.Time Realtime, or with the zero Config.Time (TimeFromEnv) when

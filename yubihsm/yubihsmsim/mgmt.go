@@ -121,6 +121,14 @@ func (d *Device) getOpaque(s *session, p []byte) []byte {
 	if len(p) != 2 {
 		return errFrame(yubihsm.CodeWrongLength)
 	}
+	if binary.BigEndian.Uint16(p) == 0 && s.auth.caps&CapGetOpaque != 0 {
+		// Object 0: the device's attestation certificate (attest.go).
+		a, err := d.deviceAttestation()
+		if err != nil {
+			return errFrame(yubihsm.CodeInvalidData)
+		}
+		return okFrame(CmdGetOpaque, a.cert.Raw)
+	}
 	o := d.objects[objKey{TypeOpaque, binary.BigEndian.Uint16(p)}]
 	if o == nil || !visible(s, o) {
 		return errFrame(yubihsm.CodeObjectNotFound)
@@ -134,8 +142,8 @@ func (d *Device) getOpaque(s *session, p []byte) []byte {
 // putAuthKey answers Put Authentication Key: the template (algorithm
 // AES-128 Yubico authentication), eight bytes of delegated capabilities,
 // then K-ENC and K-MAC; it needs the put-authentication-key capability.
-// The sim has no asymmetric (P-256) authentication keys: that algorithm
-// gets INVALID DATA.
+// With the algorithm ec-p256-yubico-authentication it takes X ‖ Y of the
+// host's P-256 key instead (asymauth.go).
 func (d *Device) putAuthKey(s *session, p []byte) []byte {
 	if len(p) < templateLen+8 {
 		return errFrame(yubihsm.CodeWrongLength)
@@ -145,10 +153,19 @@ func (d *Device) putAuthKey(s *session, p []byte) []byte {
 	}
 	o := template(TypeAuthKey, p)
 	o.delegated = binary.BigEndian.Uint64(p[templateLen:])
+	key := p[templateLen+8:]
+	if o.alg == AlgAuthECP256 {
+		if !allowed(s, o) {
+			return errFrame(yubihsm.CodeInsufficientPermissions)
+		}
+		return d.putAuthKeyAsym(o, key)
+	}
 	if o.alg != AlgAuthAES {
 		return errFrame(yubihsm.CodeInvalidData)
 	}
-	key := p[templateLen+8:]
+	if d.algorithmOff(o.alg) {
+		return errFrame(yubihsm.CodeAlgorithmDisabled)
+	}
 	if len(key) != 2*scp03.KeyLen {
 		return errFrame(yubihsm.CodeWrongLength)
 	}
@@ -160,11 +177,13 @@ func (d *Device) putAuthKey(s *session, p []byte) []byte {
 	return d.insert(CmdPutAuthKey, o)
 }
 
-// changeAuthKey answers Change Authentication Key: id, algorithm, K-ENC
-// and K-MAC; it answers the id. It needs the change-authentication-key
-// capability and, as on the device, changes only the key the session was
-// opened with; naming another key gets INSUFFICIENT PERMISSIONS (the sim's
-// choice of code). The open session keeps its session keys.
+// changeAuthKey answers Change Authentication Key: id, algorithm, then
+// K-ENC and K-MAC, or X ‖ Y for an asymmetric key; it answers the id. It
+// needs the change-authentication-key capability and, as on the device,
+// changes only the key the session was opened with: naming another key
+// gets INVALID ID (python-yubihsm's test_change_password), and the
+// algorithm must be the key's (INVALID DATA). The open session keeps its
+// session keys.
 func (d *Device) changeAuthKey(s *session, p []byte) []byte {
 	if len(p) < 3 {
 		return errFrame(yubihsm.CodeWrongLength)
@@ -173,10 +192,14 @@ func (d *Device) changeAuthKey(s *session, p []byte) []byte {
 		return errFrame(yubihsm.CodeInsufficientPermissions)
 	}
 	id := binary.BigEndian.Uint16(p)
-	if p[2] != AlgAuthAES {
+	if p[2] != AlgAuthAES && p[2] != AlgAuthECP256 {
 		return errFrame(yubihsm.CodeInvalidData)
 	}
-	if len(p) != 3+2*scp03.KeyLen {
+	want := 3 + 2*scp03.KeyLen
+	if p[2] == AlgAuthECP256 {
+		want = 3 + pointLen - 1
+	}
+	if len(p) != want {
 		return errFrame(yubihsm.CodeWrongLength)
 	}
 	o := d.objects[objKey{TypeAuthKey, id}]
@@ -184,10 +207,21 @@ func (d *Device) changeAuthKey(s *session, p []byte) []byte {
 		return errFrame(yubihsm.CodeObjectNotFound)
 	}
 	if o != s.auth {
-		return errFrame(yubihsm.CodeInsufficientPermissions)
+		return errFrame(yubihsm.CodeInvalidID)
 	}
-	copy(o.enc[:], p[3:3+scp03.KeyLen])
-	copy(o.mac[:], p[3+scp03.KeyLen:])
+	if o.alg != p[2] {
+		return errFrame(yubihsm.CodeInvalidData)
+	}
+	if o.authPub != nil {
+		pub, ok := authPublic(p[3:])
+		if !ok {
+			return errFrame(yubihsm.CodeInvalidData)
+		}
+		o.authPub = pub
+	} else {
+		copy(o.enc[:], p[3:3+scp03.KeyLen])
+		copy(o.mac[:], p[3+scp03.KeyLen:])
+	}
 	o.seq++
 	return okFrame(CmdChangeAuthKey, binary.BigEndian.AppendUint16(nil, id))
 }

@@ -2,9 +2,6 @@ package yubihsmsim
 
 import (
 	"bytes"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"encoding/binary"
 	"io"
 	"slices"
@@ -108,12 +105,33 @@ func (d *Device) inner(s *session, f scp03.Frame) ([]byte, time.Duration) {
 			need = CapDeleteOpaque
 		case TypeWrapKey:
 			need = CapDeleteWrapKey
+		case TypeHMACKey:
+			need = CapDeleteHMACKey
 		}
 		if s.auth.caps&need == 0 {
 			return errFrame(yubihsm.CodeInsufficientPermissions), 0
 		}
 		delete(d.objects, k)
 		return okFrame(CmdDeleteObject, nil), 0
+	}
+	return d.innerMore(s, f)
+}
+
+// innerMore runs the session commands inner leaves: RSA signing, Reset
+// Device, HMAC, ECDH and attestation.
+func (d *Device) innerMore(s *session, f scp03.Frame) ([]byte, time.Duration) {
+	p := f.Payload
+	switch f.Cmd {
+	case CmdSignPKCS1, CmdSignPSS:
+		return d.signRSA(s, f.Cmd, p)
+	case CmdResetDevice:
+		return d.resetDevice(s, p), 0
+	case CmdPutHMACKey, CmdGenerateHMACKey, CmdSignHMAC, CmdVerifyHMAC:
+		return d.hmacCommand(s, f.Cmd, p)
+	case CmdDeriveECDH:
+		return d.deriveECDH(s, p), 0
+	case CmdSignAttestationCertificate:
+		return d.attestKey(s, p), 0
 	}
 	return errFrame(yubihsm.CodeInvalidCommand), 0
 }
@@ -145,16 +163,7 @@ func (d *Device) pseudoRandom(s *session, p []byte) []byte {
 	return okFrame(CmdGetPseudoRandom, out)
 }
 
-func publicBytes(o *object) []byte {
-	if o.ed != nil {
-		return o.ed.public()
-	}
-	pt, err := o.ec.PublicKey.Bytes() // 04 ‖ X ‖ Y
-	if err != nil {
-		panic("yubihsmsim: an invalid P-256 key in an object: " + err.Error()) // every key is made valid
-	}
-	return pt[1:] // X ‖ Y, no 04 prefix
-}
+func publicBytes(o *object) []byte { return asymPublic(o) }
 
 func objectInfo(o *object) []byte {
 	out := make([]byte, 0, 66)
@@ -172,16 +181,18 @@ func objectInfo(o *object) []byte {
 // opaque object's data.
 func keySize(o *object) uint16 {
 	switch {
-	case o.typ == TypeOpaque:
+	case o.typ == TypeOpaque, o.typ == TypeHMACKey:
 		return uint16(len(o.data))
 	case o.typ == TypeWrapKey:
 		return uint16(len(o.wrap))
-	case o.ed != nil:
-		return seedSize
-	case o.ec != nil:
-		return 32
+	case o.typ == TypeAsymmetric:
+		return asymKeySize(o)
+	case o.authPub != nil:
+		return pointLen - 1
 	}
-	return 2 * scp03.KeyLen
+	// An AES authentication key: python-yubihsm's test_reset wants 40 for
+	// the factory key (K-ENC and K-MAC are 32 of them).
+	return 40
 }
 
 // templateLen is the length of the object template Put commands start
@@ -215,35 +226,15 @@ func (d *Device) storeKey(s *session, cmd byte, p []byte) []byte {
 	if d.algorithmOff(o.alg) {
 		return errFrame(yubihsm.CodeAlgorithmDisabled)
 	}
+	var code yubihsm.ErrorCode
 	var err error
-	switch o.alg {
-	case AlgEd25519:
-		if cmd == CmdPutAsymmetricKey {
-			if len(key) != seedSize {
-				return errFrame(yubihsm.CodeWrongLength)
-			}
-			o.ed = edKeyFromSeed(key)
-		} else {
-			seed := make([]byte, seedSize)
-			if _, err = io.ReadFull(d.rand, seed); err == nil {
-				o.ed = edKeyFromSeed(seed)
-			}
-			clear(seed)
-		}
-	case AlgP256:
-		if cmd == CmdPutAsymmetricKey {
-			if len(key) != 32 {
-				return errFrame(yubihsm.CodeWrongLength)
-			}
-			o.ec, err = p256FromScalar(key)
-		} else {
-			o.ec, err = ecdsa.GenerateKey(elliptic.P256(), d.rand)
-		}
-	default:
-		return errFrame(yubihsm.CodeInvalidData)
+	if cmd == CmdPutAsymmetricKey {
+		code, err = putKey(o, key)
+	} else {
+		code, err = d.generateKey(o)
 	}
 	if err != nil {
-		return errFrame(yubihsm.CodeInvalidData)
+		return errFrame(code)
 	}
 	if cmd == CmdPutAsymmetricKey {
 		o.origin = 2
@@ -304,7 +295,7 @@ func (d *Device) sign(s *session, cmd byte, p []byte) ([]byte, time.Duration) {
 		d.stats.Signs++
 		return okFrame(cmd, o.ed.sign(data)), d.profile.EdDSATime(len(data))
 	default:
-		if o.ec == nil {
+		if o.ec == nil && o.k1 == nil {
 			return errFrame(yubihsm.CodeInvalidCommand), 0
 		}
 		if o.caps&CapSignECDSA == 0 || s.auth.caps&CapSignECDSA == 0 {
@@ -316,12 +307,12 @@ func (d *Device) sign(s *session, cmd byte, p []byte) ([]byte, time.Duration) {
 		if len(data) == 0 || len(data) > 64 {
 			return errFrame(yubihsm.CodeWrongLength), 0
 		}
-		sig, err := ecdsa.SignASN1(rand.Reader, o.ec, data)
+		sig, err := d.signECDSA(o, data)
 		if err != nil {
 			return errFrame(yubihsm.CodeInvalidData), 0
 		}
 		d.stats.Signs++
-		return okFrame(cmd, sig), d.profile.ECDSAP256
+		return okFrame(cmd, sig), d.profile.ecdsaTime(o.alg)
 	}
 }
 
@@ -329,7 +320,10 @@ func (d *Device) sign(s *session, cmd byte, p []byte) ([]byte, time.Duration) {
 var listFilterLen = [256]int{1: 2, 2: 1, 3: 2, 4: 8, 5: 1, 6: 40}
 
 // list answers List Objects: filters are tag-value pairs (id 01, type 02,
-// domains 03, capabilities 04, algorithm 05, label 06).
+// domains 03, capabilities 04, algorithm 05, label 06). Domains and
+// capabilities each match an object holding one or more of the bits
+// given, as python-yubihsm's list_objects documents them (yubihsm.rs's
+// MockHsm wants every bit; docs/protocols.md B.12).
 func (d *Device) list(s *session, p []byte) []byte {
 	var (
 		id, domains     uint16
@@ -371,7 +365,7 @@ func (d *Device) list(s *session, p []byte) []byte {
 			hasID && o.id != id,
 			typ != 0 && o.typ != typ,
 			domains != 0 && o.domains&domains == 0,
-			caps != 0 && o.caps&caps != caps,
+			caps != 0 && o.caps&caps == 0,
 			alg != 0 && o.alg != alg,
 			hasLabel && !bytes.Equal(o.label[:], label):
 			continue
@@ -394,10 +388,4 @@ func (d *Device) sortedObjects() []*object {
 		return int(a.id) - int(b.id)
 	})
 	return out
-}
-
-// p256FromScalar makes the P-256 key with private scalar d (32 bytes,
-// big-endian, in [1, n-1]).
-func p256FromScalar(d []byte) (*ecdsa.PrivateKey, error) {
-	return ecdsa.ParseRawPrivateKey(elliptic.P256(), d)
 }

@@ -30,12 +30,23 @@ const MaxAlgorithm = 55
 
 // algorithms are the algorithm codes the sim reports in Device Info and
 // offers in the algorithm toggle, ascending: only those it implements
-// (P-256, the wrap keys, opaque data and certificates, AES-128
-// authentication, Ed25519), so that a client that reads Device Info to
-// learn what the device does is not told of RSA or other curves it would
-// then be refused. A real 2.4.0 device lists 1 to MaxAlgorithm;
-// python-yubihsm's device tests that want at least 47 codes fail here.
-var algorithms = []byte{AlgP256, AlgAES128CCMWrap, AlgOpaqueData, AlgOpaqueX509, AlgAuthAES, AlgAES192CCMWrap, AlgAES256CCMWrap, AlgEd25519}
+// (RSA PKCS#1 v1.5 and PSS with SHA-1 to SHA-512, RSA 2048 to 4096 keys,
+// P-256, P-384 and secp256k1, HMAC with SHA-1 to SHA-512, ECDH, the wrap
+// keys, opaque data and
+// certificates, MGF1 with SHA-1 to SHA-512, AES-128 and P-256
+// authentication, Ed25519), so that a client that reads Device Info to learn what the
+// device does is not told of algorithms it would then be refused. A real
+// 2.4.0 device lists 1 to MaxAlgorithm; python-yubihsm's device tests that
+// want at least 47 codes fail here.
+var algorithms = []byte{
+	AlgRSAPKCS1SHA1, AlgRSAPKCS1SHA256, AlgRSAPKCS1SHA384, AlgRSAPKCS1SHA512,
+	AlgRSAPSSSHA1, AlgRSAPSSSHA256, AlgRSAPSSSHA384, AlgRSAPSSSHA512,
+	AlgRSA2048, AlgRSA3072, AlgRSA4096, AlgP256, AlgP384, AlgSecp256k1,
+	AlgHMACSHA1, AlgHMACSHA256, AlgHMACSHA384, AlgHMACSHA512, AlgECDH,
+	AlgAES128CCMWrap, AlgOpaqueData, AlgOpaqueX509,
+	AlgMGF1SHA1, AlgMGF1SHA256, AlgMGF1SHA384, AlgMGF1SHA512,
+	AlgAuthAES, AlgAES192CCMWrap, AlgAES256CCMWrap, AlgEd25519, AlgAuthECP256,
+}
 
 // Algorithms returns the algorithm codes the sim reports in Device Info
 // and offers in the algorithm toggle, ascending: those it implements.
@@ -115,7 +126,13 @@ func (d *Device) getOption(s *session, p []byte) []byte {
 // command's audit or an algorithm fixed on (2, "permanently enabled" in
 // the algorithm toggle guide); values past 2, and commands or algorithms
 // the device does not list, get INVALID DATA. Disabled algorithms are
-// refused (algorithmOff). It needs the set-option capability.
+// refused (algorithmOff). An authentication algorithm that an
+// authentication key holds cannot be turned off (INVALID DATA): the sim
+// does not let sessions run on an algorithm that reads back off.
+// python-yubihsm's set_enabled_algorithms says algorithms can only be
+// toggled on a fresh device, which holds the factory authentication key;
+// what the device answers is not published (docs/protocols.md B.12). It
+// needs the set-option capability.
 func (d *Device) setOption(s *session, p []byte) []byte {
 	if len(p) < 3 || len(p) != 3+int(binary.BigEndian.Uint16(p[1:])) {
 		return errFrame(yubihsm.CodeWrongLength)
@@ -143,7 +160,7 @@ func (d *Device) setOption(s *session, p []byte) []byte {
 				if val > 2 || !slices.Contains(auditCommands, k) || d.opts.commandAudit[k] == 2 && val != 2 {
 					return errFrame(yubihsm.CodeInvalidData)
 				}
-			} else if val > 2 || !slices.Contains(algorithms, k) || d.opts.fixed[k] && val != 2 {
+			} else if val > 2 || !slices.Contains(algorithms, k) || d.opts.fixed[k] && val != 2 || val == 0 && d.authAlgorithmInUse(k) {
 				return errFrame(yubihsm.CodeInvalidData)
 			}
 		}
@@ -166,4 +183,15 @@ func (d *Device) setOption(s *session, p []byte) []byte {
 		return errFrame(yubihsm.CodeInvalidData)
 	}
 	return okFrame(CmdSetOption, nil)
+}
+
+// authAlgorithmInUse reports whether alg is an authentication algorithm
+// an authentication key holds.
+func (d *Device) authAlgorithmInUse(alg byte) bool {
+	for _, o := range d.objects {
+		if o.typ == TypeAuthKey && o.alg == alg {
+			return true
+		}
+	}
+	return false
 }

@@ -68,8 +68,8 @@ func TestOptions(t *testing.T) {
 	if info2, _ := sdkDeviceInfo(h.do); len(info2.algorithms) != len(algorithms) {
 		t.Errorf("Device Info after the toggle: %d algorithms; it lists what the device supports", len(info2.algorithms))
 	}
-	if bad := sdkPutOption(h, OptionAlgorithmToggle, []byte{1, 0}); !isErr(bad, yubihsm.CodeInvalidData) {
-		t.Errorf("toggle rsa-pkcs1-sha1, which the sim does not do, off: %x", bad)
+	if bad := sdkPutOption(h, OptionAlgorithmToggle, []byte{23, 0}); !isErr(bad, yubihsm.CodeInvalidData) {
+		t.Errorf("toggle ecdsa-sha1, which the sim does not list, off: %x", bad)
 	}
 	if bad := sdkPutOption(h, OptionAlgorithmToggle, []byte{56, 0}); !isErr(bad, yubihsm.CodeInvalidData) {
 		t.Errorf("toggle an algorithm firmware 2.4.0 lacks: %x", bad)

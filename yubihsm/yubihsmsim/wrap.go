@@ -6,7 +6,6 @@ import (
 	"io"
 
 	"github.com/signerkit/signerkit/internal/ccm"
-	"github.com/signerkit/signerkit/internal/eckey"
 	"github.com/signerkit/signerkit/yubihsm"
 )
 
@@ -179,16 +178,14 @@ func wrapPlain(wrapAlg byte, o *object) []byte {
 	var body []byte
 	switch o.typ {
 	case TypeAsymmetric:
-		if o.ed != nil {
-			body = o.ed.wrapped()
-		} else {
-			body = make([]byte, 96) // d ‖ X ‖ Y
-			eckey.Scalar(o.ec).FillBytes(body[:32])
-			copy(body[32:], publicBytes(o))
-		}
+		body = asymWrapped(o)
 	case TypeAuthKey:
 		body = binary.BigEndian.AppendUint64(nil, o.delegated)
-		body = append(append(body, o.enc[:]...), o.mac[:]...)
+		if o.authPub != nil {
+			body = append(body, o.authPub.Bytes()[1:]...)
+		} else {
+			body = append(append(body, o.enc[:]...), o.mac[:]...)
+		}
 	case TypeWrapKey:
 		body = append(binary.BigEndian.AppendUint64(nil, o.delegated), o.wrap...)
 	default:
@@ -265,12 +262,12 @@ func parseWrapped(wrapAlg byte, b []byte) (*object, yubihsm.ErrorCode) {
 	}
 	var err error
 	switch {
-	case o.typ == TypeAsymmetric && o.alg == AlgEd25519:
-		o.ed, err = edKeyFromWrapped(body)
-	case o.typ == TypeAsymmetric && o.alg == AlgP256 && len(body) == 96:
-		o.ec, err = p256FromScalar(body[:32])
-		if err == nil && string(publicBytes(o)) != string(body[32:]) {
-			err = errEdWrapped
+	case o.typ == TypeAsymmetric:
+		err = asymFromWrapped(o, body)
+	case o.typ == TypeAuthKey && o.alg == AlgAuthECP256 && len(body) == 8+pointLen-1:
+		o.delegated = binary.BigEndian.Uint64(body)
+		if o.authPub, _ = authPublic(body[8:]); o.authPub == nil {
+			err = errKey
 		}
 	case o.typ == TypeAuthKey && o.alg == AlgAuthAES && len(body) == 8+32:
 		o.delegated = binary.BigEndian.Uint64(body)
@@ -279,6 +276,8 @@ func parseWrapped(wrapAlg byte, b []byte) (*object, yubihsm.ErrorCode) {
 	case o.typ == TypeWrapKey && wrapKeyLen(o.alg) != 0 && len(body) == 8+wrapKeyLen(o.alg):
 		o.delegated = binary.BigEndian.Uint64(body)
 		o.wrap = append([]byte(nil), body[8:]...)
+	case o.typ == TypeHMACKey && hmacHash(o.alg) != 0 && len(body) > 0 && len(body) <= hmacHash(o.alg).New().BlockSize():
+		o.data = append([]byte(nil), body...)
 	case o.typ == TypeOpaque && (o.alg == AlgOpaqueData || o.alg == AlgOpaqueX509) && len(body) > 0:
 		o.data = append([]byte(nil), body...)
 	default:

@@ -71,6 +71,18 @@ func FuzzParseWrapped(f *testing.F) {
 	f.Add(wrapPlain(AlgAES128CCMWrap, o))
 	f.Add(wrapPlain(AlgAES128CCMWrap, d.objects[objKey{TypeAuthKey, 1}]))
 	f.Add([]byte{AlgAES128CCMWrap})
+	for _, alg := range []byte{AlgP384, AlgSecp256k1} {
+		k := &object{typ: TypeAsymmetric, id: 4, alg: alg, domains: 1, caps: CapSignECDSA}
+		if _, err := d.generateKey(k); err != nil {
+			f.Fatal(err)
+		}
+		f.Add(wrapPlain(AlgAES128CCMWrap, k))
+	}
+	r := &object{typ: TypeAsymmetric, id: 5, alg: AlgRSA2048, domains: 1, caps: CapSignPKCS}
+	if _, err := putKey(r, rsaPrimes(RSATestKey(f, 2048))); err != nil {
+		f.Fatal(err)
+	}
+	f.Add(wrapPlain(AlgAES128CCMWrap, r))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		o, _ := parseWrapped(AlgAES128CCMWrap, b)
 		if o == nil {
