@@ -91,7 +91,8 @@ type Party struct {
 	batch  int
 	age    time.Duration // ReclaimAfter; negative never
 
-	c counters
+	c     counters
+	stats partyStats
 
 	mu        sync.Mutex
 	listeners map[net.Listener]bool
@@ -247,6 +248,7 @@ func (p *Party) handle(f frame) frame {
 		if err != nil {
 			return errorFrame(f.id, codeUnavailable, err)
 		}
+		p.stats.presigned.Add(uint64(len(out)))
 		body, err := encodePresigned(out)
 		if err != nil {
 			return errorFrame(f.id, codeUnavailable, err)
@@ -268,6 +270,7 @@ func (p *Party) handle(f frame) frame {
 			return errorFrame(f.id, codeInvalid, err)
 		}
 		z, code, err := p.sign(req)
+		p.stats.noteSign(code, err)
 		if err != nil {
 			return errorFrame(f.id, code, err)
 		}

@@ -105,6 +105,10 @@ type Signer struct {
 	// signs is read-held by each SignContext; Close takes it to wait for
 	// them. (A WaitGroup's Add at zero may not race its Wait.)
 	signs sync.RWMutex
+
+	// onClose, set by OpenFile, closes what the config file opened (the
+	// local share's nonce store) once Close is done.
+	onClose func()
 }
 
 var (
@@ -610,6 +614,9 @@ func (s *Signer) Close() error {
 	wg.Wait()
 	for _, m := range s.members {
 		m.m.close()
+	}
+	if s.onClose != nil {
+		s.onClose()
 	}
 	return nil
 }

@@ -15,6 +15,12 @@
 //	signerkit state   init   -config F [-chain ID] -height H
 //	signerkit state   repair -config F [-chain ID] -height H
 //	signerkit demo    [-metrics 127.0.0.1:26661] [-interval 250ms] [-heights N]
+//	signerkit party   -config party.toml [-init-height H]
+//	signerkit threshold split  -from FILE -out DIR [-t 2] [-n 3]
+//	signerkit threshold certs  -out DIR [-parties 3] [-coordinators 1]
+//	signerkit threshold show   -share FILE
+//	signerkit threshold export -share FILE -out FILE -passphrase-source SRC [-scrypt-log-n 17]
+//	signerkit threshold import -from FILE -out FILE -passphrase-source SRC
 //	signerkit version
 //	signerkit help    [COMMAND [SUBCOMMAND]]
 //
@@ -47,6 +53,7 @@ import (
 	_ "github.com/signerkit/signerkit/keybase"   // registers keybase:
 	_ "github.com/signerkit/signerkit/ledger"    // registers ledger:
 	_ "github.com/signerkit/signerkit/pkcs11"    // registers pkcs11:
+	_ "github.com/signerkit/signerkit/threshold" // registers threshold:
 	_ "github.com/signerkit/signerkit/yubihsm"   // registers yubihsm:
 )
 
@@ -61,6 +68,12 @@ const usage = `signerkit: a remote signer for gno and CometBFT validators
   signerkit state   init   -config F [-chain ID] -height H
   signerkit state   repair -config F [-chain ID] -height H
   signerkit demo    [-metrics 127.0.0.1:26661] [-interval 250ms] [-heights N]
+  signerkit party   -config party.toml [-init-height H]
+  signerkit threshold split  -from FILE -out DIR [-t 2] [-n 3]
+  signerkit threshold certs  -out DIR [-parties 3] [-coordinators 1]
+  signerkit threshold show   -share FILE
+  signerkit threshold export -share FILE -out FILE -passphrase-source SRC [-scrypt-log-n 17]
+  signerkit threshold import -from FILE -out FILE -passphrase-source SRC
   signerkit version
   signerkit help    [COMMAND [SUBCOMMAND]]
 `
@@ -95,6 +108,10 @@ func dispatch(args []string, stdout, stderr io.Writer) error {
 		return cmdState(args[1:], stdout, stderr)
 	case "demo":
 		return cmdDemo(args[1:], stdout, stderr)
+	case "party":
+		return cmdParty(args[1:], stdout, stderr)
+	case "threshold":
+		return cmdThreshold(args[1:], stdout, stderr)
 	case "version", "-version", "--version":
 		return cmdVersion(args[1:], stdout, stderr)
 	case "help", "-h", "-help", "--help":
