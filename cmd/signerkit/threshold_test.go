@@ -1,0 +1,264 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"crypto/ed25519"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/signerkit/signerkit/privval/privvaltest"
+	"github.com/signerkit/signerkit/signbytes"
+	"github.com/signerkit/signerkit/threshold"
+)
+
+// writeValidatorJSON writes a CometBFT priv_validator_key.json.
+func writeValidatorJSON(t *testing.T, path string, seed byte) ed25519.PublicKey {
+	t.Helper()
+	priv := ed25519.NewKeyFromSeed(bytes.Repeat([]byte{seed}, 32))
+	pub := priv.Public().(ed25519.PublicKey)
+	js := fmt.Sprintf(`{"address":%q,"pub_key":{"type":"tendermint/PubKeyEd25519","value":%q},"priv_key":{"type":"tendermint/PrivKeyEd25519","value":%q}}`,
+		CometBFTAddress(pub), base64.StdEncoding.EncodeToString(pub), base64.StdEncoding.EncodeToString(priv))
+	if err := os.WriteFile(path, []byte(js), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return pub
+}
+
+// runOK runs a command in process and fails the test on an error.
+func runOK(t *testing.T, args ...string) string {
+	t.Helper()
+	var out, errb bytes.Buffer
+	if err := run(args, &out, &errb); err != nil {
+		t.Fatalf("signerkit %s: %v\n%s%s", strings.Join(args, " "), err, out.String(), errb.String())
+	}
+	return out.String()
+}
+
+// thresholdKey splits a validator key 2-of-3 and makes the certificates,
+// as an operator does, in dir/keys and dir/certs.
+func thresholdKey(t *testing.T, dir string, seed byte) ed25519.PublicKey {
+	t.Helper()
+	pub := writeValidatorJSON(t, filepath.Join(dir, "priv_validator_key.json"), seed)
+	out := runOK(t, "threshold", "split", "-from", filepath.Join(dir, "priv_validator_key.json"), "-out", filepath.Join(dir, "keys"), "-t", "2", "-n", "3")
+	if !strings.Contains(out, fmt.Sprintf("%X", []byte(pub))) {
+		t.Fatalf("split does not show the validator's key as the group key:\n%s", out)
+	}
+	runOK(t, "threshold", "certs", "-out", filepath.Join(dir, "certs"), "-parties", "3", "-coordinators", "2")
+	for _, f := range []string{"keys/share-1.pem", "keys/public.pem", "certs/ca.key", "certs/party-2.key", "certs/coordinator-2.crt"} {
+		if fi, err := os.Stat(filepath.Join(dir, f)); err != nil || fi.Mode().Perm() != 0o600 {
+			t.Fatalf("%s: %v, %v", f, fi, err)
+		}
+	}
+	return pub
+}
+
+// writePartyConfig writes party id's config in dir/party-<id>.
+func writePartyConfig(t *testing.T, dir string, id int, coordinators string) string {
+	t.Helper()
+	pd := filepath.Join(dir, fmt.Sprintf("party-%d", id))
+	if err := os.MkdirAll(pd, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	cfg := fmt.Sprintf(`share = "../keys/share-%d.pem"
+listen = "127.0.0.1:0"
+cert = "../certs/party-%d.crt"
+key = "../certs/party-%d.key"
+ca = "../certs/ca.crt"
+coordinators = [%s]
+state_dir = "state"
+chains = ["test-chain"]
+metrics_addr = "127.0.0.1:0"
+shutdown_grace = "2s"
+`, id, id, id, coordinators)
+	path := filepath.Join(pd, "party.toml")
+	if err := os.WriteFile(path, []byte(cfg), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+var partyAddrs = regexp.MustCompile(`party serving" id=\d+ addr=(\S+) metrics=(\S+)`)
+
+// startParty starts `signerkit party` and returns it with its addresses.
+func startParty(t *testing.T, cfg string) (p *proc, addr, metrics string) {
+	t.Helper()
+	p = startProc(t, "party", "-config", cfg)
+	deadline := time.Now().Add(30 * time.Second)
+	for time.Now().Before(deadline) {
+		if m := partyAddrs.FindStringSubmatch(p.log.String()); m != nil {
+			return p, m[1], m[2]
+		}
+		select {
+		case err := <-p.done:
+			p.done <- err
+			t.Fatalf("party exited: %v\n%s", err, p.log)
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+	t.Fatalf("party not serving after 30 s:\n%s", p.log)
+	return nil, "", ""
+}
+
+// writeCoordinatorConfig writes coordinator n's config for the parties at
+// addrs (by id - 1).
+func writeCoordinatorConfig(t *testing.T, dir string, n int, addrs []string, pins []string) string {
+	t.Helper()
+	var b strings.Builder
+	fmt.Fprintf(&b, "public = \"keys/public.pem\"\ncert = \"certs/coordinator-%d.crt\"\nkey = \"certs/coordinator-%d.key\"\nca = \"certs/ca.crt\"\nparty_timeout = \"1s\"\n", n, n)
+	for i, a := range addrs {
+		fmt.Fprintf(&b, "\n[[party]]\nid = %d\naddr = %q\n", i+1, a)
+		if pins != nil {
+			fmt.Fprintf(&b, "pin = %q\n", pins[i])
+		}
+	}
+	path := filepath.Join(dir, fmt.Sprintf("coordinator-%d.toml", n))
+	if err := os.WriteFile(path, []byte(b.String()), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+func metric(t *testing.T, addr, name string) string {
+	t.Helper()
+	resp, err := http.Get("http://" + addr + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	m := regexp.MustCompile(`(?m)^` + regexp.QuoteMeta(name) + ` (\S+)$`).FindSubmatch(body)
+	if m == nil {
+		t.Fatalf("no %s in:\n%s", name, body)
+	}
+	return string(m[1])
+}
+
+// TestThresholdValidator, processes end to end: a validator key split
+// 2-of-3, certificates made, three `signerkit party` processes, and a
+// daemon whose key is threshold:config=…, serving a validator. Every
+// signature (proposal, prevote, precommit at each height) verifies under
+// the validator's own public key with crypto/ed25519. With one party
+// killed, signing goes on; with two, the validator gets a refusal within
+// the sign deadline.
+func TestThresholdValidator(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	pub := thresholdKey(t, dir, 11)
+	var parties []*proc
+	var addrs, metrics []string
+	for id := 1; id <= 3; id++ {
+		cfg := writePartyConfig(t, dir, id, `"coordinator-1", "coordinator-2"`)
+		if id == 1 {
+			p := startProc(t, "party", "-config", cfg)
+			if err := p.wait(t); err == nil || !strings.Contains(p.log.String(), "-init-height H") {
+				t.Fatalf("a party without state started: %v\n%s", err, p.log)
+			}
+		}
+		runOK(t, "party", "-config", cfg, "-init-height", "1")
+		p, addr, m := startParty(t, cfg)
+		parties, addrs, metrics = append(parties, p), append(addrs, addr), append(metrics, m)
+	}
+	coord := writeCoordinatorConfig(t, dir, 1, addrs, nil)
+	uri := "threshold:config=" + coord
+
+	// init checks the threshold key's config.
+	bad := writeCoordinatorConfig(t, dir, 2, addrs[:1], nil)
+	err := run([]string{"init", "-home", filepath.Join(dir, "bad"), "-key", "threshold:config=" + bad}, io.Discard, io.Discard)
+	var cfe *threshold.ConfigFileError
+	if !errors.As(err, &cfe) || cfe.Key != "party" || !strings.Contains(err.Error(), "at least 2 are needed") {
+		t.Fatalf("init with a threshold key of one party for a 2-of-3 key: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "bad")); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("init wrote %s for a key it refused: %v", filepath.Join(dir, "bad"), err)
+	}
+	runOK(t, "init", "-home", filepath.Join(dir, "good"), "-key", uri)
+	out := runOK(t, "keys", "show", uri)
+	if !strings.Contains(out, fmt.Sprintf("%X", []byte(pub))) {
+		t.Fatalf("keys show %s:\n%s", uri, out)
+	}
+
+	ln := listener(t, "unix")
+	_, cfgPath := setup(t, "cometbft-v0.34", uri, "unix://"+ln.Address(), "")
+	startProc(t, "start", "-config", cfgPath)
+	c := accept(t, ln)
+	h := int64(1)
+	signHeight := func() error {
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		defer cancel()
+		return signHeightAll(ctx, t, c, pub, h)
+	}
+	for ; h <= 3; h++ {
+		if err := signHeight(); err != nil {
+			t.Fatalf("height %d: %v", h, err)
+		}
+	}
+	_ = parties[0].cmd.Process.Kill()
+	for ; h <= 6; h++ {
+		if err := signHeight(); err != nil {
+			t.Fatalf("height %d, party 1 down: %v", h, err)
+		}
+	}
+	if v := metric(t, metrics[2], "signerkit_party_shares_total"); v == "0" {
+		t.Errorf("party 3 sent no share")
+	}
+	_ = parties[1].cmd.Process.Kill()
+	start := time.Now()
+	err = signHeight()
+	var rse *privvaltest.RemoteSignerError
+	if !errors.As(err, &rse) {
+		t.Fatalf("height %d with two parties down: %v, want a refusal", h, err)
+	}
+	if d := time.Since(start); d > 12*time.Second {
+		t.Errorf("the refusal took %v (sign_timeout 5 s)", d)
+	}
+	t.Logf("two parties down: refused after %v: %v", time.Since(start).Round(time.Millisecond), rse)
+	// SIGTERM stops the last party cleanly.
+	_ = parties[2].cmd.Process.Signal(syscall.SIGTERM)
+	if err := parties[2].wait(t); err != nil {
+		t.Fatalf("party 3 after SIGTERM: %v\n%s", err, parties[2].log)
+	}
+}
+
+// signHeightAll signs a proposal, a prevote and a precommit at height h
+// and checks each signature under pub against the sign bytes.
+func signHeightAll(ctx context.Context, t *testing.T, c *privvaltest.Client, pub ed25519.PublicKey, h int64) error {
+	t.Helper()
+	ts := time.Date(2026, 1, 1, 0, 0, int(h), 0, time.UTC)
+	bid := signbytes.BlockID{Hash: bytes.Repeat([]byte{byte(h)}, 32), PartSetHeader: signbytes.PartSetHeader{Total: 1, Hash: bytes.Repeat([]byte{7}, 32)}}
+	p, err := c.SignProposal(ctx, "test-chain", &privvaltest.Proposal{Height: h, POLRound: -1, BlockID: bid, Timestamp: ts})
+	if err != nil {
+		return err
+	}
+	checkSig(t, pub, signbytes.Message{Phase: signbytes.Proposal, Height: h, POLRound: -1, BlockID: bid, Timestamp: ts}, p.Signature)
+	for _, ph := range []signbytes.Phase{signbytes.Prevote, signbytes.Precommit} {
+		v, err := c.SignVote(ctx, "test-chain", &privvaltest.Vote{Phase: ph, Height: h, BlockID: bid, Timestamp: ts, ValidatorAddress: make([]byte, 20)})
+		if err != nil {
+			return err
+		}
+		checkSig(t, pub, signbytes.Message{Phase: ph, Height: h, BlockID: bid, Timestamp: ts}, v.Signature)
+	}
+	return nil
+}
+
+func checkSig(t *testing.T, pub ed25519.PublicKey, m signbytes.Message, sig []byte) {
+	t.Helper()
+	m.Format, m.ChainID = signbytes.CometBFT, "test-chain"
+	sb, err := m.Bytes()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !ed25519.Verify(pub, sb, sig) {
+		t.Fatalf("%v: the signature does not verify under the validator's key", m)
+	}
+}
