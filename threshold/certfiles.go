@@ -27,11 +27,12 @@ type IssuedCert struct {
 // a CA (ca.crt, ca.key), and for each of the parties and coordinators a
 // certificate and key (party-<i>.crt/.key, i from 1; coordinator-<j>.crt/
 // .key, j from 1), all ECDSA P-256, every file mode 0600 and none
-// overwritten. A party's certificate is for server authentication only,
-// for the DNS name party-<i>; a coordinator's is for client
-// authentication only, for coordinator-<j>, so a party's certificate is
-// never admitted as a coordinator's, nor a coordinator's taken for a
-// party's. They are valid for validity (0 means ten years). The CA's key
+// overwritten. A party's certificate, for the DNS name party-<i>, is good
+// for both ends of a connection, so that the parties can run the network
+// key generation (RunDKG) among themselves with it; being good for server
+// authentication, it is never admitted by name as a coordinator's. A
+// coordinator's is for client authentication only, for coordinator-<j>,
+// so it is never taken for a party's. They are valid for validity (0 means ten years). The CA's key
 // is needed only to issue more: keep it offline.
 func WriteCerts(dir string, parties, coordinators int, validity time.Duration) (ca IssuedCert, issued []IssuedCert, err error) {
 	if parties < 1 || coordinators < 1 || parties > 255 || coordinators > 255 {
@@ -56,13 +57,13 @@ func WriteCerts(dir string, parties, coordinators int, validity time.Duration) (
 	if ca, err = writePair(dir, "ca", caDER, caKey); err != nil {
 		return IssuedCert{}, nil, err
 	}
-	issue := func(name string, usage x509.ExtKeyUsage) error {
+	issue := func(name string, usage ...x509.ExtKeyUsage) error {
 		key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 		if err != nil {
 			return err
 		}
 		tmpl := &x509.Certificate{SerialNumber: serial(), Subject: pkix.Name{CommonName: name}, DNSNames: []string{name},
-			NotBefore: now, NotAfter: now.Add(validity), KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{usage}}
+			NotBefore: now, NotAfter: now.Add(validity), KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: usage}
 		der, err := x509.CreateCertificate(rand.Reader, tmpl, caCert, &key.PublicKey, caKey)
 		if err != nil {
 			return err
@@ -72,7 +73,7 @@ func WriteCerts(dir string, parties, coordinators int, validity time.Duration) (
 		return err
 	}
 	for i := 1; i <= parties; i++ {
-		if err := issue(fmt.Sprintf("party-%d", i), x509.ExtKeyUsageServerAuth); err != nil {
+		if err := issue(fmt.Sprintf("party-%d", i), x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth); err != nil {
 			return ca, issued, err
 		}
 	}

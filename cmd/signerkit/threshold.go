@@ -24,7 +24,10 @@ func cmdThreshold(args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("threshold "+args[0], stderr)
 	var from, out, share, pass string
 	var t, n, parties, coordinators, logN int
+	var dkg dkgArgs
 	switch args[0] {
+	case "dkg":
+		dkg.flags(fs)
 	case "split":
 		fs.StringVar(&from, "from", "", "the validator key file to split (priv_validator_key.json, PEM PKCS#8)")
 		fs.StringVar(&out, "out", "", "the directory to write public.pem and share-<i>.pem into (made 0700; no file is overwritten)")
@@ -54,6 +57,8 @@ func cmdThreshold(args []string, stdout, stderr io.Writer) error {
 		return errUsage
 	}
 	switch args[0] {
+	case "dkg":
+		return thresholdDKG(&dkg, stdout, stderr)
 	case "split":
 		return thresholdSplit(from, out, t, n, stdout, stderr)
 	case "certs":

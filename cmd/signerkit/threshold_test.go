@@ -4,10 +4,12 @@ import (
 	"bytes"
 	"context"
 	"crypto/ed25519"
+	"crypto/rand"
 	"encoding/base64"
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -20,6 +22,7 @@ import (
 	"github.com/signerkit/signerkit/privval/privvaltest"
 	"github.com/signerkit/signerkit/signbytes"
 	"github.com/signerkit/signerkit/threshold"
+	"github.com/signerkit/signerkit/threshold/frost"
 )
 
 // writeValidatorJSON writes a CometBFT priv_validator_key.json.
@@ -260,5 +263,113 @@ func checkSig(t *testing.T, pub ed25519.PublicKey, m signbytes.Message, sig []by
 	}
 	if !ed25519.Verify(pub, sb, sig) {
 		t.Fatalf("%v: the signature does not verify under the validator's key", m)
+	}
+}
+
+// freePorts returns n loopback addresses free a moment ago.
+func freePorts(t *testing.T, n int) []string {
+	t.Helper()
+	var addrs []string
+	for range n {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		addrs = append(addrs, l.Addr().String())
+		l.Close()
+	}
+	return addrs
+}
+
+// TestThresholdDKG: three `signerkit threshold dkg` participants (in
+// process, at once) make a 2-of-3 key with the certificates of
+// `threshold certs`; all write the same public key, and two of the shares
+// sign for it (crypto/ed25519 verifies). A participant of another
+// ceremony is refused.
+func TestThresholdDKG(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	runOK(t, "threshold", "certs", "-out", filepath.Join(dir, "certs"))
+	addrs := freePorts(t, 3)
+	dkg := func(id int, ceremony string) error {
+		var peers []string
+		for j := 1; j <= 3; j++ {
+			if j != id {
+				peers = append(peers, fmt.Sprintf("%d=%s", j, addrs[j-1]))
+			}
+		}
+		c := filepath.Join(dir, "certs")
+		var out bytes.Buffer
+		err := run([]string{"threshold", "dkg", "-id", fmt.Sprint(id), "-ceremony", ceremony, "-listen", addrs[id-1], "-peers", strings.Join(peers, ","),
+			"-cert", filepath.Join(c, fmt.Sprintf("party-%d.crt", id)), "-key", filepath.Join(c, fmt.Sprintf("party-%d.key", id)), "-ca", filepath.Join(c, "ca.crt"),
+			"-out", filepath.Join(dir, fmt.Sprintf("p%d", id)), "-timeout", "20s"}, &out, &out)
+		if err != nil {
+			return fmt.Errorf("%w\n%s", err, out.String())
+		}
+		return nil
+	}
+	errs := make(chan error, 3)
+	for id := 1; id <= 3; id++ {
+		go func() { errs <- dkg(id, "test ceremony 1") }()
+	}
+	for range 3 {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	var keys []*frost.KeyPackage
+	var pub *frost.PublicKeyPackage
+	for id := 1; id <= 3; id++ {
+		k, p, err := threshold.LoadShare(filepath.Join(dir, fmt.Sprintf("p%d", id), fmt.Sprintf("share-%d.pem", id)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if pub != nil && !bytes.Equal(p.GroupPublicKey(), pub.GroupPublicKey()) {
+			t.Fatalf("participant %d got another group key", id)
+		}
+		keys, pub = append(keys, k), p
+	}
+	msg := []byte("prevote")
+	var list []frost.SigningCommitments
+	var nonces []*frost.SigningNonces
+	for _, k := range []*frost.KeyPackage{keys[0], keys[2]} {
+		nn, err := frost.Commit(k, rand.Reader)
+		if err != nil {
+			t.Fatal(err)
+		}
+		nonces, list = append(nonces, nn), append(list, nn.Commitments())
+	}
+	var shares []frost.SignatureShare
+	for i, k := range []*frost.KeyPackage{keys[0], keys[2]} {
+		s, err := frost.Sign(k, nonces[i], msg, list)
+		if err != nil {
+			t.Fatal(err)
+		}
+		shares = append(shares, s)
+	}
+	sig, err := frost.Aggregate(pub, msg, list, shares)
+	if err != nil || !ed25519.Verify(pub.GroupPublicKey(), msg, sig) {
+		t.Fatalf("shares 1 and 3 of the DKG's key: %v", err)
+	}
+	// Participant 3 of another ceremony: 1 and 2 refuse it.
+	addrs = freePorts(t, 3)
+	dir = filepath.Join(dir, "second")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(filepath.Join(filepath.Dir(dir), "certs"), filepath.Join(dir, "certs")); err != nil {
+		t.Fatal(err)
+	}
+	for id := 1; id <= 3; id++ {
+		ceremony := "test ceremony 2"
+		if id == 3 {
+			ceremony = "another ceremony"
+		}
+		go func() { errs <- dkg(id, ceremony) }()
+	}
+	for range 3 {
+		if err := <-errs; err == nil {
+			t.Fatal("a participant finished a key generation with a participant of another ceremony")
+		}
 	}
 }
