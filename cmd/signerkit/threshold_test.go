@@ -67,14 +67,14 @@ func thresholdKey(t *testing.T, dir string, seed byte) ed25519.PublicKey {
 }
 
 // writePartyConfig writes party id's config in dir/party-<id>.
-func writePartyConfig(t *testing.T, dir string, id int, coordinators string) string {
+func writePartyConfig(t *testing.T, dir string, id int, listen, coordinators string) string {
 	t.Helper()
 	pd := filepath.Join(dir, fmt.Sprintf("party-%d", id))
 	if err := os.MkdirAll(pd, 0o700); err != nil {
 		t.Fatal(err)
 	}
 	cfg := fmt.Sprintf(`share = "../keys/share-%d.pem"
-listen = "127.0.0.1:0"
+listen = %q
 cert = "../certs/party-%d.crt"
 key = "../certs/party-%d.key"
 ca = "../certs/ca.crt"
@@ -83,7 +83,7 @@ state_dir = "state"
 chains = ["test-chain"]
 metrics_addr = "127.0.0.1:0"
 shutdown_grace = "2s"
-`, id, id, id, coordinators)
+`, id, listen, id, id, coordinators)
 	path := filepath.Join(pd, "party.toml")
 	if err := os.WriteFile(path, []byte(cfg), 0o600); err != nil {
 		t.Fatal(err)
@@ -159,9 +159,11 @@ func TestThresholdValidator(t *testing.T) {
 	dir := t.TempDir()
 	pub := thresholdKey(t, dir, 11)
 	var parties []*proc
-	var addrs, metrics []string
+	var addrs, metrics, cfgs []string
+	listen := freePorts(t, 3)
 	for id := 1; id <= 3; id++ {
-		cfg := writePartyConfig(t, dir, id, `"coordinator-1", "coordinator-2"`)
+		cfg := writePartyConfig(t, dir, id, listen[id-1], `"coordinator-1", "coordinator-2"`)
+		cfgs = append(cfgs, cfg)
 		if id == 1 {
 			p := startProc(t, "party", "-config", cfg)
 			if err := p.wait(t); err == nil || !strings.Contains(p.log.String(), "-init-height H") {
@@ -226,6 +228,20 @@ func TestThresholdValidator(t *testing.T) {
 		t.Errorf("the refusal took %v (sign_timeout 5 s)", d)
 	}
 	t.Logf("two parties down: refused after %v: %v", time.Since(start).Round(time.Millisecond), rse)
+	// Party 1 restarts on its state (nonce store, guard): signing resumes.
+	parties[0], _, _ = startParty(t, cfgs[0])
+	start = time.Now()
+	for h++; ; {
+		err := signHeight()
+		if err == nil {
+			break
+		}
+		if !errors.As(err, &rse) || time.Since(start) > 60*time.Second {
+			t.Fatalf("height %d after party 1 restarted: %v", h, err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	t.Logf("signing resumed %v after party 1 restarted", time.Since(start).Round(time.Millisecond))
 	// SIGTERM stops the last party cleanly.
 	_ = parties[2].cmd.Process.Signal(syscall.SIGTERM)
 	if err := parties[2].wait(t); err != nil {
