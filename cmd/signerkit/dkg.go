@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"net"
@@ -25,11 +26,7 @@ type dkgArgs struct {
 	timeout                 time.Duration
 }
 
-func (a *dkgArgs) flags(fs interface {
-	IntVar(*int, string, int, string)
-	StringVar(*string, string, string, string)
-	DurationVar(*time.Duration, string, time.Duration, string)
-}) {
+func (a *dkgArgs) flags(fs *flag.FlagSet) {
 	fs.IntVar(&a.id, "id", 0, "this participant's identifier, 1 to N")
 	fs.IntVar(&a.t, "t", 2, "the threshold")
 	fs.IntVar(&a.n, "n", 3, "the number of participants")
@@ -43,7 +40,7 @@ func (a *dkgArgs) flags(fs interface {
 	fs.DurationVar(&a.timeout, "timeout", 10*time.Minute, "how long to wait for the peers")
 }
 
-// dkgConfig checks the flags and makes the participant's DKGConfig (its
+// config checks the flags and makes the participant's DKGConfig (its
 // listener open).
 func (a *dkgArgs) config() (threshold.DKGConfig, error) {
 	if a.id < 1 || a.id > a.n || a.ceremony == "" || a.listen == "" || a.peers == "" || a.cert == "" || a.key == "" || a.ca == "" || a.out == "" {

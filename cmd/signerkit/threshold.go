@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"crypto/ed25519"
 	"crypto/rand"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -144,15 +143,21 @@ func thresholdShow(path string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	k, _, err := threshold.LoadShare(path)
-	switch {
-	case err == nil:
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	isShare := bytes.Contains(data, []byte("-----BEGIN SIGNERKIT FROST SHARE-----"))
+	clear(data)
+	if isShare {
+		k, _, err := threshold.LoadShare(path)
+		if err != nil {
+			return err
+		}
 		fmt.Fprintf(stdout, "share of participant %d\n  verifying share:   %x\n", k.ID(), k.VerifyingShare())
 		k.Wipe()
-	case errors.Is(err, signer.ErrCorrupt):
+	} else {
 		fmt.Fprintln(stdout, "public key file (no share)")
-	default:
-		return err
 	}
 	fmt.Fprintf(stdout, "  threshold:         %d of %d (participants %v)\n", pub.MinSigners(), len(pub.IDs()), pub.IDs())
 	keyLines(stdout, "  group key", pub.GroupPublicKey())

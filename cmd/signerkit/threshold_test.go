@@ -21,6 +21,7 @@ import (
 
 	"github.com/signerkit/signerkit/privval/privvaltest"
 	"github.com/signerkit/signerkit/signbytes"
+	"github.com/signerkit/signerkit/signer"
 	"github.com/signerkit/signerkit/threshold"
 	"github.com/signerkit/signerkit/threshold/frost"
 )
@@ -386,6 +387,59 @@ func TestThresholdDKG(t *testing.T) {
 	for range 3 {
 		if err := <-errs; err == nil {
 			t.Fatal("a participant finished a key generation with a participant of another ceremony")
+		}
+	}
+}
+
+// TestThresholdShareCommands, in process: show, export and import of a
+// share, and the errors of split.
+func TestThresholdShareCommands(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	pub := thresholdKey(t, dir, 12)
+	share := filepath.Join(dir, "keys", "share-2.pem")
+	out := runOK(t, "threshold", "show", "-share", share)
+	if !strings.Contains(out, "share of participant 2") || !strings.Contains(out, "2 of 3") || !strings.Contains(out, fmt.Sprintf("%X", []byte(pub))) {
+		t.Errorf("show:\n%s", out)
+	}
+	if out := runOK(t, "threshold", "show", "-share", filepath.Join(dir, "keys", "public.pem")); !strings.Contains(out, "public key file") {
+		t.Errorf("show of the public key:\n%s", out)
+	}
+	passFile := func(name, pass string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(pass+"\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return "file:" + p
+	}
+	right, wrong := passFile("pass", "correct horse"), passFile("wrong", "correct horsf")
+	enc := filepath.Join(dir, "share-2.enc")
+	runOK(t, "threshold", "export", "-share", share, "-out", enc, "-passphrase-source", right, "-scrypt-log-n", "10")
+	restored := filepath.Join(dir, "restored.pem")
+	if err := run([]string{"threshold", "import", "-from", enc, "-out", restored, "-passphrase-source", wrong}, io.Discard, io.Discard); !errors.Is(err, signer.ErrWrongPassphrase) {
+		t.Fatalf("import with a wrong passphrase: %v", err)
+	}
+	runOK(t, "threshold", "import", "-from", enc, "-out", restored, "-passphrase-source", right)
+	a, _ := os.ReadFile(share)
+	b, _ := os.ReadFile(restored)
+	if !bytes.Equal(a, b) {
+		t.Fatal("the imported share is not the exported one")
+	}
+	if err := run([]string{"threshold", "import", "-from", enc, "-out", restored, "-passphrase-source", right}, io.Discard, io.Discard); err == nil {
+		t.Fatal("import overwrote a share file")
+	}
+	key := filepath.Join(dir, "priv_validator_key.json")
+	for _, c := range []struct {
+		args []string
+		code int
+	}{
+		{[]string{"-from", key, "-out", filepath.Join(dir, "k2"), "-t", "4", "-n", "3"}, 1},
+		{[]string{"-from", key, "-out", filepath.Join(dir, "keys")}, 1}, // exists
+		{[]string{"-from", filepath.Join(dir, "keys", "public.pem"), "-out", filepath.Join(dir, "k3")}, 1},
+		{[]string{"-from", key}, 2},
+	} {
+		if code, _, _ := runIn(append([]string{"threshold", "split"}, c.args...)...); code != c.code {
+			t.Errorf("split %v: exit %d, want %d", c.args, code, c.code)
 		}
 	}
 }
