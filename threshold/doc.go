@@ -102,6 +102,35 @@
 // parties do not admit coordinators with, or under names no Coordinators
 // entry matches.
 //
+// # Files, and the threshold: scheme
+//
+// A deployment keeps a key in files (see docs/threshold.md for the
+// operator's guide). A share file (MarshalShare, ParseShare, LoadShare)
+// holds a participant's key package and the key's public key package as
+// two PEM blocks, checked against each other when read; a public key file
+// (MarshalPublic, LoadPublic) holds the public key package alone.
+// WriteShareFiles writes a dealt or generated key, and WriteCerts a CA and
+// the parties' and coordinators' certificates, every file mode 0600 and
+// none overwritten. ExportShare and ImportShare encrypt a share file under
+// a passphrase for a backup (scrypt and XChaCha20-Poly1305); a wrong
+// passphrase is signer.ErrWrongPassphrase, and a damaged file
+// signer.ErrCorrupt, through *ShareFileError.
+//
+// A coordinator's config is a TOML file (CoordinatorFile) that names the
+// public key file, its certificate and key, the CA or pins of the parties,
+// the parties and optionally a local share; a party's (PartyFile, which
+// package partyd serves) names its share, certificate, the coordinators it
+// admits, its state directory and the chains it signs for. Both are read
+// strictly: an unknown key, a missing file or one that does not fit the
+// key is a *ConfigFileError naming the key at fault. Importing this package
+// registers the URI scheme threshold: with signer.Register:
+//
+//	threshold:config=/etc/signerkit/threshold.toml
+//
+// opens the coordinator that file describes (OpenFile), so the daemon and
+// any caller of signer.Open take a threshold key as any other; CheckURI
+// checks one without dialing the parties.
+//
 // # Concurrency
 //
 // Signer and Party are safe for concurrent use. A Signer serves any number
