@@ -40,15 +40,15 @@ fmt-check:
 vet:
 	$(GO) vet ./...
 
-## lint: staticcheck (its default checks but SA1019, see staticcheck.conf)
+## lint: staticcheck (its default checks, SA1019 included; see staticcheck.conf)
 ## and govulncheck, both pinned, on the main module.
 lint: staticcheck govulncheck
 
 staticcheck:
 	$(GO) run honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION) ./...
 
-## deprecated: every use of a deprecated identifier (staticcheck's SA1019,
-## which make lint leaves out); it fails while there are any.
+## deprecated: staticcheck's SA1019 alone (use of a deprecated identifier),
+## which make lint also runs; it prints nothing while there are none.
 deprecated:
 	$(GO) run honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION) -checks SA1019 ./...
 
@@ -83,6 +83,12 @@ install:
 ## build without cgo named so (-nocgo), with SHA256SUMS (scripts/dist.sh).
 dist:
 	GO=$(GO) scripts/dist.sh
+
+## interop-migrate: moving real CometBFT v0.38 and gnoland v1.7.1 nodes
+## from their FilePV to signerkit (builds gnoland: minutes on a fresh cache).
+.PHONY: interop-migrate
+interop-migrate:
+	cd interop && SK_INTEROP_GNOLAND=1 $(GO) test -count=1 -run 'TestMigrate(CometBFT|Gno)Node' -v .
 
 ## demo: a simulated Ledger behind the signerkit daemon, signing for a
 ## validator side, with /metrics on 127.0.0.1:26661.

@@ -48,6 +48,8 @@
 //     tests.
 //   - guard: the double-sign guard around any signer, with state that
 //     survives a crash.
+//   - guard/migrate: read the state files of FilePV (CometBFT, gno),
+//     tmkms and horcrux, to start the guard just after them.
 //   - signbytes: parse and build tm2 and CometBFT sign bytes.
 //   - signbytes/signbytestest: sample votes and proposals, in order, for tests and benchmarks.
 //   - privval and privval/privvaltest: the remote-signer protocols gno and
@@ -55,6 +57,8 @@
 //     and a validator-side twin for tests.
 //   - daemon: the remote-signer daemon's engine (config, chains, metrics,
 //     lifecycle), which a program can embed.
+//   - keyfmt: Ed25519 public keys as gno and CometBFT print and take them
+//     (gpub1…, addresses, node_key.json, genesis validator entries).
 //   - netshape: shaped sockets (delay, jitter, bandwidth, loss) and cloud
 //     round-trip profiles, for tests and benchmarks.
 //   - hardening: no core dumps, and locked memory for keys.

@@ -110,7 +110,7 @@ func openBackend(ctx context.Context, uri string, open OpenFunc, log *slog.Logge
 	pub, ok := s.Public().(ed25519.PublicKey)
 	if !ok || len(pub) != ed25519.PublicKeySize {
 		_ = s.Close()
-		return nil, fmt.Errorf("the key %s is %T: gno and CometBFT validators take Ed25519 keys: %w", RedactURI(uri), s.Public(), signer.ErrUnsupported)
+		return nil, notConsensusKey(uri, s.Public()) // keymsg.go
 	}
 	b := &backend{uri: uri, scheme: Scheme(uri), pub: pub, open: open, log: log.With("backend", Scheme(uri)), m: m,
 		cur: s, phases: map[phaseKey]*phaseMetrics{}, upG: m.backendUp.WithLabelValues(Scheme(uri))}
@@ -324,7 +324,7 @@ func (b *backend) tryOpen(ctx context.Context) (_ signer.Signer, result string, 
 	}
 	if pub, ok := s.Public().(ed25519.PublicKey); !ok || !pub.Equal(b.pub) {
 		_ = s.Close()
-		return nil, "wrong_key", fmt.Errorf("signerkit: the reopened key is not %X", []byte(b.pub))
+		return nil, "wrong_key", fmt.Errorf("signerkit: the reopened key is not ed25519:%x", []byte(b.pub))
 	}
 	if _, err := signer.CheckHealth(ctx, s); err != nil {
 		_ = s.Close()

@@ -241,7 +241,7 @@ func TestKeyBindings(t *testing.T) {
 // address and allowlist (nil for allow_any), which New and Reload use
 // instead of parsing them again.
 func TestCheckParsesValidators(t *testing.T) {
-	cfg, pc, err := parseConfig([]byte(validConfig))
+	cfg, pc, err := parseConfig([]byte(validConfig), false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -263,7 +263,7 @@ func TestCheckParsesValidators(t *testing.T) {
 	}
 	cfg.Chains[0].Validators[0].Allow = nil
 	cfg.Chains[0].Validators[0].AllowAny = true
-	pc, err = cfg.check()
+	pc, err = cfg.check(false)
 	if err != nil {
 		t.Fatal(err)
 	}

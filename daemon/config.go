@@ -3,8 +3,6 @@ package daemon
 import (
 	"bytes"
 	"crypto/ed25519"
-	"encoding/base64"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"os"
@@ -78,6 +76,11 @@ type Config struct {
 	// connections from one source: an IPv4 address, an IPv6 /64. Zero
 	// means DefaultMaxPendingHandshakesPerHost.
 	MaxPendingHandshakesPerHost int `toml:"max_pending_handshakes_per_host"`
+	// RedialMaxBackoff caps the wait between dials of a validator that
+	// signerkit dials (cometbft-*, tm2-tmkms): after a failed dial the
+	// wait doubles from 100 ms up to this cap (with jitter, between half
+	// of it and all of it). Zero means DefaultRedialMaxBackoff.
+	RedialMaxBackoff time.Duration `toml:"redial_max_backoff"`
 	// Chains are the chains signed for, one key each.
 	Chains []ChainConfig `toml:"chain"`
 
@@ -92,7 +95,7 @@ type ChainConfig struct {
 	// Protocol is one of Protocols().
 	Protocol string `toml:"protocol"`
 	// Key is the validator key as a signerkit URI (inprocess:, keybase:,
-	// ledger:, yubihsm:, pkcs11:).
+	// gnokeyhome:, ledger:, yubihsm:, pkcs11:).
 	Key string `toml:"key"`
 	// SignTimeout bounds one request, guard and backend included. Zero
 	// means DefaultSignTimeout.
@@ -107,9 +110,10 @@ type ValidatorConfig struct {
 	// signerkit dials (cometbft-*, tm2-tmkms), or, for tm2-remote, the
 	// address signerkit listens on for the node to dial.
 	Addr string `toml:"addr"`
-	// Allow lists the node identity keys accepted over TCP, each as
-	// 64 hex digits (optionally prefixed "ed25519:") or standard base64.
-	// SIGHUP reloads it.
+	// Allow lists the node identity keys accepted over TCP, each as gno
+	// prints it ("gpub1…"), as "ed25519:<hex|base64>", as bare hex or
+	// base64, or as the path of the node's node_key.json (CometBFT's or
+	// gno's; ParseIdentityKey). SIGHUP reloads it.
 	Allow []string `toml:"allow"`
 	// AllowAny accepts any node identity over TCP. It exists for stock
 	// CometBFT nodes, which make a new identity at every start; prefer a
@@ -131,28 +135,14 @@ func (v ValidatorConfig) Network() (network, address string, err error) {
 // AllowKeys parses Allow.
 func (v ValidatorConfig) AllowKeys() ([]ed25519.PublicKey, error) {
 	keys := make([]ed25519.PublicKey, 0, len(v.Allow))
-	for _, s := range v.Allow {
+	for i, s := range v.Allow {
 		k, err := ParseIdentityKey(s)
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("entry %d: %w", i+1, err)
 		}
 		keys = append(keys, k)
 	}
 	return keys, nil
-}
-
-// ParseIdentityKey reads an Ed25519 public key written as 64 hex digits,
-// with or without an "ed25519:" prefix (as signerkit logs a refused
-// peer), or as standard base64 (as CometBFT's JSON shows keys).
-func ParseIdentityKey(s string) (ed25519.PublicKey, error) {
-	t := strings.TrimPrefix(strings.TrimSpace(s), "ed25519:")
-	if b, err := hex.DecodeString(t); err == nil && len(b) == ed25519.PublicKeySize {
-		return b, nil
-	}
-	if b, err := base64.StdEncoding.DecodeString(t); err == nil && len(b) == ed25519.PublicKeySize {
-		return b, nil
-	}
-	return nil, fmt.Errorf("identity key %q: want an Ed25519 public key as 64 hex digits or base64", s)
 }
 
 // ConfigError is a config file that cannot be used. Line is the line of
@@ -193,17 +183,18 @@ type parsedConfig [][]parsedValidator
 
 // LoadConfig reads and checks the config file at path.
 func LoadConfig(path string) (*Config, error) {
-	cfg, _, err := loadConfig(path)
+	cfg, _, err := loadConfig(path, false)
 	return cfg, err
 }
 
-// loadConfig is LoadConfig, also returning what check parsed.
-func loadConfig(path string) (*Config, parsedConfig, error) {
+// loadConfig is LoadConfig, also returning what check parsed; inspect
+// skips the checks only serving needs (see LoadConfigToInspect).
+func loadConfig(path string, inspect bool) (*Config, parsedConfig, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, nil, fmt.Errorf("signerkit: config: %w", err)
 	}
-	cfg, pc, err := parseConfig(data)
+	cfg, pc, err := parseConfig(data, inspect)
 	if err != nil {
 		var ce *ConfigError
 		if errors.As(err, &ce) {
@@ -218,11 +209,11 @@ func loadConfig(path string) (*Config, parsedConfig, error) {
 // ParseConfig parses and checks a config file's contents. A key the
 // Config does not know is a *ConfigError naming the key and its line.
 func ParseConfig(data []byte) (*Config, error) {
-	cfg, _, err := parseConfig(data)
+	cfg, _, err := parseConfig(data, false)
 	return cfg, err
 }
 
-func parseConfig(data []byte) (*Config, parsedConfig, error) {
+func parseConfig(data []byte, inspect bool) (*Config, parsedConfig, error) {
 	var cfg Config
 	md, err := toml.NewDecoder(bytes.NewReader(data)).Decode(&cfg)
 	if err != nil {
@@ -243,7 +234,7 @@ func parseConfig(data []byte) (*Config, parsedConfig, error) {
 		return nil, nil, &ConfigError{Line: keyLine(data, k), Key: k.String(),
 			Msg: "unknown key (misspelt, or in the wrong table?); see `signerkit init` for a commented config"}
 	}
-	pc, err := cfg.check()
+	pc, err := cfg.check(inspect)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -283,7 +274,7 @@ func keyLine(data []byte, key toml.Key) int {
 
 // check applies the rules a config must meet before anything starts, and
 // returns the validators' addresses and allowlists it parsed doing so.
-func (c *Config) check() (parsedConfig, error) {
+func (c *Config) check(inspect bool) (parsedConfig, error) {
 	bad := func(key, format string, args ...any) error {
 		return &ConfigError{Key: key, Msg: fmt.Sprintf(format, args...)}
 	}
@@ -308,6 +299,9 @@ func (c *Config) check() (parsedConfig, error) {
 	}
 	if c.MaxPendingHandshakes < 0 {
 		return nil, bad("max_pending_handshakes", "negative (0 means the default, %d)", DefaultMaxPendingHandshakes)
+	}
+	if c.RedialMaxBackoff < 0 {
+		return nil, bad("redial_max_backoff", "negative (0 means the default, %s)", DefaultRedialMaxBackoff)
 	}
 	if c.MaxPendingHandshakesPerHost < 0 {
 		return nil, bad("max_pending_handshakes_per_host", "negative (0 means the default, %d)", DefaultMaxPendingHandshakesPerHost)
@@ -354,9 +348,9 @@ func (c *Config) check() (parsedConfig, error) {
 			pc[i][j] = parsedValidator{network: network, address: address, allow: allow}
 			if network == "tcp" {
 				tcp = true
-				if len(v.Allow) == 0 && !v.AllowAny {
+				if len(v.Allow) == 0 && !v.AllowAny && !inspect {
 					return nil, bad(vk+".allow", "no allowlist for %s: over TCP signerkit serves only the node identity keys listed here. "+
-						"Add allow = [\"<the node's identity key, hex>\"] (a refused node's key is logged as ed25519:<hex>), "+
+						"Add allow = [\"<the node's identity key: gpub1…, ed25519:<hex>, or the path of its node_key.json>\"] (a refused node's key is logged), "+
 						"or use a unix:// address, or, for a stock CometBFT node that makes a new identity at every start, set allow_any = true", v.Addr)
 				}
 				if len(v.Allow) > 0 && v.AllowAny {
@@ -365,7 +359,7 @@ func (c *Config) check() (parsedConfig, error) {
 			}
 		}
 	}
-	if tcp && c.IdentityKey == "" {
+	if tcp && c.IdentityKey == "" && !inspect {
 		return nil, bad("identity_key", "missing, and a validator is reached over TCP: set identity_key to the file `signerkit init` wrote")
 	}
 	return pc, nil

@@ -76,7 +76,7 @@ func newTCPFixture(t *testing.T, edit func(*Config)) *tcpFixture {
 	if edit != nil {
 		edit(cfg)
 	}
-	if _, err := cfg.check(); err != nil {
+	if _, err := cfg.check(false); err != nil {
 		t.Fatal(err)
 	}
 	if err := InitState(context.Background(), cfg.StateDir, chainID, 1); err != nil {

@@ -48,7 +48,7 @@ type Options struct {
 // the endpoints. It fails closed, with an error that says how to fix the
 // config or the state. Nothing is served until Run.
 func New(ctx context.Context, cfg *Config, opts Options) (_ *Daemon, err error) {
-	parsed, err := cfg.check()
+	parsed, err := cfg.check(false)
 	if err != nil {
 		return nil, err
 	}
@@ -97,6 +97,7 @@ func New(ctx context.Context, cfg *Config, opts Options) (_ *Daemon, err error) 
 			d.vals = append(d.vals, v)
 		}
 	}
+	d.zeroCounters()
 	if opts.MetricsListener != nil {
 		d.httpLn = opts.MetricsListener
 	} else if cfg.MetricsAddr != "" {
@@ -187,7 +188,7 @@ func (d *Daemon) checkState(ctx context.Context, ch ChainConfig) error {
 	}
 	pub := d.keys[ch.Key].pub
 	if st.Signature != nil && !ed25519.Verify(pub, st.SignBytes, st.Signature) {
-		return fmt.Errorf("signerkit: chain %q: the key %s (public key %X) did not make the last signature in the state: "+
+		return fmt.Errorf("signerkit: chain %q: the key %s (public key ed25519:%x) did not make the last signature in the state: "+
 			"the state belongs to another key. Point key at the validator's key, or, if the validator's key really changed, move %s away and run `signerkit state init`",
 			ch.ID, RedactURI(ch.Key), []byte(pub), d.cfg.StateDir)
 	}

@@ -145,12 +145,13 @@ func (d *Daemon) close() error {
 }
 
 // Reload reads the config file again and applies the allowlists of the
-// validators it still lists; other changes need a restart and are logged.
+// validators it still lists; every other change needs a restart and is
+// logged as a warning, one line per setting (unappliedChanges).
 func (d *Daemon) Reload() error {
 	if d.cfg.Path == "" {
 		return errors.New("signerkit: reload: the config was not read from a file")
 	}
-	cfg, parsed, err := loadConfig(d.cfg.Path)
+	cfg, parsed, err := loadConfig(d.cfg.Path, false)
 	if err != nil {
 		return err
 	}
@@ -164,6 +165,9 @@ func (d *Daemon) Reload() error {
 		for j, v := range ch.Validators {
 			next[vkey{ch.ID, v.Addr}] = entry{v, parsed[i][j]}
 		}
+	}
+	for _, c := range unappliedChanges(d.cfg, cfg) {
+		d.log.Warn("reload: change not applied; restart signerkit to apply it", "setting", c.Setting, "running", c.Old, "file", c.New)
 	}
 	for _, v := range d.vals {
 		e, ok := next[vkey{v.chain, v.addr}]

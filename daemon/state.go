@@ -80,7 +80,7 @@ func (kb *keyBindings) bind(chainID string, pub ed25519.PublicKey) error {
 	if h, ok := m[chainID]; ok {
 		old, err := hex.DecodeString(h)
 		if err != nil || !bytes.Equal(old, pub) {
-			return fmt.Errorf("the key's public key %X differs from %s, the one this chain's state in %s was made with: "+
+			return fmt.Errorf("the key's public key ed25519:%x differs from ed25519:%s, the one this chain's state in %s was made with: "+
 				"the state belongs to another key. Point key at the validator's key, or, if the validator's key really changed, "+
 				"move the state away and run `signerkit state init` at a height above anything the old key signed", []byte(pub), h, dir)
 		}
@@ -164,9 +164,15 @@ func ShowState(ctx context.Context, cfg *Config) (states []ChainState, running b
 }
 
 // InitState gives chainID its state at height h, or raises it to h; it
-// refuses to lower a state. It takes the state directory's lock, so it
-// is refused (ErrStateInUse) while the daemon runs.
+// refuses to lower a state. It makes stateDir (mode 0700) when it does
+// not exist and its parent does; a missing parent is an error that says
+// how to make it (a typo in state_dir should not make a tree). It takes
+// the state directory's lock, so it is refused (ErrStateInUse) while the
+// daemon runs.
 func InitState(ctx context.Context, stateDir, chainID string, h int64) error {
+	if err := makeStateDir(stateDir); err != nil {
+		return err
+	}
 	l, err := LockStateDir(stateDir)
 	if err != nil {
 		return err

@@ -33,7 +33,8 @@ type StateLock struct{ f *os.File }
 // its lock without waiting. `signerkit start` takes it before it opens
 // any key, so a second daemon on the same state never touches the device
 // the first is signing with; the state commands that change the state
-// take it too. An error wrapping ErrStateInUse names the holder's pid.
+// take it too. When another process holds it, the error is a
+// *StateInUseError naming the holder's pid.
 func LockStateDir(dir string) (*StateLock, error) {
 	if err := CheckStateDir(dir); err != nil {
 		return nil, err
@@ -53,7 +54,7 @@ func LockStateDir(dir string) (*StateLock, error) {
 	if err != nil {
 		f.Close()
 		if errors.Is(err, flock.ErrLocked) {
-			return nil, fmt.Errorf("signerkit: %s: %w (pid %s)", dir, ErrStateInUse, lockHolder(path))
+			return nil, &StateInUseError{Dir: dir, PID: lockHolder(path)}
 		}
 		return nil, fmt.Errorf("signerkit: state lock: %w", err)
 	}
@@ -86,13 +87,17 @@ func StateDirInUse(dir string) bool {
 	return errors.Is(flock.TryLock(f), flock.ErrLocked)
 }
 
-// lockHolder returns the pid a lock file names, or "unknown".
-func lockHolder(path string) string {
+// lockHolder returns the pid a lock file names, or 0.
+func lockHolder(path string) int {
 	b, err := os.ReadFile(path)
-	if s := strings.TrimSpace(string(b)); err == nil && s != "" && len(s) < 12 {
-		return s
+	if err != nil {
+		return 0
 	}
-	return "unknown"
+	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	if err != nil || pid <= 0 {
+		return 0
+	}
+	return pid
 }
 
 // StateDirError is a state directory the daemon refuses to use.

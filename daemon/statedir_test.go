@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -186,8 +187,17 @@ func TestStateLock(t *testing.T) {
 		t.Fatal("not in use while locked")
 	}
 	_, err = LockStateDir(dir)
-	if !errors.Is(err, ErrStateInUse) || !strings.Contains(err.Error(), "pid ") {
+	var ue *StateInUseError
+	if !errors.Is(err, ErrStateInUse) || !errors.As(err, &ue) || ue.PID != os.Getpid() ||
+		!strings.Contains(err.Error(), fmt.Sprintf("pid %d", os.Getpid())) || !strings.Contains(err.Error(), "stop it first") || strings.Contains(err.Error(), "move") {
 		t.Fatalf("second lock: %v", err)
+	}
+	// Without a pid in the lock file, the message says how to find it.
+	if err := os.WriteFile(filepath.Join(dir, LockFile), nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := LockStateDir(dir); !errors.As(err, &ue) || ue.PID != 0 || !strings.Contains(err.Error(), "fuser -v") {
+		t.Fatalf("second lock, no pid: %v", err)
 	}
 	l.Close()
 	if StateDirInUse(dir) {

@@ -24,6 +24,11 @@ type validator struct {
 	conns            atomic.Int64 // open connections past their handshake
 	admit            *admission   // tm2-remote listeners: caps, tarpit (limit.go)
 	refusedLog       logLimit     // refused identities: a log line a second
+	eofLog           logLimit     // identityHint: a log line a second
+	dialLog          logLimit     // failed dials: a log line every 10 s
+	// requests counts the requests answered; requestsAtConnect is its
+	// value at the last connection, for identityHint.
+	requests, requestsAtConnect atomic.Int64
 }
 
 // peerAuth is a TCP validator's SecretConnection handshake with its
@@ -38,14 +43,16 @@ type peerAuth struct {
 // dialer), serving ch's key behind its guard.
 func (d *Daemon) newValidator(ch ChainConfig, vc ValidatorConfig, pv parsedValidator) (*validator, error) {
 	network, address := pv.network, pv.address
-	v := &validator{chain: ch.ID, addr: vc.Addr, network: network, address: address, protocol: ch.Protocol}
+	v := &validator{chain: ch.ID, addr: vc.Addr, network: network, address: address, protocol: ch.Protocol,
+		dialLog: logLimit{period: dialLogPeriod}}
 	if network == "tcp" {
 		v.auth.Store(d.peerAuth(v, pv.allow))
 	}
 	backend := d.keys[ch.Key]
 	g := d.gs[ch.Key]
 	log := d.log.With("chain", ch.ID, "validator", vc.Addr)
-	onRequest := d.onRequest(ch.ID, backend.scheme, log)
+	countedRequest := d.onRequest(ch.ID, backend.scheme, log)
+	onRequest := func(info privval.RequestInfo) { v.requests.Add(1); countedRequest(info) }
 	onConnect := d.onConnect(v, log)
 	onDisconnect := d.onDisconnect(v, log)
 	hs := d.handshake(v, network)
@@ -71,7 +78,8 @@ func (d *Daemon) newValidator(ch ChainConfig, vc ValidatorConfig, pv parsedValid
 		v.ln = ln
 	default:
 		e, err := privval.NewEndpoint(g, privval.Config{Dialect: ch.dialect(), Network: network, Address: address, Handshake: hs,
-			ChainID: ch.ID, RequestTimeout: ch.SignTimeout, OnRequest: onRequest, OnConnect: onConnect, OnDisconnect: onDisconnect})
+			ChainID: ch.ID, RequestTimeout: ch.SignTimeout, OnRequest: onRequest, OnConnect: onConnect, OnDisconnect: onDisconnect,
+			MaxBackoff: d.cfg.redialMaxBackoff()})
 		if err != nil {
 			return nil, fmt.Errorf("signerkit: chain %q: %w", ch.ID, err)
 		}
@@ -123,6 +131,7 @@ func (d *Daemon) onConnect(v *validator, log *slog.Logger) func(ed25519.PublicKe
 	connected := d.m.connected.WithLabelValues(v.chain, v.addr)
 	connects := d.m.connects.WithLabelValues(v.chain, v.addr)
 	return func(peer ed25519.PublicKey) {
+		v.requestsAtConnect.Store(v.requests.Load())
 		v.conns.Add(1)
 		connected.Set(float64(v.conns.Load()))
 		connects.Inc()
@@ -154,8 +163,15 @@ func (d *Daemon) onDisconnect(v *validator, log *slog.Logger) func(error) {
 				log.Warn("validator refused: its identity key is not on the allowlist", "peer", peerString(ue.Key), "fix", "add it to allow and send SIGHUP",
 					"unlogged_since_last", quiet)
 			}
+		} else if reason == "dial" {
+			// Redials come every redial_max_backoff while the node is
+			// down: a line every 10 s.
+			if ok, quiet := v.dialLog.allow(); ok {
+				log.Info("validator not reachable; redialing", "err", err, "unlogged_since_last", quiet)
+			}
 		} else if reason != "shutdown" && reason != "shed" { // shed: counted, not logged (a flood)
 			log.Info("validator connection ended", "reason", reason, "err", err)
+			d.identityHint(v, err, reason, log)
 		}
 	}
 }

@@ -10,7 +10,6 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/signerkit/signerkit/signbytes"
 	"github.com/signerkit/signerkit/signer"
 )
 
@@ -106,11 +105,7 @@ func (g *Guard) load(c *chain) error {
 		return withPath(err, g.path(c))
 	}
 	c.file, c.rec, c.slot, c.loaded = f, rec, slot, true
-	c.forBlock = false
-	if rec.Step == signbytes.Precommit.Step() {
-		m, err := signbytes.Parse(rec.SignBytes) // decodeFile checked it parses
-		c.forBlock = err == nil && !m.BlockID.IsZero()
-	}
+	c.forBlock = forBlock(rec) // decodeFile checked its sign bytes parse
 	return nil
 }
 

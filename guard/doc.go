@@ -66,7 +66,10 @@
 // ErrNoState until Init gives it a state: Init(ctx, chainID, h) makes the
 // Guard sign nothing below height h. To move a validator from another
 // signer, stop the old one and Init at one more than the last height it
-// may have signed.
+// may have signed, or Import its last signed message and signature
+// (package guard/migrate reads them from FilePV's, tmkms's and horcrux's
+// state files): the Guard then signs only what comes after it, and serves
+// that message again as FilePV would.
 //
 // On systems with flock(2), a Guard holds an exclusive lock on each state
 // file it has open, so a second process (or Guard) on the same directory

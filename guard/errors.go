@@ -26,10 +26,19 @@ type DoubleSignError struct {
 	// Reason is "height regression", "round regression", "step
 	// regression" or "conflicting data at the same height/round/step".
 	Reason string
+	// NeverSigned is true when the state was set by Init or Repair
+	// (at LastHeight) and nothing has been signed since: the request is
+	// below the height the state was initialised at.
+	NeverSigned bool
 }
 
 // Error describes the refusal.
 func (e *DoubleSignError) Error() string {
+	if e.NeverSigned {
+		return fmt.Sprintf("guard: chain %q: asked to sign %d/%d/%d, below height %d, where the state was initialised; "+
+			"nothing has been signed yet, and nothing below %d will be: %v",
+			e.ChainID, e.Height, e.Round, e.Step, e.LastHeight, e.LastHeight, signer.ErrDoubleSign)
+	}
 	return fmt.Sprintf("guard: chain %q: %s: asked to sign %d/%d/%d, last signed %d/%d/%d: %v",
 		e.ChainID, e.Reason, e.Height, e.Round, e.Step, e.LastHeight, e.LastRound, e.LastStep, signer.ErrDoubleSign)
 }

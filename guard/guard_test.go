@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -261,8 +262,31 @@ func TestInit(t *testing.T) {
 	}
 	_, err = g.SignBytes(ctx, msg(t, signbytes.TM2, chainID, signbytes.Precommit, 99, 5, 1, baseTime))
 	mustErr(t, err, signer.ErrDoubleSign)
+	// Below an initialised state, the error says so, not that 100 was signed.
+	var dse *DoubleSignError
+	if !errors.As(err, &dse) || !dse.NeverSigned || !strings.Contains(err.Error(), "below height 100, where the state was initialised") ||
+		strings.Contains(err.Error(), "last signed") {
+		t.Fatalf("below the initial height: %v", err)
+	}
+	// Opened again, the state read from the file says the same.
+	dir2 := t.TempDir()
+	g2 := newGuard(t, newKey(5), Config{Dir: dir2})
+	if err := g2.Init(ctx, chainID, 100); err != nil {
+		t.Fatal(err)
+	}
+	g2.Close()
+	g2 = newGuard(t, newKey(5), Config{Dir: dir2})
+	_, err = g2.SignBytes(ctx, msg(t, signbytes.TM2, chainID, signbytes.Precommit, 99, 5, 1, baseTime))
+	if !errors.As(err, &dse) || !dse.NeverSigned {
+		t.Fatalf("below the initial height, read from the file: %v", err)
+	}
+	g2.Close()
 	if _, err := g.SignBytes(ctx, msg(t, signbytes.TM2, chainID, signbytes.Proposal, 100, 0, 1, baseTime)); err != nil {
 		t.Fatal(err)
+	}
+	_, err = g.SignBytes(ctx, msg(t, signbytes.TM2, chainID, signbytes.Precommit, 99, 0, 1, baseTime))
+	if !errors.As(err, &dse) || dse.NeverSigned || !strings.Contains(err.Error(), "height regression") || !strings.Contains(err.Error(), "last signed 100/0/1") {
+		t.Fatalf("below a signed height: %v", err)
 	}
 	mustErr(t, g.Init(ctx, chainID, 100), signer.ErrDoubleSign)
 	mustErr(t, g.Init(ctx, chainID, 50), signer.ErrDoubleSign)

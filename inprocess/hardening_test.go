@@ -15,6 +15,7 @@ import (
 	"testing"
 
 	"github.com/signerkit/signerkit/inprocess"
+	"github.com/signerkit/signerkit/internal/eckey"
 	"github.com/signerkit/signerkit/internal/memscan"
 	"github.com/signerkit/signerkit/signer"
 )
@@ -62,7 +63,8 @@ func TestPublicIsACopy(t *testing.T) {
 			case ed25519.PublicKey:
 				p[0] ^= 0xff
 			case *ecdsa.PublicKey:
-				p.X.SetInt64(1)
+				x, _ := eckey.Coordinates(p)
+				x.SetInt64(1)
 				p.Curve = nil
 			case *rsa.PublicKey:
 				p.N.SetInt64(15)

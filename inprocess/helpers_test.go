@@ -12,6 +12,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/signerkit/signerkit/internal/eckey"
 	"github.com/signerkit/signerkit/internal/refsecp256k1"
 	"github.com/signerkit/signerkit/signer"
 )
@@ -108,15 +109,16 @@ func sec1(t *testing.T, version int, d []byte, curve asn1.ObjectIdentifier, pub 
 func uncompressed(pub *ecdsa.PublicKey) []byte {
 	size := (pub.Curve.Params().BitSize + 7) / 8
 	out := []byte{4}
-	out = append(out, pub.X.FillBytes(make([]byte, size))...)
-	return append(out, pub.Y.FillBytes(make([]byte, size))...)
+	x, y := eckey.Coordinates(pub)
+	out = append(out, x.FillBytes(make([]byte, size))...)
+	return append(out, y.FillBytes(make([]byte, size))...)
 }
 
 // refPublic returns d·G on secp256k1, computed by the reference
 // implementation.
 func refPublic(d *big.Int) *ecdsa.PublicKey {
 	x, y := refsecp256k1.PublicKey(d)
-	return &ecdsa.PublicKey{Curve: signer.Secp256k1(), X: x, Y: y}
+	return eckey.NewPublic(signer.Secp256k1(), x, y)
 }
 
 // leaks reports whether msg holds secret in any of the forms a key file

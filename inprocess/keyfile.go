@@ -13,6 +13,7 @@ import (
 	"math/big"
 	"strings"
 
+	"github.com/signerkit/signerkit/internal/eckey"
 	"github.com/signerkit/signerkit/internal/keyfile"
 	"github.com/signerkit/signerkit/signer"
 )
@@ -271,7 +272,7 @@ func parseSEC1(der []byte, outer asn1.ObjectIdentifier) (*ecdsa.PrivateKey, erro
 	}
 	if k.PublicKey.BitLength != 0 {
 		if k.PublicKey.BitLength%8 != 0 || !pointMatches(&priv.PublicKey, k.PublicKey.Bytes) {
-			wipe(priv.D)
+			wipe(eckey.Scalar(priv))
 			return nil, fmt.Errorf("the public key in the file is not the private key's: %w", signer.ErrInvalidKey)
 		}
 	}
@@ -286,19 +287,20 @@ func ecdsaFromScalar(d []byte, alg signer.Algorithm) (*ecdsa.PrivateKey, error) 
 	}
 	defer k.Close()
 	pub := copyPublic(k.pub).(*ecdsa.PublicKey)
-	return &ecdsa.PrivateKey{PublicKey: *pub, D: new(big.Int).SetBytes(d)}, nil
+	return eckey.NewPrivate(pub, new(big.Int).SetBytes(d)), nil
 }
 
 // pointMatches reports whether enc is pub's point, uncompressed (04 ‖ X ‖
 // Y) or compressed (02 or 03 ‖ X).
 func pointMatches(pub *ecdsa.PublicKey, enc []byte) bool {
 	size := (pub.Curve.Params().BitSize + 7) / 8
-	x := pub.X.FillBytes(make([]byte, size))
+	px, py := eckey.Coordinates(pub)
+	x := px.FillBytes(make([]byte, size))
 	switch {
 	case len(enc) == 1+2*size && enc[0] == 4:
-		return bytes.Equal(enc[1:1+size], x) && bytes.Equal(enc[1+size:], pub.Y.FillBytes(make([]byte, size)))
+		return bytes.Equal(enc[1:1+size], x) && bytes.Equal(enc[1+size:], py.FillBytes(make([]byte, size)))
 	case len(enc) == 1+size && (enc[0] == 2 || enc[0] == 3):
-		return bytes.Equal(enc[1:], x) && enc[0] == 2+byte(pub.Y.Bit(0))
+		return bytes.Equal(enc[1:], x) && enc[0] == 2+byte(py.Bit(0))
 	}
 	return false
 }

@@ -21,6 +21,7 @@ import (
 	"testing"
 
 	"github.com/signerkit/signerkit/inprocess"
+	"github.com/signerkit/signerkit/internal/eckey"
 	"github.com/signerkit/signerkit/internal/refsecp256k1"
 	"github.com/signerkit/signerkit/signer"
 	"github.com/signerkit/signerkit/signer/signertest"
@@ -57,7 +58,7 @@ func spkiPublic(t *testing.T, alg signer.Algorithm, spki []byte) crypto.PublicKe
 		if point[0] != 4 {
 			t.Fatalf("no uncompressed point at the end of %x", spki)
 		}
-		return &ecdsa.PublicKey{Curve: signer.Secp256k1(), X: new(big.Int).SetBytes(point[1:33]), Y: new(big.Int).SetBytes(point[33:])}
+		return eckey.NewPublic(signer.Secp256k1(), new(big.Int).SetBytes(point[1:33]), new(big.Int).SetBytes(point[33:]))
 	}
 	pub, err := x509.ParsePKIXPublicKey(spki)
 	if err != nil {
@@ -152,7 +153,7 @@ func TestValidatorKeyFiles(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				want = &ecdsa.PublicKey{Curve: signer.Secp256k1(), X: x, Y: y}
+				want = eckey.NewPublic(signer.Secp256k1(), x, y)
 			}
 			k, err := inprocess.Open(ctx, inprocess.Config{File: path})
 			if err != nil {
@@ -185,7 +186,7 @@ func TestParseKeyFileRefuses(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	k1d := k1.(*ecdsa.PrivateKey).D.FillBytes(make([]byte, 32))
+	k1d := eckey.Scalar(k1.(*ecdsa.PrivateKey)).FillBytes(make([]byte, 32))
 	k1pub := uncompressed(&k1.(*ecdsa.PrivateKey).PublicKey)
 	otherK1 := uncompressed(refPublic(big.NewInt(7)))
 	nk1 := refsecp256k1.N().FillBytes(make([]byte, 32))
@@ -253,7 +254,7 @@ func TestMarshalKeyFile(t *testing.T) {
 	p384, _ := ecdsa.GenerateKey(elliptic.P384(), rand.Reader)
 	d, _ := rand.Int(rand.Reader, new(big.Int).Sub(refsecp256k1.N(), big.NewInt(1)))
 	d.Add(d, big.NewInt(1))
-	k1 := &ecdsa.PrivateKey{PublicKey: *refPublic(d), D: d}
+	k1 := eckey.NewPrivate(refPublic(d), d)
 	rk, err := rsa.GenerateKey(rand.Reader, 2048)
 	if err != nil {
 		t.Fatal(err)

@@ -13,6 +13,7 @@ import (
 	"io/fs"
 
 	"github.com/signerkit/signerkit/internal/atomicfile"
+	"github.com/signerkit/signerkit/internal/eckey"
 	"github.com/signerkit/signerkit/signer"
 )
 
@@ -40,7 +41,8 @@ func MarshalKeyFile(priv crypto.PrivateKey) ([]byte, error) {
 		typ = "EC PRIVATE KEY"
 		d := k.k1.Key.Bytes()
 		pub := k.pub.(*ecdsa.PublicKey)
-		point := append([]byte{4}, append(pub.X.FillBytes(make([]byte, 32)), pub.Y.FillBytes(make([]byte, 32))...)...)
+		x, y := eckey.Coordinates(pub)
+		point := append([]byte{4}, append(x.FillBytes(make([]byte, 32)), y.FillBytes(make([]byte, 32))...)...)
 		der, err = asn1.Marshal(ecPrivateKey{Version: 1, PrivateKey: d[:], NamedCurveOID: oidSecp256k1, PublicKey: asn1.BitString{Bytes: point, BitLength: 8 * len(point)}})
 		clear(d[:])
 	case k.ed != nil:
@@ -86,7 +88,7 @@ func wipePrivate(priv crypto.PrivateKey) {
 	case ed25519.PrivateKey:
 		clear(k)
 	case *ecdsa.PrivateKey:
-		wipe(k.D)
+		wipe(eckey.Scalar(k))
 	case *rsa.PrivateKey:
 		wipe(k.D)
 		for _, p := range k.Primes {

@@ -2,7 +2,6 @@ package inprocess
 
 import (
 	"crypto"
-	"crypto/ecdh"
 	"crypto/ecdsa"
 	"crypto/ed25519"
 	"crypto/rand"
@@ -13,6 +12,7 @@ import (
 
 	"github.com/decred/dcrd/dcrec/secp256k1/v4"
 
+	"github.com/signerkit/signerkit/internal/eckey"
 	"github.com/signerkit/signerkit/internal/ed25519sign"
 	"github.com/signerkit/signerkit/internal/secp256k1sign"
 	"github.com/signerkit/signerkit/signer"
@@ -81,23 +81,9 @@ func FromSeed(seed []byte, alg signer.Algorithm) (*Signer, error) {
 		}
 		return newEd25519(seed)
 	case signer.ECDSAP256, signer.ECDSAP384:
-		c := ecdh.P256()
-		if alg == signer.ECDSAP384 {
-			c = ecdh.P384()
-		}
-		k, err := c.NewPrivateKey(seed) // checks length and range
+		priv, err := ecdsa.ParseRawPrivateKey(alg.Curve(), seed) // checks length and range
 		if err != nil {
 			return nil, fmt.Errorf("inprocess: %v private scalar is not %d bytes in [1, n-1]: %w", alg, alg.Curve().Params().BitSize/8, signer.ErrInvalidKey)
-		}
-		point := k.PublicKey().Bytes() // 0x04 ‖ X ‖ Y
-		size := (len(point) - 1) / 2
-		priv := &ecdsa.PrivateKey{
-			PublicKey: ecdsa.PublicKey{
-				Curve: alg.Curve(),
-				X:     new(big.Int).SetBytes(point[1 : 1+size]),
-				Y:     new(big.Int).SetBytes(point[1+size:]),
-			},
-			D: new(big.Int).SetBytes(seed),
 		}
 		return &Signer{alg: alg, pub: copyPublic(&priv.PublicKey), ec: priv}, nil
 	case signer.ECDSASecp256k1:
@@ -146,10 +132,14 @@ func fromEd25519(k ed25519.PrivateKey, alg signer.Algorithm) (*Signer, error) {
 }
 
 func fromECDSA(k *ecdsa.PrivateKey, alg signer.Algorithm) (*Signer, error) {
-	if k == nil || k.D == nil || k.Curve == nil || k.X == nil || k.Y == nil {
+	var x, y *big.Int
+	if k != nil {
+		x, y = eckey.Coordinates(&k.PublicKey)
+	}
+	if k == nil || eckey.Scalar(k) == nil || k.Curve == nil || x == nil || y == nil {
 		return nil, fmt.Errorf("inprocess: incomplete ECDSA private key: %w", signer.ErrInvalidKey)
 	}
-	if p := k.Curve.Params().P; k.X.Sign() < 0 || k.Y.Sign() < 0 || k.X.Cmp(p) >= 0 || k.Y.Cmp(p) >= 0 {
+	if p := k.Curve.Params().P; x.Sign() < 0 || y.Sign() < 0 || x.Cmp(p) >= 0 || y.Cmp(p) >= 0 {
 		return nil, fmt.Errorf("inprocess: ECDSA public key coordinates out of range: %w", signer.ErrInvalidKey)
 	}
 	if alg == 0 {
@@ -166,10 +156,10 @@ func fromECDSA(k *ecdsa.PrivateKey, alg signer.Algorithm) (*Signer, error) {
 	// and makes the copy, then make sure it is the key pair the caller
 	// meant.
 	size := (k.Curve.Params().BitSize + 7) / 8
-	if k.D.Sign() <= 0 || k.D.BitLen() > 8*size {
+	if kd := eckey.Scalar(k); kd.Sign() <= 0 || kd.BitLen() > 8*size {
 		return nil, fmt.Errorf("inprocess: %v private scalar out of range: %w", alg, signer.ErrInvalidKey)
 	}
-	d := k.D.FillBytes(make([]byte, size))
+	d := eckey.Scalar(k).FillBytes(make([]byte, size))
 	key, err := FromSeed(d, alg)
 	clear(d)
 	if err != nil {

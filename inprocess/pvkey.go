@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/signerkit/signerkit/internal/eckey"
 	"github.com/signerkit/signerkit/signer"
 )
 
@@ -113,7 +114,7 @@ func parseValidatorKey(data []byte) (crypto.PrivateKey, error) {
 		}
 		priv = k
 		if pub, err = signer.MarshalSecp256k1PublicKey(&k.PublicKey); err != nil { // cannot fail: k is valid
-			wipe(k.D)
+			wipe(eckey.Scalar(k))
 			return nil, fmt.Errorf("priv_validator_key.json: %w", err)
 		}
 	}

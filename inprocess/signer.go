@@ -14,6 +14,7 @@ import (
 
 	"github.com/decred/dcrd/dcrec/secp256k1/v4"
 
+	"github.com/signerkit/signerkit/internal/eckey"
 	"github.com/signerkit/signerkit/internal/ed25519sign"
 	"github.com/signerkit/signerkit/internal/secp256k1sign"
 	"github.com/signerkit/signerkit/signer"
@@ -69,7 +70,7 @@ func (k *Signer) Close() error {
 		k.k1 = nil
 	}
 	if k.ec != nil {
-		wipe(k.ec.D)
+		wipe(eckey.Scalar(k.ec))
 		k.ec = nil
 	}
 	if k.rsa != nil {
@@ -234,7 +235,7 @@ func copyPublic(pub crypto.PublicKey) crypto.PublicKey {
 	case ed25519.PublicKey:
 		return append(ed25519.PublicKey(nil), k...)
 	case *ecdsa.PublicKey:
-		return &ecdsa.PublicKey{Curve: k.Curve, X: new(big.Int).Set(k.X), Y: new(big.Int).Set(k.Y)}
+		return eckey.Clone(k)
 	case *rsa.PublicKey:
 		return &rsa.PublicKey{N: new(big.Int).Set(k.N), E: k.E}
 	}

@@ -18,6 +18,7 @@ import (
 	"testing"
 
 	"github.com/signerkit/signerkit/inprocess"
+	"github.com/signerkit/signerkit/internal/eckey"
 	"github.com/signerkit/signerkit/internal/refsecp256k1"
 	"github.com/signerkit/signerkit/signer"
 	"github.com/signerkit/signerkit/signer/signertest"
@@ -78,7 +79,7 @@ func TestSecp256k1Independent(t *testing.T) {
 			t.Fatal(err)
 		}
 		x, y, err := refsecp256k1.ParsePublicKey(compressed)
-		if err != nil || x.Cmp(pub.X) != 0 || y.Cmp(pub.Y) != 0 {
+		if px, py := eckey.Coordinates(pub); err != nil || x.Cmp(px) != 0 || y.Cmp(py) != 0 {
 			t.Fatalf("reference parse of %x: %v", compressed, err)
 		}
 		msg := make([]byte, i*20)
@@ -138,7 +139,7 @@ func TestSecp256k1FromSeed(t *testing.T) {
 		}
 		x, y := refsecp256k1.PublicKey(d)
 		pub := key.Public().(*ecdsa.PublicKey)
-		if pub.X.Cmp(x) != 0 || pub.Y.Cmp(y) != 0 {
+		if px, py := eckey.Coordinates(pub); px.Cmp(x) != 0 || py.Cmp(y) != 0 {
 			t.Fatalf("public key of %x differs from the reference", d)
 		}
 	}
@@ -180,7 +181,7 @@ func TestFromSeedP256MatchesStdlib(t *testing.T) {
 		if curve == elliptic.P384() {
 			alg = signer.ECDSAP384
 		}
-		key, err := inprocess.FromSeed(priv.D.FillBytes(make([]byte, (curve.Params().BitSize+7)/8)), alg)
+		key, err := inprocess.FromSeed(must(priv.Bytes()), alg)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -210,7 +211,7 @@ func TestFromPrivateKey(t *testing.T) {
 	d, _ := rand.Int(rand.Reader, refsecp256k1.N())
 	d.Add(d, big.NewInt(1)).Mod(d, refsecp256k1.N())
 	x, y := refsecp256k1.PublicKey(d)
-	k1Priv := &ecdsa.PrivateKey{PublicKey: ecdsa.PublicKey{Curve: signer.Secp256k1(), X: x, Y: y}, D: d}
+	k1Priv := eckey.NewPrivate(eckey.NewPublic(signer.Secp256k1(), x, y), d)
 
 	cases := []struct {
 		name string
@@ -284,7 +285,7 @@ func TestFromPrivateKey(t *testing.T) {
 		{"secp256k1 D negative", withD(k1Priv, new(big.Int).Neg(d)), 0, signer.ErrInvalidKey},
 		{"secp256k1 D = n", withD(k1Priv, refsecp256k1.N()), 0, signer.ErrInvalidKey},
 		{"secp256k1 D of another key", withD(k1Priv, new(big.Int).Add(d, big.NewInt(1))), 0, signer.ErrInvalidKey},
-		{"p256 D of another key", withD(p256, new(big.Int).Add(p256.D, big.NewInt(1))), 0, signer.ErrInvalidKey},
+		{"p256 D of another key", withD(p256, new(big.Int).Add(new(big.Int).SetBytes(must(p256.Bytes())), big.NewInt(1))), 0, signer.ErrInvalidKey},
 		{"ed25519 seed of one key, public half of another", mixedEd25519(), 0, signer.ErrInvalidKey},
 		{"typed nil of another signer type", (*inprocess.Signer)(nil), 0, signer.ErrUnsupported},
 		{"rsa 1024", rsa1024(t), signer.RSAPSS, signer.ErrUnsupported},
@@ -353,9 +354,7 @@ func rsa1024(t *testing.T) *rsa.PrivateKey {
 
 // withD returns a copy of priv with its scalar replaced.
 func withD(priv *ecdsa.PrivateKey, d *big.Int) *ecdsa.PrivateKey {
-	c := *priv
-	c.D = d
-	return &c
+	return eckey.NewPrivate(&priv.PublicKey, d)
 }
 
 func unhex(t *testing.T, s string) []byte {

@@ -13,6 +13,7 @@ import (
 	"golang.org/x/crypto/ripemd160"
 
 	"github.com/signerkit/signerkit/internal/bech32"
+	"github.com/signerkit/signerkit/internal/eckey"
 	"github.com/signerkit/signerkit/signer"
 )
 
@@ -50,17 +51,18 @@ func addressBytes(pub crypto.PublicKey) ([]byte, error) {
 		sum := sha256.Sum256(p)
 		return sum[:addressSize], nil
 	case *ecdsa.PublicKey:
-		if p == nil || p.X == nil || p.Y == nil {
+		px, py := eckey.Coordinates(p)
+		if p == nil || px == nil || py == nil {
 			return nil, fmt.Errorf("keybase: nil secp256k1 public key: %w", signer.ErrInvalidKey)
 		}
-		if p.X.BitLen() > 256 || p.Y.BitLen() > 256 {
+		if px.BitLen() > 256 || py.BitLen() > 256 {
 			return nil, fmt.Errorf("keybase: public key not on secp256k1: %w", signer.ErrInvalidKey)
 		}
 		var x, y secp256k1.FieldVal
-		xOver := x.SetByteSlice(p.X.FillBytes(make([]byte, 32)))
-		yOver := y.SetByteSlice(p.Y.FillBytes(make([]byte, 32)))
+		xOver := x.SetByteSlice(px.FillBytes(make([]byte, 32)))
+		yOver := y.SetByteSlice(py.FillBytes(make([]byte, 32)))
 		k := secp256k1.NewPublicKey(&x, &y)
-		if xOver || yOver || p.X.Sign() < 0 || p.Y.Sign() < 0 || !k.IsOnCurve() {
+		if xOver || yOver || px.Sign() < 0 || py.Sign() < 0 || !k.IsOnCurve() {
 			return nil, fmt.Errorf("keybase: public key not on secp256k1: %w", signer.ErrInvalidKey)
 		}
 		return secp256k1Address(k), nil

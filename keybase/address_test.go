@@ -18,6 +18,7 @@ import (
 	"golang.org/x/crypto/ripemd160"
 
 	"github.com/signerkit/signerkit/internal/bech32"
+	"github.com/signerkit/signerkit/internal/eckey"
 	"github.com/signerkit/signerkit/signer"
 	"github.com/signerkit/signerkit/signer/signertest"
 )
@@ -39,7 +40,8 @@ func TestAddress(t *testing.T) {
 	edPub := ed.Public().(ed25519.PublicKey)
 	sum := sha256.Sum256(edPub)
 	edDef, _ := bech32.EncodeBytes("g", sum[:20])
-	k1Uncomp := append([]byte{4}, append(k1.X.FillBytes(make([]byte, 32)), k1.Y.FillBytes(make([]byte, 32))...)...)
+	k1x, k1y := eckey.Coordinates(&k1.PublicKey)
+	k1Uncomp := append([]byte{4}, append(k1x.FillBytes(make([]byte, 32)), k1y.FillBytes(make([]byte, 32))...)...)
 	k1Comp, _ := secp256k1.ParsePubKey(k1Uncomp)
 	sha := sha256.Sum256(k1Comp.SerializeCompressed())
 	h := ripemd160.New()
@@ -72,7 +74,7 @@ func TestAddress(t *testing.T) {
 	if _, err := Address(ed25519.PublicKey{1, 2}); !errors.Is(err, signer.ErrInvalidKey) {
 		t.Errorf("short Ed25519 key: got %v", err)
 	}
-	off := &ecdsa.PublicKey{Curve: k1.Curve, X: big.NewInt(1), Y: big.NewInt(1)}
+	off := eckey.NewPublic(k1.Curve, big.NewInt(1), big.NewInt(1))
 	if _, err := Address(off); !errors.Is(err, signer.ErrInvalidKey) {
 		t.Errorf("point off the curve: got %v", err)
 	}

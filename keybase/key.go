@@ -11,6 +11,7 @@ import (
 
 	"github.com/decred/dcrd/dcrec/secp256k1/v4"
 
+	"github.com/signerkit/signerkit/internal/eckey"
 	"github.com/signerkit/signerkit/internal/ed25519sign"
 	"github.com/signerkit/signerkit/internal/secp256k1sign"
 	"github.com/signerkit/signerkit/signer"
@@ -94,19 +95,19 @@ func fromPrivate(priv crypto.PrivateKey) (*privateKey, error) {
 		}
 		return &privateKey{alg: signer.Ed25519, x: x}, nil
 	case *ecdsa.PrivateKey:
-		if p == nil || p.D == nil || p.Curve != signer.Secp256k1() {
+		if p == nil || eckey.Scalar(p) == nil || p.Curve != signer.Secp256k1() {
 			return nil, fmt.Errorf("keybase: only secp256k1 ECDSA keys are supported: %w", signer.ErrUnsupported)
 		}
-		if p.D.Sign() <= 0 || p.D.BitLen() > 256 {
+		if pd := eckey.Scalar(p); pd.Sign() <= 0 || pd.BitLen() > 256 {
 			return nil, fmt.Errorf("keybase: secp256k1 scalar out of range: %w", signer.ErrInvalidKey)
 		}
-		d := p.D.FillBytes(make([]byte, 32))
+		d := eckey.Scalar(p).FillBytes(make([]byte, 32))
 		defer clear(d)
 		k, err := secp256k1FromScalar(d)
 		if err != nil {
 			return nil, err
 		}
-		if p.X != nil && !p.PublicKey.Equal(k.public()) {
+		if px, _ := eckey.Coordinates(&p.PublicKey); px != nil && !p.PublicKey.Equal(k.public()) {
 			k.wipe()
 			return nil, fmt.Errorf("keybase: secp256k1 private key does not match its public key: %w", signer.ErrInvalidKey)
 		}
@@ -237,7 +238,8 @@ func publicAmino(pub crypto.PublicKey) ([]byte, error) {
 	case ed25519.PublicKey:
 		return anyBytes(typePubEd25519, p), nil
 	case *ecdsa.PublicKey:
-		k, err := secp256k1.ParsePubKey(append([]byte{4}, append(p.X.FillBytes(make([]byte, 32)), p.Y.FillBytes(make([]byte, 32))...)...))
+		x, y := eckey.Coordinates(p)
+		k, err := secp256k1.ParsePubKey(append([]byte{4}, append(x.FillBytes(make([]byte, 32)), y.FillBytes(make([]byte, 32))...)...))
 		if err != nil {
 			return nil, fmt.Errorf("keybase: %w: %w", signer.ErrInvalidKey, err)
 		}

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/signerkit/signerkit/internal/eckey"
 	"github.com/signerkit/signerkit/signer"
 )
 
@@ -82,8 +83,9 @@ func FuzzParseKeyFile(f *testing.F) {
 					t.Fatalf("accepted a degenerate Ed25519 public key %x: %v", pub, err)
 				}
 			case *ecdsa.PublicKey:
+				x, y := eckey.Coordinates(pub)
 				//lint:ignore SA1019 crypto/ecdh has no secp256k1; this IsOnCurve is decred's check behind the adaptor
-				if kf.alg != signer.ECDSASecp256k1 || pub.Curve != signer.Secp256k1() || !pub.Curve.IsOnCurve(pub.X, pub.Y) {
+				if kf.alg != signer.ECDSASecp256k1 || pub.Curve != signer.Secp256k1() || !pub.Curve.IsOnCurve(x, y) {
 					t.Fatalf("a secp256k1 key reported as %v, or off the curve", kf.alg)
 				}
 			default:

@@ -7,10 +7,10 @@ import (
 	"crypto/ed25519"
 	"fmt"
 	"io"
-	"math/big"
 	"strings"
 	"sync"
 
+	"github.com/signerkit/signerkit/internal/eckey"
 	"github.com/signerkit/signerkit/internal/secp256k1sign"
 	"github.com/signerkit/signerkit/signer"
 	"github.com/signerkit/signerkit/signer/signertrace"
@@ -191,7 +191,7 @@ func (s *Signer) Public() crypto.PublicKey {
 		return append(ed25519.PublicKey(nil), s.pub.(ed25519.PublicKey)...)
 	}
 	p := s.pub.(*ecdsa.PublicKey)
-	return &ecdsa.PublicKey{Curve: p.Curve, X: new(big.Int).Set(p.X), Y: new(big.Int).Set(p.Y)}
+	return eckey.Clone(p)
 }
 
 var errClosed = fmt.Errorf("keybase: %w", signer.ErrClosed)

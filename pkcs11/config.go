@@ -136,4 +136,8 @@ type KeySpec struct {
 	// RSABits is the modulus size of an RSA key, 2048 to 4096; 0 means
 	// 2048.
 	RSABits int
+	// Exportable makes the private key CKA_EXTRACTABLE: still sensitive,
+	// so it leaves the token only encrypted under a wrap key
+	// (ExportWrapped). Without it the key never leaves the token.
+	Exportable bool
 }

@@ -25,7 +25,12 @@
 // again. OpenStore opens the token alone as a *Store, which implements
 // signer.KeyOpener (OpenKey), KeyLister (ListKeys), KeyGenerator
 // (GenerateKey, and Generate for other RSA sizes or a chosen CKA_ID),
-// KeyImporter (ImportKey) and KeyDeleter (DeleteKey).
+// KeyImporter (ImportKey) and KeyDeleter (DeleteKey), and
+// ExportableKeyGenerator and KeyWrapper: GenerateExportableKey makes a key
+// CKA_EXTRACTABLE (still CKA_SENSITIVE; every other key is neither
+// extractable nor exportable), and ExportWrapped and ImportWrapped move it
+// through C_WrapKey and C_UnwrapKey (CKM_AES_KEY_WRAP_PAD) under an AES key
+// that GenerateWrapKey makes on the token.
 //
 // ParseURI returns the Config an RFC 7512 pkcs11: URI describes, and the
 // package registers the pkcs11 scheme, so that once it is imported

@@ -3,7 +3,6 @@ package pkcs11
 import (
 	"bytes"
 	"crypto"
-	"crypto/ecdh"
 	"crypto/ecdsa"
 	"crypto/ed25519"
 	"crypto/elliptic"
@@ -12,6 +11,7 @@ import (
 	"fmt"
 	"math/big"
 
+	"github.com/signerkit/signerkit/internal/eckey"
 	"github.com/signerkit/signerkit/signer"
 )
 
@@ -115,27 +115,23 @@ func parseECPoint(a signer.Algorithm, v []byte) (crypto.PublicKey, error) {
 }
 
 // parseECDSAPoint decodes an uncompressed SEC 1 point, checking that it is
-// on the curve (through crypto/ecdh, which refuses points that are not).
+// on the curve (through ecdsa.ParseUncompressedPublicKey, which refuses
+// points that are not).
 func parseECDSAPoint(a signer.Algorithm, point []byte) (*ecdsa.PublicKey, error) {
-	var c ecdh.Curve
 	var curve elliptic.Curve
 	switch a {
 	case signer.ECDSAP256:
-		c, curve = ecdh.P256(), elliptic.P256()
+		curve = elliptic.P256()
 	case signer.ECDSAP384:
-		c, curve = ecdh.P384(), elliptic.P384()
+		curve = elliptic.P384()
 	default:
 		return nil, fmt.Errorf("pkcs11: %v: %w", a, signer.ErrUnsupported)
 	}
-	if _, err := c.NewPublicKey(point); err != nil {
+	k, err := ecdsa.ParseUncompressedPublicKey(curve, point)
+	if err != nil {
 		return nil, fmt.Errorf("pkcs11: %v CKA_EC_POINT is not a point on the curve: %w", a, signer.ErrInvalidKey)
 	}
-	size := (curve.Params().BitSize + 7) / 8
-	return &ecdsa.PublicKey{
-		Curve: curve,
-		X:     new(big.Int).SetBytes(point[1 : 1+size]),
-		Y:     new(big.Int).SetBytes(point[1+size:]),
-	}, nil
+	return k, nil
 }
 
 // marshalECPoint returns CKA_EC_POINT for pub: a DER OCTET STRING around
@@ -248,7 +244,7 @@ func copyPublic(pub crypto.PublicKey) crypto.PublicKey {
 	case ed25519.PublicKey:
 		return ed25519.PublicKey(bytes.Clone(k))
 	case *ecdsa.PublicKey:
-		return &ecdsa.PublicKey{Curve: k.Curve, X: new(big.Int).Set(k.X), Y: new(big.Int).Set(k.Y)}
+		return eckey.Clone(k)
 	case *rsa.PublicKey:
 		return &rsa.PublicKey{N: new(big.Int).Set(k.N), E: k.E}
 	}

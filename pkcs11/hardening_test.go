@@ -19,6 +19,7 @@ import (
 
 	p11 "github.com/miekg/pkcs11"
 
+	"github.com/signerkit/signerkit/internal/eckey"
 	"github.com/signerkit/signerkit/pkcs11"
 	"github.com/signerkit/signerkit/pkcs11/pkcs11test"
 	"github.com/signerkit/signerkit/signer"
@@ -106,8 +107,9 @@ func TestPublicReturnsCopies(t *testing.T) {
 				}
 				p[0] = 1 // the identity point
 			case *ecdsa.PublicKey:
-				p.X.SetInt64(1)
-				p.Y.SetInt64(2)
+				x, y := eckey.Coordinates(p)
+				x.SetInt64(1)
+				y.SetInt64(2)
 				p.Curve = nil
 			case *rsa.PublicKey:
 				p.N.SetInt64(3)

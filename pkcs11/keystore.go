@@ -16,6 +16,7 @@ import (
 
 	p11 "github.com/miekg/pkcs11"
 
+	"github.com/signerkit/signerkit/internal/eckey"
 	"github.com/signerkit/signerkit/signer"
 )
 
@@ -38,7 +39,7 @@ func (t *Store) Generate(ctx context.Context, spec KeySpec) (signer.KeyInfo, err
 	if spec.Algorithm.IsRSA() && (bits < 2048 || bits > 4096) {
 		return signer.KeyInfo{}, fmt.Errorf("pkcs11: %d-bit RSA key: 2048 to 4096: %w", bits, signer.ErrUnsupported)
 	}
-	pub, priv, err := t.templates(spec.Algorithm, spec.Label, spec.ID)
+	pub, priv, err := t.templates(spec.Algorithm, spec.Label, spec.ID, spec.Exportable)
 	if err != nil {
 		return signer.KeyInfo{}, err
 	}
@@ -76,7 +77,7 @@ func (t *Store) ImportKey(ctx context.Context, priv crypto.PrivateKey, alg signe
 	if err := alg.CheckKey(s.Public()); err != nil {
 		return signer.KeyInfo{}, fmt.Errorf("pkcs11: import: %w", err)
 	}
-	pubT, privT, err := t.templates(alg, label, nil)
+	pubT, privT, err := t.templates(alg, label, nil, false)
 	if err != nil {
 		return signer.KeyInfo{}, err
 	}
@@ -95,7 +96,7 @@ func (t *Store) ImportKey(ctx context.Context, priv crypto.PrivateKey, alg signe
 			return signer.KeyInfo{}, err
 		}
 		d := make([]byte, (k.Curve.Params().BitSize+7)/8)
-		k.D.FillBytes(d)
+		eckey.Scalar(k).FillBytes(d) // not k.Bytes(): that is crypto/ecdsa's cached copy, not ours to wipe
 		pubT = append(pubT, p11.NewAttribute(p11.CKA_EC_POINT, point))
 		params, _ := ecParams(alg)
 		privT = append(privT, p11.NewAttribute(p11.CKA_EC_PARAMS, params), p11.NewAttribute(p11.CKA_VALUE, d))
@@ -140,8 +141,10 @@ func (t *Store) ImportKey(ctx context.Context, priv crypto.PrivateKey, alg signe
 	}, alg)
 }
 
-// templates returns the attributes common to a new key pair of alg.
-func (t *Store) templates(alg signer.Algorithm, label string, id []byte) (pub, priv []*p11.Attribute, err error) {
+// templates returns the attributes common to a new key pair of alg. The
+// private key is sensitive; it is extractable (under wrap only, being
+// sensitive) when exportable is set.
+func (t *Store) templates(alg signer.Algorithm, label string, id []byte, exportable bool) (pub, priv []*p11.Attribute, err error) {
 	if label == "" {
 		return nil, nil, fmt.Errorf("pkcs11: a new key needs a label: %w", signer.ErrInvalidArgument)
 	}
@@ -174,7 +177,7 @@ func (t *Store) templates(alg signer.Algorithm, label string, id []byte) (pub, p
 	priv = append(common(p11.CKO_PRIVATE_KEY),
 		p11.NewAttribute(p11.CKA_PRIVATE, true),
 		p11.NewAttribute(p11.CKA_SENSITIVE, true),
-		p11.NewAttribute(p11.CKA_EXTRACTABLE, false),
+		p11.NewAttribute(p11.CKA_EXTRACTABLE, exportable),
 		p11.NewAttribute(p11.CKA_SIGN, true))
 	if keyType != p11.CKK_RSA {
 		if params, err = ecParams(alg); err != nil {

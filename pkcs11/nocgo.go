@@ -100,3 +100,24 @@ func (k *Signer) SignContext(context.Context, []byte) ([]byte, error) { return n
 // Health returns an error wrapping signer.ErrUnsupported: this build has
 // no cgo.
 func (s *Signer) Health(context.Context) error { return errNoCgo }
+
+// GenerateExportableKey returns an error wrapping signer.ErrUnsupported.
+func (t *Store) GenerateExportableKey(context.Context, signer.Algorithm, string) (signer.KeyInfo, error) {
+	return signer.KeyInfo{}, errNoCgo
+}
+
+// GenerateWrapKey returns an error wrapping signer.ErrUnsupported.
+func (t *Store) GenerateWrapKey(context.Context, string) ([]byte, error) { return nil, errNoCgo }
+
+// PutWrapKey returns an error wrapping signer.ErrUnsupported.
+func (t *Store) PutWrapKey(context.Context, string, []byte) ([]byte, error) { return nil, errNoCgo }
+
+// ExportWrapped returns an error wrapping signer.ErrUnsupported.
+func (t *Store) ExportWrapped(context.Context, signer.KeyRef, signer.KeyRef) ([]byte, error) {
+	return nil, errNoCgo
+}
+
+// ImportWrapped returns an error wrapping signer.ErrUnsupported.
+func (t *Store) ImportWrapped(context.Context, []byte, signer.KeyRef) (signer.KeyInfo, error) {
+	return signer.KeyInfo{}, errNoCgo
+}

@@ -10,6 +10,8 @@ import (
 	"math/big"
 
 	"github.com/decred/dcrd/dcrec/secp256k1/v4"
+
+	"github.com/signerkit/signerkit/internal/eckey"
 )
 
 // Algorithm names a signature algorithm together with the hash and the
@@ -239,5 +241,6 @@ func algorithmOfKey(pub crypto.PublicKey) (Algorithm, error) {
 func coordinatesInField(k *ecdsa.PublicKey) bool {
 	p := k.Curve.Params().P
 	in := func(v *big.Int) bool { return v != nil && v.Sign() >= 0 && v.Cmp(p) < 0 }
-	return in(k.X) && in(k.Y)
+	x, y := eckey.Coordinates(k)
+	return in(x) && in(y)
 }

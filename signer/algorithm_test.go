@@ -22,6 +22,7 @@ import (
 
 	"github.com/signerkit/signerkit/bls"
 	"github.com/signerkit/signerkit/inprocess"
+	"github.com/signerkit/signerkit/internal/eckey"
 	"github.com/signerkit/signerkit/signer"
 	"github.com/signerkit/signerkit/signer/signertest"
 	"github.com/signerkit/signerkit/signer/signertrace"
@@ -570,6 +571,7 @@ func publicKeys(t testing.TB) []namedKey {
 	}
 	edPub := testKey(t, signer.Ed25519, 0).Public().(ed25519.PublicKey)
 	p256 := testKey(t, signer.ECDSAP256, 0).Public().(*ecdsa.PublicKey)
+	p256x, p256y := eckey.Coordinates(p256)
 	rsaPub := testKey(t, signer.RSAPSS, 0).Public().(*rsa.PublicKey)
 	_, edPriv, _ := ed25519.GenerateKey(rand.Reader)
 	return []namedKey{
@@ -587,7 +589,7 @@ func publicKeys(t testing.TB) []namedKey {
 		{"*ed25519.PublicKey", &edPub, nil},
 		{"ed25519.PrivateKey", edPriv, nil},
 		{"nil *ecdsa.PublicKey", (*ecdsa.PublicKey)(nil), nil},
-		{"ecdsa without curve", &ecdsa.PublicKey{X: p256.X, Y: p256.Y}, nil},
+		{"ecdsa without curve", eckey.NewPublic(nil, p256x, p256y), nil},
 		{"ecdsa.PublicKey value", *p256, nil},
 		{"p224", &p224.PublicKey, nil},
 		{"p521", &p521.PublicKey, nil},

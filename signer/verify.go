@@ -13,6 +13,8 @@ import (
 
 	"github.com/decred/dcrd/dcrec/secp256k1/v4"
 	k1ecdsa "github.com/decred/dcrd/dcrec/secp256k1/v4/ecdsa"
+
+	"github.com/signerkit/signerkit/internal/eckey"
 )
 
 // Verify checks sig, in the wire form that SignContext returns for a (see
@@ -69,7 +71,7 @@ func verifySecp256k1(pub *ecdsa.PublicKey, digest, sig []byte) bool {
 		return false // overflowed n, zero, or high-S
 	}
 	var x, y secp256k1.FieldVal
-	if x.SetByteSlice(pub.X.Bytes()) || y.SetByteSlice(pub.Y.Bytes()) {
+	if px, py := eckey.Coordinates(pub); x.SetByteSlice(px.Bytes()) || y.SetByteSlice(py.Bytes()) {
 		return false
 	}
 	k := secp256k1.NewPublicKey(&x, &y)
@@ -172,7 +174,7 @@ func MarshalSecp256k1PublicKey(pub *ecdsa.PublicKey) ([]byte, error) {
 		return nil, fmt.Errorf("signer: secp256k1 coordinates missing or out of range: %w", ErrCorrupt)
 	}
 	var x, y secp256k1.FieldVal
-	if x.SetByteSlice(pub.X.Bytes()) || y.SetByteSlice(pub.Y.Bytes()) {
+	if px, py := eckey.Coordinates(pub); x.SetByteSlice(px.Bytes()) || y.SetByteSlice(py.Bytes()) {
 		return nil, fmt.Errorf("signer: secp256k1 coordinates out of range: %w", ErrCorrupt)
 	}
 	k := secp256k1.NewPublicKey(&x, &y)

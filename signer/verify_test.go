@@ -17,6 +17,7 @@ import (
 	"testing"
 
 	"github.com/signerkit/signerkit/inprocess"
+	"github.com/signerkit/signerkit/internal/eckey"
 	"github.com/signerkit/signerkit/signer"
 )
 
@@ -942,13 +943,14 @@ func TestCheckSignerOptsTypedNil(t *testing.T) {
 func uncompressed(pub *ecdsa.PublicKey) []byte {
 	b := make([]byte, 65)
 	b[0] = 4
-	pub.X.FillBytes(b[1:33])
-	pub.Y.FillBytes(b[33:])
+	x, y := eckey.Coordinates(pub)
+	x.FillBytes(b[1:33])
+	y.FillBytes(b[33:])
 	return b
 }
 
 func TestSecp256k1PublicKeyRoundTrip(t *testing.T) {
-	g := &ecdsa.PublicKey{Curve: signer.Secp256k1(), X: k1Gx, Y: k1Gy}
+	g := eckey.NewPublic(signer.Secp256k1(), k1Gx, k1Gy)
 	pubs := []*ecdsa.PublicKey{g}
 	var ks []*inprocess.Signer
 	for n := range 2 {
@@ -971,10 +973,11 @@ func TestSecp256k1PublicKeyRoundTrip(t *testing.T) {
 		if err != nil {
 			t.Fatalf("key %d: Marshal: %v", i, err)
 		}
-		if len(b) != 33 || b[0] != 2+byte(pub.Y.Bit(0)) || !bytes.Equal(b[1:], pub.X.FillBytes(make([]byte, 32))) {
-			t.Errorf("key %d: Marshal = %x, want 0x%02x ‖ X", i, b, 2+pub.Y.Bit(0))
+		x, y := eckey.Coordinates(pub)
+		if len(b) != 33 || b[0] != 2+byte(y.Bit(0)) || !bytes.Equal(b[1:], x.FillBytes(make([]byte, 32))) {
+			t.Errorf("key %d: Marshal = %x, want 0x%02x ‖ X", i, b, 2+y.Bit(0))
 		}
-		if pub.Y.Bit(0) == 0 {
+		if y.Bit(0) == 0 {
 			sawEven = true
 		} else {
 			sawOdd = true
@@ -986,7 +989,8 @@ func TestSecp256k1PublicKeyRoundTrip(t *testing.T) {
 				continue
 			}
 			if !got.Equal(pub) || got.Curve != signer.Secp256k1() {
-				t.Errorf("key %d: Parse(%s) = (%x, %x), want (%x, %x) on Secp256k1()", i, form, got.X, got.Y, pub.X, pub.Y)
+				gx, gy := eckey.Coordinates(got)
+				t.Errorf("key %d: Parse(%s) = (%x, %x), want (%x, %x) on Secp256k1()", i, form, gx, gy, x, y)
 			}
 		}
 		if i == 0 {
@@ -1073,7 +1077,8 @@ func TestParseSecp256k1PublicKeyGarbage(t *testing.T) {
 			continue
 		}
 		if err == nil {
-			t.Errorf("Parse(%s = %x) = (%x, %x), nil; want an error", c.name, c.b, pub.X, pub.Y)
+			x, y := eckey.Coordinates(pub)
+			t.Errorf("Parse(%s = %x) = (%x, %x), nil; want an error", c.name, c.b, x, y)
 			continue
 		}
 		wantErr(t, "Parse("+c.name+")", err, signer.ErrCorrupt)
@@ -1092,7 +1097,8 @@ func TestParseSecp256k1PublicKeyHybrid(t *testing.T) {
 	for _, prefix := range []byte{6, 7} {
 		b := append(append([]byte{prefix}, gx...), gy...)
 		if pub, err := signer.ParseSecp256k1PublicKey(b); err == nil {
-			t.Errorf("Parse(hybrid 0x%02x ‖ G) = (%x, %x), nil; want ErrCorrupt", prefix, pub.X, pub.Y)
+			x, y := eckey.Coordinates(pub)
+			t.Errorf("Parse(hybrid 0x%02x ‖ G) = (%x, %x), nil; want ErrCorrupt", prefix, x, y)
 		}
 	}
 }
@@ -1106,13 +1112,13 @@ func TestMarshalSecp256k1PublicKeyErrors(t *testing.T) {
 	}{
 		{"P-256 key", testKey(t, signer.ECDSAP256, 0).Public().(*ecdsa.PublicKey), signer.ErrUnsupported},
 		{"P-384 key", testKey(t, signer.ECDSAP384, 0).Public().(*ecdsa.PublicKey), signer.ErrUnsupported},
-		{"P-256 curve, secp256k1 point", &ecdsa.PublicKey{Curve: elliptic.P256(), X: k1Gx, Y: k1Gy}, signer.ErrUnsupported},
+		{"P-256 curve, secp256k1 point", eckey.NewPublic(elliptic.P256(), k1Gx, k1Gy), signer.ErrUnsupported},
 		{"nil", nil, signer.ErrUnsupported},
-		{"no curve", &ecdsa.PublicKey{X: k1Gx, Y: k1Gy}, signer.ErrUnsupported},
-		{"off the curve", &ecdsa.PublicKey{Curve: c, X: k1Gx, Y: new(big.Int).Add(k1Gy, big.NewInt(1))}, signer.ErrCorrupt},
-		{"X = p", &ecdsa.PublicKey{Curve: c, X: new(big.Int).Set(k1P), Y: k1Gy}, signer.ErrCorrupt},
-		{"−G", &ecdsa.PublicKey{Curve: c, X: k1Gx, Y: new(big.Int).Sub(k1P, k1Gy)}, nil},
-		{"zero", &ecdsa.PublicKey{Curve: c, X: new(big.Int), Y: new(big.Int)}, signer.ErrCorrupt},
+		{"no curve", eckey.NewPublic(nil, k1Gx, k1Gy), signer.ErrUnsupported},
+		{"off the curve", eckey.NewPublic(c, k1Gx, new(big.Int).Add(k1Gy, big.NewInt(1))), signer.ErrCorrupt},
+		{"X = p", eckey.NewPublic(c, new(big.Int).Set(k1P), k1Gy), signer.ErrCorrupt},
+		{"−G", eckey.NewPublic(c, k1Gx, new(big.Int).Sub(k1P, k1Gy)), nil},
+		{"zero", eckey.NewPublic(c, new(big.Int), new(big.Int)), signer.ErrCorrupt},
 	}
 	for _, tc := range cases {
 		var b []byte
@@ -1145,16 +1151,17 @@ func TestECDSAMalformedPublicKeys(t *testing.T) {
 		k := testKey(t, alg, 0)
 		pub := k.Public().(*ecdsa.PublicKey)
 		sig := signStd(t, k, msg)
+		x, y := eckey.Coordinates(pub)
 		keys := map[string]*ecdsa.PublicKey{
-			"nil X":   {Curve: pub.Curve, Y: pub.Y},
-			"nil Y":   {Curve: pub.Curve, X: pub.X},
-			"nil X,Y": {Curve: pub.Curve},
-			"−X":      {Curve: pub.Curve, X: new(big.Int).Neg(pub.X), Y: pub.Y},
-			"−Y":      {Curve: pub.Curve, X: pub.X, Y: new(big.Int).Neg(pub.Y)},
+			"nil X":   eckey.NewPublic(pub.Curve, nil, y),
+			"nil Y":   eckey.NewPublic(pub.Curve, x, nil),
+			"nil X,Y": eckey.NewPublic(pub.Curve, nil, nil),
+			"−X":      eckey.NewPublic(pub.Curve, new(big.Int).Neg(x), y),
+			"−Y":      eckey.NewPublic(pub.Curve, x, new(big.Int).Neg(y)),
 		}
-		if pub.X.BitLen() > 248 {
+		if x.BitLen() > 248 {
 			// X·256 + 0xab: its first 32 big-endian bytes are X's.
-			keys["X·256+0xab"] = &ecdsa.PublicKey{Curve: pub.Curve, X: new(big.Int).Add(new(big.Int).Lsh(pub.X, 8), big.NewInt(0xab)), Y: pub.Y}
+			keys["X·256+0xab"] = eckey.NewPublic(pub.Curve, new(big.Int).Add(new(big.Int).Lsh(x, 8), big.NewInt(0xab)), y)
 		}
 		for name, bad := range keys {
 			var err error
@@ -1163,7 +1170,7 @@ func TestECDSAMalformedPublicKeys(t *testing.T) {
 			} else if err == nil {
 				t.Errorf("%v.Verify with a key with %s = nil, want an error", alg, name)
 			}
-			if bad.X != nil && bad.Y != nil && ecdsa.Verify(bad, stdDigest(alg, msg), splitFirst(alg, sig), splitSecond(alg, sig)) {
+			if bx, by := eckey.Coordinates(bad); bx != nil && by != nil && ecdsa.Verify(bad, stdDigest(alg, msg), splitFirst(alg, sig), splitSecond(alg, sig)) {
 				t.Errorf("%v: crypto/ecdsa accepts the key with %s; the test is wrong", alg, name)
 			}
 			if alg != signer.ECDSASecp256k1 {

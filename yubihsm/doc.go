@@ -8,8 +8,12 @@
 // signer.AlgorithmSigner; OpenStore returns a *Store, which manages keys:
 // it implements signer.KeyGenerator, KeyImporter, KeyLister, KeyOpener and
 // KeyDeleter (generate and put Ed25519 and P-256 keys, list them, find them
-// by object id or label, read their public keys, delete them), and its
-// OpenKey opens a key as a *Signer too:
+// by object id or label, read their public keys, delete them), and
+// signer.ExportableKeyGenerator and KeyWrapper (keys with the
+// exportable-under-wrap capability, exported and imported encrypted under
+// a wrap key with Export and Import Wrapped); PutAuthKey, PutWrapKey,
+// DeleteObject and SetOption set a device up. Its OpenKey opens a key as a
+// *Signer too:
 //
 //	k, err := yubihsm.Open(ctx, yubihsm.Config{
 //		Connector: "http://127.0.0.1:12345",

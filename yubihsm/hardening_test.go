@@ -23,6 +23,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/signerkit/signerkit/internal/eckey"
 	"github.com/signerkit/signerkit/internal/simtime"
 	"github.com/signerkit/signerkit/signer"
 	"github.com/signerkit/signerkit/signer/signertest"
@@ -369,8 +370,9 @@ func TestPublicIsACopy(t *testing.T) {
 				p[i] = 0
 			}
 		case *ecdsa.PublicKey:
-			p.X.SetInt64(1)
-			p.Y.SetInt64(2)
+			x, y := eckey.Coordinates(p)
+			x.SetInt64(1)
+			y.SetInt64(2)
 			p.Curve = elliptic.P384()
 		}
 		pub := k.Public()
@@ -401,9 +403,9 @@ func TestImportKeyChecks(t *testing.T) {
 	_, eb, _ := ed25519.GenerateKey(rand.Reader)
 	mixedEd := append(append(ed25519.PrivateKey(nil), ea.Seed()...), eb.Public().(ed25519.PublicKey)...)
 	cases := map[string]crypto.PrivateKey{
-		"ecdsa without curve":           &ecdsa.PrivateKey{D: big.NewInt(5)},
-		"ecdsa, another's public key":   &ecdsa.PrivateKey{PublicKey: b.PublicKey, D: a.D},
-		"ecdsa, no public point":        &ecdsa.PrivateKey{PublicKey: ecdsa.PublicKey{Curve: elliptic.P256()}, D: a.D},
+		"ecdsa without curve":           eckey.NewPrivate(&ecdsa.PublicKey{}, big.NewInt(5)),
+		"ecdsa, another's public key":   eckey.NewPrivate(&b.PublicKey, eckey.Scalar(a)),
+		"ecdsa, no public point":        eckey.NewPrivate(&ecdsa.PublicKey{Curve: elliptic.P256()}, eckey.Scalar(a)),
 		"ed25519, another's public key": mixedEd,
 	}
 	for name, priv := range cases {

@@ -9,11 +9,11 @@ import (
 	"crypto/sha256"
 	"fmt"
 	"io"
-	"math/big"
 	"sync"
 
 	"github.com/certusone/yubihsm-go/commands"
 
+	"github.com/signerkit/signerkit/internal/eckey"
 	"github.com/signerkit/signerkit/signer"
 )
 
@@ -56,7 +56,7 @@ func clonePublic(pub crypto.PublicKey) crypto.PublicKey {
 	case ed25519.PublicKey:
 		return ed25519.PublicKey(bytes.Clone(p))
 	case *ecdsa.PublicKey:
-		return &ecdsa.PublicKey{Curve: p.Curve, X: new(big.Int).Set(p.X), Y: new(big.Int).Set(p.Y)}
+		return eckey.Clone(p)
 	}
 	return pub
 }

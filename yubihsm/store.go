@@ -11,7 +11,6 @@ import (
 	"crypto/subtle"
 	"errors"
 	"fmt"
-	"math/big"
 	"slices"
 	"strconv"
 	"strings"
@@ -19,6 +18,7 @@ import (
 	"filippo.io/edwards25519"
 	"github.com/certusone/yubihsm-go/commands"
 
+	"github.com/signerkit/signerkit/internal/eckey"
 	"github.com/signerkit/signerkit/signer"
 )
 
@@ -56,12 +56,17 @@ func checkLabel(label string) error {
 // can only sign, under a new object id the device picks, and returns it.
 // A label already in use fails with an error wrapping signer.ErrKeyExists.
 func (s *Store) GenerateKey(ctx context.Context, alg signer.Algorithm, label string) (signer.KeyInfo, error) {
+	return s.generate(ctx, alg, label, 0)
+}
+
+// generate is GenerateKey with capabilities extra besides signing.
+func (s *Store) generate(ctx context.Context, alg signer.Algorithm, label string, extra uint64) (signer.KeyInfo, error) {
 	da, capability, err := s.newKey(ctx, alg, label)
 	if err != nil {
 		return signer.KeyInfo{}, err
 	}
 	resp, err := s.pool.do(ctx, func() (*commands.CommandMessage, error) {
-		return commands.CreateGenerateAsymmetricKeyCommand(0, []byte(label), s.l.cfg.Domains, capability, da)
+		return commands.CreateGenerateAsymmetricKeyCommand(0, []byte(label), s.l.cfg.Domains, capability|extra, da)
 	})
 	if err != nil {
 		return signer.KeyInfo{}, wrap(err, "generate %v key %q", alg, label)
@@ -110,10 +115,11 @@ func (s *Store) ImportKey(ctx context.Context, priv crypto.PrivateKey, alg signe
 		if k.Curve != elliptic.P256() {
 			return signer.KeyInfo{}, fmt.Errorf("yubihsm: ECDSA keys on %s: %w", k.Curve.Params().Name, signer.ErrUnsupported)
 		}
-		if k.D == nil || k.D.Sign() <= 0 || k.D.Cmp(k.Curve.Params().N) >= 0 {
+		if d := eckey.Scalar(k); d == nil || d.Sign() <= 0 || d.Cmp(k.Curve.Params().N) >= 0 {
 			return signer.KeyInfo{}, fmt.Errorf("yubihsm: want a P-256 key with a scalar in range: %w", signer.ErrInvalidKey)
 		}
-		secret, pub = k.D.FillBytes(make([]byte, 32)), &k.PublicKey
+		// Not k.Bytes(): that is crypto/ecdsa's cached copy, not ours to wipe.
+		secret, pub = eckey.Scalar(k).FillBytes(make([]byte, 32)), &k.PublicKey
 		if !p256ScalarMatches(secret, &k.PublicKey) {
 			clear(secret)
 			return signer.KeyInfo{}, fmt.Errorf("yubihsm: the P-256 key's public key is not its scalar's: %w", signer.ErrInvalidKey)
@@ -170,18 +176,17 @@ func ed25519SeedMatches(seed, pub []byte) bool {
 // p256ScalarMatches reports whether pub is the public key of the scalar
 // d (32 bytes, big-endian).
 func p256ScalarMatches(d []byte, pub *ecdsa.PublicKey) bool {
-	if pub.X == nil || pub.Y == nil || pub.X.Sign() < 0 || pub.Y.Sign() < 0 ||
-		pub.X.BitLen() > 256 || pub.Y.BitLen() > 256 {
+	if x, y := eckey.Coordinates(pub); x == nil || y == nil {
+		return false
+	}
+	want, err := pub.Bytes() // refuses a point off the curve
+	if err != nil {
 		return false
 	}
 	priv, err := ecdh.P256().NewPrivateKey(d)
 	if err != nil {
 		return false
 	}
-	want := make([]byte, 65)
-	want[0] = 4
-	pub.X.FillBytes(want[1:33])
-	pub.Y.FillBytes(want[33:])
 	return subtle.ConstantTimeCompare(priv.PublicKey().Bytes(), want) == 1
 }
 
@@ -279,7 +284,10 @@ func parsePublic(pk *commands.GetPubKeyResponse) (crypto.PublicKey, error) {
 		if len(pk.KeyData) != 64 {
 			return nil, &protocolError{fmt.Sprintf("P-256 public key of %d bytes", len(pk.KeyData))}
 		}
-		k := &ecdsa.PublicKey{Curve: elliptic.P256(), X: new(big.Int).SetBytes(pk.KeyData[:32]), Y: new(big.Int).SetBytes(pk.KeyData[32:])}
+		k, err := ecdsa.ParseUncompressedPublicKey(elliptic.P256(), append([]byte{4}, pk.KeyData...))
+		if err != nil {
+			return nil, &protocolError{"P-256 public key not on the curve"}
+		}
 		if err := signer.ECDSAP256.CheckKey(k); err != nil {
 			return nil, &protocolError{"P-256 public key not on the curve"}
 		}

@@ -38,6 +38,10 @@ metrics_addr = "127.0.0.1:26661"
 # How long SIGTERM waits for a sign in flight before stopping it.
 shutdown_grace = "10s"
 
+# The longest wait between dials of a node that signerkit dials (cometbft-*,
+# tm2-tmkms). A restarted CometBFT node waits 3s for its signer.
+redial_max_backoff = "500ms"
+
 log_level = "info"   # debug, info, warn, error
 log_format = "text"  # text or json
 
@@ -62,11 +66,20 @@ sign_timeout = "5s"
   # tcp://host:port or unix:///path: the node's listener (or, for
   # tm2-remote, where signerkit listens).
   addr = "{{.Validator}}"
-  # Over TCP: the node identity keys served (hex, or base64). A refused node's
-  # key is logged as ed25519:<hex>. SIGHUP reloads this list.
+  # Over TCP: the node identity keys served, each as gno prints it (gpub1…),
+  # as ed25519:<hex|base64>, or as the path of the node's node_key.json (a gno
+  # node's identity, which "gnoland secrets get node_id" prints). A refused node's
+  # key is logged. SIGHUP reloads this list. "signerkit identity show" prints
+  # this signer's own identity for the node's config.
   allow = []
-  # allow_any = true serves any node over TCP: only for a stock CometBFT node,
-  # which makes a new identity at every start.
+  # A stock CometBFT node (cometbft-v0.38/v0.34) makes a new identity at every
+  # start, so no allowlist can pin it. Choose one:
+  #   - addr = "unix:///run/signerkit/validator.sock" with the node on this
+  #     host (the socket's file permissions are the boundary); or
+  #   - allow_any = true over TCP, on a private address only: anyone who can
+  #     reach the node's priv_validator_laddr port first can pose as the node
+  #     and ask signerkit for signatures (the guard still refuses any double
+  #     sign).
   allow_any = false
 `))
 
@@ -146,8 +159,10 @@ func initHome(home, stateDir, chain, protocol, key, validator string, height int
 	if height < 1 {
 		fmt.Fprintf(stdout, "made %s, with no double-sign state for chain %s: `signerkit start` refuses to start until you run\n"+
 			"  signerkit state init -config %s -chain %s -height H\n"+
-			"H being the first height this signer may sign: one more than the last height any earlier signer of this key may have signed (1 for a new chain).\n",
-			stateDir, chain, cfgPath, chain)
+			"H being the first height this signer may sign: one more than the last height any earlier signer of this key may have signed (1 for a new chain).\n"+
+			"Moving from FilePV, tmkms or horcrux, read its state file instead (docs/migrate.md):\n"+
+			"  signerkit state import -config %s -chain %s -from priv_validator_state.json\n",
+			stateDir, chain, cfgPath, chain, cfgPath, chain)
 		return nil
 	}
 	if err := daemon.InitState(context.Background(), stateDir, chain, height); err != nil {

@@ -2,49 +2,34 @@ package main
 
 import (
 	"context"
-	"crypto"
 	"crypto/ed25519"
-	"crypto/sha256"
-	"encoding/base64"
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"text/tabwriter"
 	"time"
 
 	"github.com/signerkit/signerkit/daemon"
 	"github.com/signerkit/signerkit/inprocess"
 	"github.com/signerkit/signerkit/keybase"
+	"github.com/signerkit/signerkit/keyfmt"
 	"github.com/signerkit/signerkit/signer"
 )
 
 // CometBFTAddress is a validator's address as CometBFT shows it: the first
 // 20 bytes of the SHA-256 of its Ed25519 public key, in upper-case hex.
 func CometBFTAddress(pub ed25519.PublicKey) string {
-	h := sha256.Sum256(pub)
-	return fmt.Sprintf("%X", h[:20])
-}
-
-// keyLines describes one public key.
-func keyLines(w io.Writer, name string, pub crypto.PublicKey) {
-	fmt.Fprintf(w, "%s\n", name)
-	edPub, ok := pub.(ed25519.PublicKey)
-	if !ok {
-		fmt.Fprintf(w, "  public key:        %T (validators take Ed25519)\n", pub)
-		return
-	}
-	fmt.Fprintf(w, "  public key (hex):  %X\n", []byte(edPub))
-	fmt.Fprintf(w, "  public key (b64):  %s\n", base64.StdEncoding.EncodeToString(edPub))
-	if addr, err := keybase.Address(edPub); err == nil {
-		fmt.Fprintf(w, "  gno address:       %s\n", addr)
-	}
-	fmt.Fprintf(w, "  cometbft address:  %s\n", CometBFTAddress(edPub))
+	return keyfmt.CometBFTAddress(pub)
 }
 
 func cmdKeys(args []string, stdout, stderr io.Writer) error {
 	if len(args) == 0 {
-		fmt.Fprintln(stderr, "signerkit keys: show, list or import")
+		fmt.Fprintln(stderr, "signerkit keys: show, list, import, generate, export or delete")
 		return errUsage
+	}
+	if cmd, ok := keyMgmtCommands[args[0]]; ok { // keymgmt.go
+		return cmd(args[1:], stdout, stderr)
 	}
 	fs := newFlags("keys "+args[0], stderr)
 	path, from, to := new(string), new(string), new(string)
@@ -79,7 +64,7 @@ func cmdKeys(args []string, stdout, stderr io.Writer) error {
 		}
 		return keysImport(ctx, *from, *to, stdout)
 	}
-	fmt.Fprintf(stderr, "signerkit keys: unknown %q: show, list or import\n", args[0])
+	fmt.Fprintf(stderr, "signerkit keys: unknown %q: show, list, import, generate, export or delete\n", args[0])
 	return errUsage
 }
 
@@ -87,7 +72,7 @@ func keysShow(ctx context.Context, path string, uris []string, stdout, stderr io
 	type named struct{ name, uri string }
 	var keys []named
 	if path != "" {
-		cfg, err := daemon.LoadConfig(path)
+		cfg, err := daemon.LoadConfigToInspect(path)
 		if err != nil {
 			return err
 		}
@@ -177,7 +162,7 @@ func keysList(ctx context.Context, uri string, stdout io.Writer) error {
 	for _, k := range infos {
 		pub, gno, cmt := "-", "-", "-"
 		if ed, ok := k.Public.(ed25519.PublicKey); ok {
-			pub, cmt = fmt.Sprintf("%X", []byte(ed)), CometBFTAddress(ed)
+			pub, cmt = fmt.Sprintf("ed25519:%x", []byte(ed)), CometBFTAddress(ed)
 		}
 		if a, err := keybase.Address(k.Public); err == nil {
 			gno = a
@@ -188,6 +173,9 @@ func keysList(ctx context.Context, uri string, stdout io.Writer) error {
 }
 
 func keysImport(ctx context.Context, from, to string, stdout io.Writer) error {
+	if data, err := os.ReadFile(from); err == nil && isWrappedBackup(data) {
+		return keysImportWrapped(ctx, data, to, stdout) // keymgmt.go
+	}
 	priv, err := inprocess.LoadKeyFile(from)
 	if err != nil {
 		return fmt.Errorf("signerkit keys import: %w", err)

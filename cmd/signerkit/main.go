@@ -11,9 +11,15 @@
 //	signerkit keys    show   -config F | URI
 //	signerkit keys    list   -config F | keybase:dir=…
 //	signerkit keys    import -from FILE -to URI
+//	signerkit keys    generate -to URI [-algorithm ed25519] [-exportable] [-wrap-key-source SRC]
+//	signerkit keys    export -from URI -wrap KEY -out FILE
+//	signerkit keys    delete [-yes] URI
+//	signerkit yubihsm setup -connector URL [-auth-key ID -pin-source SRC -force] [-admin-id ID] [-signer-id ID] [-wrap-id ID] [-domains N] [-wrap-key-source SRC] [-force-audit]
 //	signerkit state   show   -config F
 //	signerkit state   init   -config F [-chain ID] -height H
 //	signerkit state   repair -config F [-chain ID] -height H
+//	signerkit state   import -config F [-chain ID] -from FILE [-node URL] [-force]
+//	signerkit identity show -config F
 //	signerkit demo    [-metrics 127.0.0.1:26661] [-interval 250ms] [-heights N]
 //	signerkit party   -config party.toml [-init-height H]
 //	signerkit threshold split  -from FILE -out DIR [-t 2] [-n 3]
@@ -56,6 +62,8 @@ import (
 	_ "github.com/signerkit/signerkit/pkcs11"    // registers pkcs11:
 	_ "github.com/signerkit/signerkit/threshold" // registers threshold:
 	_ "github.com/signerkit/signerkit/yubihsm"   // registers yubihsm:
+
+	_ "github.com/signerkit/signerkit/keybase/gnokeyhome" // registers gnokeyhome: (a gnokey home's keys)
 )
 
 const usage = `signerkit: a remote signer for gno and CometBFT validators
@@ -65,9 +73,15 @@ const usage = `signerkit: a remote signer for gno and CometBFT validators
   signerkit keys    show   -config F | URI
   signerkit keys    list   -config F | keybase:dir=...
   signerkit keys    import -from FILE -to URI
+  signerkit keys    generate -to URI [-algorithm ed25519] [-exportable] [-wrap-key-source SRC]
+  signerkit keys    export -from URI -wrap KEY -out FILE
+  signerkit keys    delete [-yes] URI
+  signerkit yubihsm setup -connector URL [-auth-key ID -pin-source SRC -force] [-admin-id ID] [-signer-id ID] [-wrap-id ID] [-domains N] [-wrap-key-source SRC] [-force-audit]
   signerkit state   show   -config F
   signerkit state   init   -config F [-chain ID] -height H
   signerkit state   repair -config F [-chain ID] -height H
+  signerkit state   import -config F [-chain ID] -from FILE [-node URL] [-force]
+  signerkit identity show -config F
   signerkit demo    [-metrics 127.0.0.1:26661] [-interval 250ms] [-heights N]
   signerkit party   -config party.toml [-init-height H]
   signerkit threshold split  -from FILE -out DIR [-t 2] [-n 3]
@@ -108,6 +122,10 @@ func dispatch(args []string, stdout, stderr io.Writer) error {
 		return cmdKeys(args[1:], stdout, stderr)
 	case "state":
 		return cmdState(args[1:], stdout, stderr)
+	case "identity":
+		return cmdIdentity(args[1:], stdout, stderr)
+	case "yubihsm":
+		return cmdYubiHSM(args[1:], stdout, stderr)
 	case "demo":
 		return cmdDemo(args[1:], stdout, stderr)
 	case "party":
@@ -181,7 +199,7 @@ func serve(ctx context.Context, cfg *daemon.Config, opts daemon.Options, log *sl
 	keys := d.PublicKeys()
 	for _, ch := range cfg.Chains {
 		log.Info("serving chain", "chain", ch.ID, "protocol", ch.Protocol, "backend", daemon.Scheme(ch.Key),
-			"pubkey", fmt.Sprintf("%X", []byte(keys[ch.ID])))
+			"pubkey", fmt.Sprintf("ed25519:%x", []byte(keys[ch.ID])))
 	}
 	if id := d.IdentityKey(); id != nil {
 		log.Info("identity", "key", fmt.Sprintf("ed25519:%x", []byte(id)))

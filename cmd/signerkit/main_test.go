@@ -24,6 +24,7 @@ import (
 	"github.com/signerkit/signerkit/inprocess"
 	"github.com/signerkit/signerkit/internal/proctest"
 	"github.com/signerkit/signerkit/keybase"
+	"github.com/signerkit/signerkit/keyfmt"
 	"github.com/signerkit/signerkit/privval"
 	"github.com/signerkit/signerkit/privval/privvaltest"
 	"github.com/signerkit/signerkit/signbytes"
@@ -244,7 +245,7 @@ func TestCommands(t *testing.T) {
 	pub := writeKey(t, filepath.Join(home, "v.pem"), 5)
 	out = runCmd(t, "keys", "show", "-config", cfgPath)
 	addr, _ := keybase.Address(pub)
-	for _, want := range []string{fmt.Sprintf("%X", []byte(pub)), addr, CometBFTAddress(pub)} {
+	for _, want := range []string{fmt.Sprintf("ed25519:%x", []byte(pub)), addr, CometBFTAddress(pub), keyfmt.GnoPubKey(pub), `"@type": "/tm.PubKeyEd25519"`, `"type": "tendermint/PubKeyEd25519"`} {
 		if !strings.Contains(out, want) {
 			t.Errorf("keys show lacks %s:\n%s", want, out)
 		}

@@ -14,8 +14,11 @@ import (
 
 func cmdState(args []string, stdout, stderr io.Writer) error {
 	if len(args) == 0 {
-		fmt.Fprintln(stderr, "signerkit state: show, init or repair")
+		fmt.Fprintln(stderr, "signerkit state: show, init, import or repair")
 		return errUsage
+	}
+	if args[0] == "import" {
+		return cmdStateImport(args[1:], stdout, stderr)
 	}
 	fs := newFlags("state "+args[0], stderr)
 	path := fs.String("config", "signerkit.toml", "the config file")
@@ -31,7 +34,7 @@ func cmdState(args []string, stdout, stderr io.Writer) error {
 	if err := parseFlags(fs, args[1:]); err != nil {
 		return err
 	}
-	cfg, err := daemon.LoadConfig(*path)
+	cfg, err := daemon.LoadConfigToInspect(*path)
 	if err != nil {
 		return err
 	}
@@ -59,7 +62,7 @@ func cmdState(args []string, stdout, stderr io.Writer) error {
 			return err
 		}
 		if err := daemon.InitState(ctx, cfg.StateDir, id, *height); err != nil {
-			return stopFirst(err)
+			return err
 		}
 		fmt.Fprintf(stdout, "chain %s: signs nothing below height %d\n", id, *height)
 		return nil
@@ -74,21 +77,13 @@ func cmdState(args []string, stdout, stderr io.Writer) error {
 		}
 		kept, err := daemon.RepairState(ctx, cfg.StateDir, id, *height)
 		if err != nil {
-			return stopFirst(err)
+			return err
 		}
 		fmt.Fprintf(stdout, "chain %s: the damaged state file is kept as %s; signs nothing below height %d\n", id, kept, *height)
 		return nil
 	}
-	fmt.Fprintf(stderr, "signerkit state: unknown %q: show, init or repair\n", args[0])
+	fmt.Fprintf(stderr, "signerkit state: unknown %q: show, init, import or repair\n", args[0])
 	return errUsage
-}
-
-// stopFirst adds what to do to an error of a running daemon's lock.
-func stopFirst(err error) error {
-	if errors.Is(err, daemon.ErrStateInUse) {
-		return fmt.Errorf("%w: stop the daemon first", err)
-	}
-	return err
 }
 
 // stateShow prints each chain's state from the state directory, read-only
@@ -122,7 +117,7 @@ func stateShow(ctx context.Context, cfg *daemon.Config, stdout io.Writer) error 
 		}
 		key := "(bound at first start)"
 		if s.Key != nil {
-			key = fmt.Sprintf("%X", []byte(s.Key))
+			key = fmt.Sprintf("ed25519:%x", []byte(s.Key))
 		}
 		fmt.Fprintf(tw, "%s\t%d\t%d\t%s\t%s\t%s\n", s.ChainID, s.Height, s.Round, stepName(s.Step), key, note)
 	}

@@ -55,7 +55,7 @@ func thresholdKey(t *testing.T, dir string, seed byte) ed25519.PublicKey {
 	t.Helper()
 	pub := writeValidatorJSON(t, filepath.Join(dir, "priv_validator_key.json"), seed)
 	out := runOK(t, "threshold", "split", "-from", filepath.Join(dir, "priv_validator_key.json"), "-out", filepath.Join(dir, "keys"), "-t", "2", "-n", "3")
-	if !strings.Contains(out, fmt.Sprintf("%X", []byte(pub))) {
+	if !strings.Contains(out, fmt.Sprintf("%x", []byte(pub))) {
 		t.Fatalf("split does not show the validator's key as the group key:\n%s", out)
 	}
 	runOK(t, "threshold", "certs", "-out", filepath.Join(dir, "certs"), "-parties", "3", "-coordinators", "2")
@@ -191,7 +191,7 @@ func TestThresholdValidator(t *testing.T) {
 	}
 	runOK(t, "init", "-home", filepath.Join(dir, "good"), "-key", uri)
 	out := runOK(t, "keys", "show", uri)
-	if !strings.Contains(out, fmt.Sprintf("%X", []byte(pub))) {
+	if !strings.Contains(out, fmt.Sprintf("%x", []byte(pub))) {
 		t.Fatalf("keys show %s:\n%s", uri, out)
 	}
 
@@ -403,7 +403,7 @@ func TestThresholdShareCommands(t *testing.T) {
 	pub := thresholdKey(t, dir, 12)
 	share := filepath.Join(dir, "keys", "share-2.pem")
 	out := runOK(t, "threshold", "show", "-share", share)
-	if !strings.Contains(out, "share of participant 2") || !strings.Contains(out, "2 of 3") || !strings.Contains(out, fmt.Sprintf("%X", []byte(pub))) {
+	if !strings.Contains(out, "share of participant 2") || !strings.Contains(out, "2 of 3") || !strings.Contains(out, fmt.Sprintf("%x", []byte(pub))) {
 		t.Errorf("show:\n%s", out)
 	}
 	if out := runOK(t, "threshold", "show", "-share", filepath.Join(dir, "keys", "public.pem")); !strings.Contains(out, "public key file") {

@@ -14,6 +14,11 @@ const charset = "qpzry9x8gf2tvdw0s3jn54khce6mua7l"
 // MaxLength is the longest bech32 string BIP 173 allows.
 const MaxLength = 90
 
+// MaxLengthLong bounds the strings of EncodeBytesLong and DecodeBytesLong.
+// tm2 decodes without BIP 173's limit (its public keys, "gpub1…", are 99
+// characters for Ed25519); this bound only keeps garbled input cheap.
+const MaxLengthLong = 1023
+
 var charsetRev = func() (r [128]int8) {
 	for i := range r {
 		r[i] = -1
@@ -66,7 +71,11 @@ func checksum(hrp string, data []byte) []byte {
 // below 32). hrp must be 1 to 83 characters of ASCII 33 to 126, not mixed
 // case; the result is lower case.
 func Encode(hrp string, data []byte) (string, error) {
-	if len(hrp) < 1 || len(hrp)+1+len(data)+6 > MaxLength {
+	return encode(hrp, data, MaxLength)
+}
+
+func encode(hrp string, data []byte, maxLen int) (string, error) {
+	if len(hrp) < 1 || len(hrp)+1+len(data)+6 > maxLen {
 		return "", fmt.Errorf("bech32: length %d out of range", len(hrp)+1+len(data)+6)
 	}
 	if err := checkHRP(hrp); err != nil {
@@ -107,8 +116,12 @@ func checkHRP(hrp string) error {
 // Decode parses a bech32 string, returning its human-readable part (lower
 // case) and its data as 5-bit groups, without the checksum.
 func Decode(s string) (hrp string, data []byte, err error) {
-	if len(s) > MaxLength {
-		return "", nil, fmt.Errorf("bech32: length %d over %d", len(s), MaxLength)
+	return decode(s, MaxLength)
+}
+
+func decode(s string, maxLen int) (hrp string, data []byte, err error) {
+	if len(s) > maxLen {
+		return "", nil, fmt.Errorf("bech32: length %d over %d", len(s), maxLen)
 	}
 	if err := checkHRP(s); err != nil { // every character, and mixed case
 		return "", nil, err
@@ -167,17 +180,37 @@ func ConvertBits(data []byte, from, to uint, pad bool) ([]byte, error) {
 // EncodeBytes returns the bech32 string of hrp and the bytes b, regrouped
 // into 5-bit groups, as tm2's bech32.ConvertAndEncode does.
 func EncodeBytes(hrp string, b []byte) (string, error) {
+	return encodeBytes(hrp, b, MaxLength)
+}
+
+// EncodeBytesLong is EncodeBytes for strings up to MaxLengthLong, as tm2
+// encodes public keys.
+func EncodeBytesLong(hrp string, b []byte) (string, error) {
+	return encodeBytes(hrp, b, MaxLengthLong)
+}
+
+func encodeBytes(hrp string, b []byte, maxLen int) (string, error) {
 	data, err := ConvertBits(b, 8, 5, true)
 	if err != nil {
 		return "", err
 	}
-	return Encode(hrp, data)
+	return encode(hrp, data, maxLen)
 }
 
 // DecodeBytes parses a bech32 string whose data are bytes regrouped into
 // 5-bit groups, as tm2's bech32.DecodeAndConvert does.
 func DecodeBytes(s string) (hrp string, b []byte, err error) {
-	hrp, data, err := Decode(s)
+	return decodeBytes(s, MaxLength)
+}
+
+// DecodeBytesLong is DecodeBytes for strings up to MaxLengthLong, as tm2
+// decodes public keys (bech32.DecodeNoLimit).
+func DecodeBytesLong(s string) (hrp string, b []byte, err error) {
+	return decodeBytes(s, MaxLengthLong)
+}
+
+func decodeBytes(s string, maxLen int) (hrp string, b []byte, err error) {
+	hrp, data, err := decode(s, maxLen)
 	if err != nil {
 		return "", nil, err
 	}

@@ -141,3 +141,27 @@ func TestBytesRoundTrip(t *testing.T) {
 		t.Error("Encode accepted a mixed-case hrp")
 	}
 }
+
+func TestLong(t *testing.T) {
+	b := bytes.Repeat([]byte{0xa5}, 55) // a tm2 Ed25519 public key's size
+	if _, err := EncodeBytes("gpub", b); err == nil {
+		t.Fatal("EncodeBytes took a string over BIP 173's 90 characters")
+	}
+	s, err := EncodeBytesLong("gpub", b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(s) != 99 {
+		t.Fatalf("len %d, want 99", len(s))
+	}
+	if _, _, err := DecodeBytes(s); err == nil {
+		t.Fatal("DecodeBytes took a string over 90 characters")
+	}
+	hrp, got, err := DecodeBytesLong(s)
+	if err != nil || hrp != "gpub" || !bytes.Equal(got, b) {
+		t.Fatalf("DecodeBytesLong = %q, %x, %v", hrp, got, err)
+	}
+	if _, _, err := DecodeBytesLong(strings.Repeat("q", MaxLengthLong+1)); err == nil {
+		t.Fatal("DecodeBytesLong took a string over MaxLengthLong")
+	}
+}

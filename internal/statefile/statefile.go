@@ -7,6 +7,7 @@
 package statefile
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -58,6 +59,9 @@ func (d Dir) Open(name string) (File, error) {
 	}
 	if err := flock.TryLock(f); err != nil {
 		f.Close()
+		if errors.Is(err, flock.ErrLocked) {
+			return nil, fmt.Errorf("state file: %w: another process (a signerkit, or a program using package guard) has it open; stop it first", err)
+		}
 		return nil, fmt.Errorf("state file: %w", err)
 	}
 	return osFile{f}, nil

@@ -527,3 +527,33 @@ func BenchmarkKeyInfo(b *testing.B) {
 		}
 	}
 }
+
+// TestOpenStoreURI: signer.OpenStore opens a gnokey home from a
+// gnokeyhome: URI, for keys list, and returns the key the URI names.
+func TestOpenStoreURI(t *testing.T) {
+	home := fixtureHome(t)
+	st, ref, err := signer.OpenStore(context.Background(), "gnokeyhome:home="+home+";label=validator")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	if ref.Label != "validator" {
+		t.Errorf("ref %v", ref)
+	}
+	keys, err := st.(signer.KeyLister).ListKeys(context.Background())
+	if err != nil || len(keys) == 0 {
+		t.Fatalf("ListKeys: %v, %v", keys, err)
+	}
+	// A store needs no label; a key does.
+	st2, ref, err := signer.OpenStore(context.Background(), "gnokeyhome:home="+home)
+	if err != nil || ref.Label != "" {
+		t.Fatalf("OpenStore without a label: %v, %v", ref, err)
+	}
+	st2.Close()
+	if _, err := gnokeyhome.ParseURI("gnokeyhome:home=" + home); !errors.Is(err, signer.ErrInvalidArgument) {
+		t.Errorf("ParseURI without a label: %v", err)
+	}
+	if _, _, err := signer.OpenStore(context.Background(), "gnokeyhome:home="+home+";label="); !errors.Is(err, signer.ErrInvalidArgument) {
+		t.Errorf("OpenStore with an empty label: %v", err)
+	}
+}

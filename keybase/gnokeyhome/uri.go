@@ -28,7 +28,11 @@ const (
 // Config.Secret), and mode, unlock-once (the default) or per-sign. Errors
 // are *signer.URIError values that name the attribute at fault and never
 // quote a pin-value or a label.
-func ParseURI(uri string) (Config, error) {
+func ParseURI(uri string) (Config, error) { return parseURI(uri, true) }
+
+// parseURI is ParseURI; a store's URI (storeuri.go) may leave the label
+// out.
+func parseURI(uri string, needLabel bool) (Config, error) {
 	u, err := keyuri.Parse(uri, "gnokeyhome", attrHome, attrLabel)
 	if err != nil {
 		return Config{}, err
@@ -41,7 +45,7 @@ func ParseURI(uri string) (Config, error) {
 		cfg.Home = home
 	}
 	label, ok := u.Attr(attrLabel)
-	if !ok || label == "" {
+	if (!ok && needLabel) || (ok && label == "") {
 		return Config{}, u.Errorf(attrLabel, "is required: the key's gnokey name or address")
 	}
 	cfg.Key.Label = label

@@ -15,6 +15,7 @@ import (
 
 	"github.com/cloudflare/circl/ecc/bls12381"
 
+	"github.com/signerkit/signerkit/internal/eckey"
 	"github.com/signerkit/signerkit/internal/refsecp256k1"
 	"github.com/signerkit/signerkit/signer"
 )
@@ -73,7 +74,7 @@ func VerifyStd(alg signer.Algorithm, pub crypto.PublicKey, msg, sig []byte) erro
 		}
 		// crypto/ecdsa runs on decred's secp256k1 arithmetic there; check
 		// once more with a textbook implementation that shares no code.
-		if alg == signer.ECDSASecp256k1 && !refsecp256k1.Verify(k.X, k.Y, digest(alg, msg), r, s) {
+		if x, y := eckey.Coordinates(k); alg == signer.ECDSASecp256k1 && !refsecp256k1.Verify(x, y, digest(alg, msg), r, s) {
 			return bad("does not verify with the reference secp256k1")
 		}
 		return nil

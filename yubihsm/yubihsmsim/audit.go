@@ -207,11 +207,11 @@ func (d *Device) setLogIndex(s *session, p []byte) []byte {
 // device answered; 0xffff for commands without one.
 func logTarget(cmd byte, p, resp []byte) uint16 {
 	switch cmd {
-	case CmdPutAsymmetricKey, CmdGenerateAsymKey, CmdPutOpaque, CmdPutAuthKey:
+	case CmdPutAsymmetricKey, CmdGenerateAsymKey, CmdPutOpaque, CmdPutAuthKey, CmdPutWrapKey, CmdGenerateWrapKey:
 		if resp[0] == cmd|0x80 && len(resp) >= 5 {
 			return binary.BigEndian.Uint16(resp[3:])
 		}
-	case CmdGetPublicKey, CmdSignEdDSA, CmdSignECDSA, CmdGetObjectInfo, CmdDeleteObject, CmdGetOpaque, CmdChangeAuthKey:
+	case CmdGetPublicKey, CmdSignEdDSA, CmdSignECDSA, CmdGetObjectInfo, CmdDeleteObject, CmdGetOpaque, CmdChangeAuthKey, CmdExportWrapped, CmdImportWrapped:
 	default:
 		return noKey
 	}

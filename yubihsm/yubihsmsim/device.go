@@ -5,7 +5,6 @@ import (
 	"crypto/aes"
 	"crypto/cipher"
 	"crypto/ecdsa"
-	"crypto/ed25519"
 	"crypto/rand"
 	"crypto/subtle"
 	"encoding/binary"
@@ -175,10 +174,11 @@ type object struct {
 	delegated uint64
 	seq       byte
 	origin    byte // 1 generated, 2 imported
-	ed        ed25519.PrivateKey
+	ed        *edKey
 	ec        *ecdsa.PrivateKey
 	enc, mac  [scp03.KeyLen]byte // authentication keys
 	data      []byte             // opaque objects
+	wrap      []byte             // wrap keys: the AES key
 }
 
 type session struct {

@@ -23,9 +23,14 @@
 // StoragePageSize bytes), Put and Get Opaque (up to MaxOpaque bytes), Put
 // Authentication Key (AES-128 only) and Change Authentication Key (the
 // session's own key only; the open session keeps its keys), Get and Set
-// Option, and Get Log Entries and Set Log Index, checking the
-// capabilities and domains of the session's authentication key and of
-// the key. Every other command, plain or in a session, gets what the
+// Option, Get Log Entries and Set Log Index, and Put and Generate Wrap
+// Key (AES-128, -192 and -256 CCM), Export Wrapped and Import Wrapped
+// (format 0: the nonce, then the object sealed with AES-CCM, 13-byte nonce
+// and 16-byte tag, in the layout of Yubico's yubihsm-wrap tool, which a
+// device imports; an object must be exportable-under-wrap and within the
+// wrap key's delegated capabilities, and the wrap key and the session's
+// key need export-wrapped or import-wrapped), checking the capabilities
+// and domains of the session's authentication key and of the key. Every other command, plain or in a session, gets what the
 // device answers a command it does not support (libyubihsm documents
 // YHR_DEVICE_INVALID_COMMAND for that): an error frame with INVALID
 // COMMAND (yubihsm.CodeInvalidCommand); the sim keeps the session open.
@@ -38,7 +43,8 @@
 //
 // Device Info is paged as on firmware 2.4.0, the version it reports: no
 // data or page 0 gives the version, serial, the log's size (LogSize) and
-// use, and the algorithm codes 1 to MaxAlgorithm that firmware lists;
+// use, and the algorithm codes the sim implements (Algorithms(): a real
+// device lists 1 to MaxAlgorithm);
 // page 1 the part number (PartNumber), as Yubico's SDK asks on connect.
 // Keys exist only for Ed25519 and P-256; asking for another kind gets
 // INVALID DATA.

@@ -2,14 +2,11 @@ package yubihsmsim
 
 import (
 	"bytes"
-	"crypto/ecdh"
 	"crypto/ecdsa"
-	"crypto/ed25519"
 	"crypto/elliptic"
 	"crypto/rand"
 	"encoding/binary"
 	"io"
-	"math/big"
 	"slices"
 	"time"
 
@@ -66,6 +63,8 @@ func (d *Device) inner(s *session, f scp03.Frame) ([]byte, time.Duration) {
 		return okFrame(CmdCloseSession, nil), 0
 	case CmdPutAsymmetricKey, CmdGenerateAsymKey:
 		return d.storeKey(s, f.Cmd, p), 0
+	case CmdPutWrapKey, CmdGenerateWrapKey, CmdExportWrapped, CmdImportWrapped:
+		return d.wrapCommand(s, f.Cmd, p), 0
 	case CmdGetPublicKey:
 		if len(p) != 2 && len(p) != 3 {
 			return errFrame(yubihsm.CodeWrongLength), 0
@@ -107,6 +106,8 @@ func (d *Device) inner(s *session, f scp03.Frame) ([]byte, time.Duration) {
 			need = CapDeleteAuthKey
 		case TypeOpaque:
 			need = CapDeleteOpaque
+		case TypeWrapKey:
+			need = CapDeleteWrapKey
 		}
 		if s.auth.caps&need == 0 {
 			return errFrame(yubihsm.CodeInsufficientPermissions), 0
@@ -146,12 +147,13 @@ func (d *Device) pseudoRandom(s *session, p []byte) []byte {
 
 func publicBytes(o *object) []byte {
 	if o.ed != nil {
-		return append([]byte(nil), o.ed.Public().(ed25519.PublicKey)...)
+		return o.ed.public()
 	}
-	out := make([]byte, 64) // X ‖ Y, no 04 prefix
-	o.ec.X.FillBytes(out[:32])
-	o.ec.Y.FillBytes(out[32:])
-	return out
+	pt, err := o.ec.PublicKey.Bytes() // 04 ‖ X ‖ Y
+	if err != nil {
+		panic("yubihsmsim: an invalid P-256 key in an object: " + err.Error()) // every key is made valid
+	}
+	return pt[1:] // X ‖ Y, no 04 prefix
 }
 
 func objectInfo(o *object) []byte {
@@ -172,8 +174,10 @@ func keySize(o *object) uint16 {
 	switch {
 	case o.typ == TypeOpaque:
 		return uint16(len(o.data))
+	case o.typ == TypeWrapKey:
+		return uint16(len(o.wrap))
 	case o.ed != nil:
-		return ed25519.SeedSize
+		return seedSize
 	case o.ec != nil:
 		return 32
 	}
@@ -215,12 +219,16 @@ func (d *Device) storeKey(s *session, cmd byte, p []byte) []byte {
 	switch o.alg {
 	case AlgEd25519:
 		if cmd == CmdPutAsymmetricKey {
-			if len(key) != ed25519.SeedSize {
+			if len(key) != seedSize {
 				return errFrame(yubihsm.CodeWrongLength)
 			}
-			o.ed = ed25519.NewKeyFromSeed(key)
+			o.ed = edKeyFromSeed(key)
 		} else {
-			_, o.ed, err = ed25519.GenerateKey(d.rand)
+			seed := make([]byte, seedSize)
+			if _, err = io.ReadFull(d.rand, seed); err == nil {
+				o.ed = edKeyFromSeed(seed)
+			}
+			clear(seed)
 		}
 	case AlgP256:
 		if cmd == CmdPutAsymmetricKey {
@@ -294,7 +302,7 @@ func (d *Device) sign(s *session, cmd byte, p []byte) ([]byte, time.Duration) {
 			return errFrame(yubihsm.CodeAlgorithmDisabled), 0
 		}
 		d.stats.Signs++
-		return okFrame(cmd, ed25519.Sign(o.ed, data)), d.profile.EdDSATime(len(data))
+		return okFrame(cmd, o.ed.sign(data)), d.profile.EdDSATime(len(data))
 	default:
 		if o.ec == nil {
 			return errFrame(yubihsm.CodeInvalidCommand), 0
@@ -391,13 +399,5 @@ func (d *Device) sortedObjects() []*object {
 // p256FromScalar makes the P-256 key with private scalar d (32 bytes,
 // big-endian, in [1, n-1]).
 func p256FromScalar(d []byte) (*ecdsa.PrivateKey, error) {
-	k, err := ecdh.P256().NewPrivateKey(d)
-	if err != nil {
-		return nil, err
-	}
-	pt := k.PublicKey().Bytes()
-	return &ecdsa.PrivateKey{
-		PublicKey: ecdsa.PublicKey{Curve: elliptic.P256(), X: new(big.Int).SetBytes(pt[1:33]), Y: new(big.Int).SetBytes(pt[33:])},
-		D:         new(big.Int).SetBytes(d),
-	}, nil
+	return ecdsa.ParseRawPrivateKey(elliptic.P256(), d)
 }

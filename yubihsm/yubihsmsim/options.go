@@ -20,27 +20,26 @@ const (
 	CapGetOption uint64 = 1 << 0x12
 )
 
-// MaxAlgorithm is the highest algorithm code firmware 2.4.0 knows: it
-// reports every code from 1 (rsa-pkcs1-sha1) to 55 (aes-kwp) in Device Info
-// and in the algorithm toggle. Sources: python-yubihsm's ALGORITHM enum and
-// libyubihsm's yh_algorithm (codes 1 to 55, none missing); the algorithm
-// toggle guide on docs.yubico.com, whose get-option output lists 0x01 to
-// 0x37, each enabled; python-yubihsm's tests, which want at least 47 (a
-// 2.0.0 device reports 1 to 47; 2.1 to 2.4 added 48 to 55). The sim
-// implements only some of them (Ed25519, P-256, AES-128 authentication
-// and the opaque ones): keys of the others cannot be made and get INVALID
-// DATA, as on a device asked for a key it cannot make.
+// MaxAlgorithm is the highest algorithm code firmware 2.4.0 knows: a
+// YubiHSM 2 on it reports every code from 1 (rsa-pkcs1-sha1) to 55
+// (aes-kwp) in Device Info and in the algorithm toggle. Sources:
+// python-yubihsm's ALGORITHM enum and libyubihsm's yh_algorithm (codes 1
+// to 55, none missing); the algorithm toggle guide on docs.yubico.com,
+// whose get-option output lists 0x01 to 0x37, each enabled.
 const MaxAlgorithm = 55
 
-// algorithms are the algorithm codes the sim reports and toggles, in the
-// order Device Info and the toggle list them.
-var algorithms = func() []byte {
-	out := make([]byte, MaxAlgorithm)
-	for i := range out {
-		out[i] = byte(i + 1)
-	}
-	return out
-}()
+// algorithms are the algorithm codes the sim reports in Device Info and
+// offers in the algorithm toggle, ascending: only those it implements
+// (P-256, the wrap keys, opaque data and certificates, AES-128
+// authentication, Ed25519), so that a client that reads Device Info to
+// learn what the device does is not told of RSA or other curves it would
+// then be refused. A real 2.4.0 device lists 1 to MaxAlgorithm;
+// python-yubihsm's device tests that want at least 47 codes fail here.
+var algorithms = []byte{AlgP256, AlgAES128CCMWrap, AlgOpaqueData, AlgOpaqueX509, AlgAuthAES, AlgAES192CCMWrap, AlgAES256CCMWrap, AlgEd25519}
+
+// Algorithms returns the algorithm codes the sim reports in Device Info
+// and offers in the algorithm toggle, ascending: those it implements.
+func Algorithms() []byte { return slices.Clone(algorithms) }
 
 // auditCommands are the commands the command-audit option lists, in the
 // order a 2.4 device answers Get Option for it (the Set Command Audit

@@ -6,7 +6,6 @@ import (
 	"crypto/ed25519"
 	"crypto/elliptic"
 	"crypto/sha256"
-	"math/big"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -81,9 +80,16 @@ func TestYubihsmGo(t *testing.T) {
 
 	// Put a P-256 key, sign a digest, verify.
 	priv, _ := ecdsa.GenerateKey(elliptic.P256(), bytes.NewReader(bytes.Repeat([]byte{7}, 64)))
-	put := send(commands.CreatePutAsymmetricKeyCommand(0, []byte("put"), 1, commands.CapabilityAsymmetricSignEcdsa, commands.AlgorithmP256, priv.D.FillBytes(make([]byte, 32)), nil)).(*commands.PutAsymmetricKeyResponse)
+	d, err := priv.Bytes()
+	if err != nil {
+		t.Fatal(err)
+	}
+	put := send(commands.CreatePutAsymmetricKeyCommand(0, []byte("put"), 1, commands.CapabilityAsymmetricSignEcdsa, commands.AlgorithmP256, d, nil)).(*commands.PutAsymmetricKeyResponse)
 	pk = send(commands.CreateGetPubKeyCommand(put.KeyID)).(*commands.GetPubKeyResponse)
-	pub := &ecdsa.PublicKey{Curve: elliptic.P256(), X: new(big.Int).SetBytes(pk.KeyData[:32]), Y: new(big.Int).SetBytes(pk.KeyData[32:])}
+	pub, err := ecdsa.ParseUncompressedPublicKey(elliptic.P256(), append([]byte{4}, pk.KeyData...))
+	if err != nil {
+		t.Fatal(err)
+	}
 	if !pub.Equal(&priv.PublicKey) {
 		t.Fatal("P-256 public key differs from the one put")
 	}
