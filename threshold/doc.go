@@ -61,9 +61,16 @@
 // reclaimed by the party when its store is full, once older than
 // PartyConfig.ReclaimAfter; a full store makes presign fail with a
 // *frost.NonceStoreFullError rather than answer nothing. A party serving
-// several coordinators hands each the others' outstanding pairs too, so
-// one of them may meet a pair the other used (frost.ErrNonceUsed, and
-// another party signs).
+// several coordinators remembers which one (by its certificate's key) it
+// handed each pair to, and lists a coordinator's own outstanding pairs
+// only, so one never holds a pair another may use or release; pairs the
+// party knows no owner of (loaded from its file after a restart) go to
+// the first coordinator that asks. A pair found used anyway
+// (frost.ErrNonceUsed: reclaimed by age, or lost in a party's restart) is
+// not the party's fault: the coordinator forgets that party's pool, fills
+// it again from the party's list of its outstanding pairs, and the sign
+// tries again, the same party allowed, so that with one party down the
+// other two still sign.
 // Party.NonceStats and Signer.Stats (Released, Dropped) show the counts. A party may also put a double-sign guard (package
 // guard) in front of its share (PartyConfig.Guard): it then refuses
 // conflicting consensus sign bytes by itself, and the Signer returns an

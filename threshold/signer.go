@@ -144,6 +144,9 @@ type memberState struct {
 	rttNanos                              atomic.Int64 // moving average of sign round trips
 	shares, failures, badShares, timeouts atomic.Uint64
 	released                              atomic.Uint64
+	// resync asks the refiller for the party's outstanding pairs: a share
+	// request found a pair of the pool used already, so others may be.
+	resync atomic.Bool
 }
 
 // New returns a Signer for cfg and starts filling its pools. It does not
@@ -276,6 +279,10 @@ type attemptResult struct {
 	sig     []byte
 	err     error
 	culprit *memberState // the member that failed, if one did
+	// stale is set when a member found its pair used already
+	// (frost.ErrNonceUsed): not its fault, so the sign tries again,
+	// with the same member allowed.
+	stale bool
 }
 
 // sign runs attempts with pairs of signers until one produces a verified
@@ -339,7 +346,7 @@ func (s *Signer) sign(ctx context.Context, msg []byte, tl *tally) ([]byte, error
 			}
 			if r.culprit != nil {
 				failed[r.culprit] = true
-			} else if running == 0 {
+			} else if running == 0 && !r.stale {
 				if ctx.Err() != nil {
 					return nil, fmt.Errorf("threshold: sign: %w (last failure: %v)", ctx.Err(), lastErr)
 				}
@@ -541,10 +548,26 @@ func (s *Signer) attempt(ctx context.Context, a *attempt, msg []byte, tl *tally)
 				m.timeouts.Add(1)
 				an.err = fmt.Errorf("threshold: party %d did not answer within %v: %w", m.id, s.timeout, an.err)
 			}
-			if !errors.Is(an.err, frost.ErrNonceUsed) && !final(an.err) {
+			m.failures.Add(1)
+			if errors.Is(an.err, frost.ErrNonceUsed) {
+				// Other pairs of the pool may be stale too (the party
+				// restarted without them, reclaimed them, or handed them
+				// to another coordinator too): forget the pool, and let
+				// the party's list of this coordinator's outstanding
+				// pairs, asked for next, fill it again.
+				s.mu.Lock()
+				m.pool = nil
+				s.mu.Unlock()
+				m.resync.Store(true)
+				select {
+				case m.refill <- struct{}{}:
+				default:
+				}
+				return attemptResult{err: an.err, stale: true}
+			}
+			if !final(an.err) {
 				s.markDown(m)
 			}
-			m.failures.Add(1)
 			return attemptResult{err: an.err, culprit: m}
 		}
 		m.shares.Add(1)

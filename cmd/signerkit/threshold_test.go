@@ -19,6 +19,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/signerkit/signerkit/privval"
 	"github.com/signerkit/signerkit/privval/privvaltest"
 	"github.com/signerkit/signerkit/signbytes"
 	"github.com/signerkit/signerkit/signer"
@@ -210,6 +211,7 @@ func TestThresholdValidator(t *testing.T) {
 			t.Fatalf("height %d: %v", h, err)
 		}
 	}
+	secondCoordinator(t, dir, addrs, pub)
 	_ = parties[0].cmd.Process.Kill()
 	for ; h <= 6; h++ {
 		if err := signHeight(); err != nil {
@@ -252,6 +254,43 @@ func TestThresholdValidator(t *testing.T) {
 	if err := parties[2].wait(t); err != nil {
 		t.Fatalf("party 3 after SIGTERM: %v\n%s", err, parties[2].log)
 	}
+}
+
+// secondCoordinator starts a second daemon, coordinator-2 with a state of
+// its own, over the same parties, after the first signed heights 1 to 3:
+// a prevote at height 3 for another block is refused as a double sign by
+// the parties' guards, which saw the first daemon's (docs/threshold.md:
+// any two pairs of the three share a party); the precommit the first
+// signed at height 3, the same bytes, is signed.
+func secondCoordinator(t *testing.T, dir string, addrs []string, pub ed25519.PublicKey) {
+	t.Helper()
+	uri := "threshold:config=" + writeCoordinatorConfig(t, dir, 2, addrs, nil)
+	ln := listener(t, "unix")
+	_, cfgPath := setup(t, "cometbft-v0.34", uri, "unix://"+ln.Address(), "")
+	p := startProc(t, "start", "-config", cfgPath)
+	c := accept(t, ln)
+	defer func() {
+		c.Close()
+		_ = p.cmd.Process.Signal(syscall.SIGTERM)
+		_ = p.wait(t)
+	}()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	v := prevote(3, []byte{0xee})
+	_, err := c.SignVote(ctx, "test-chain", v)
+	var rse *privvaltest.RemoteSignerError
+	if !errors.As(err, &rse) || rse.Code != privval.CodeDoubleSign {
+		t.Fatalf("coordinator 2, a conflicting prevote at height 3: %v, want a double-sign refusal", err)
+	}
+	// The precommit the first daemon signed at height 3, the same bytes:
+	// signed again (the parties' guards admit the same message).
+	bid := signbytes.BlockID{Hash: bytes.Repeat([]byte{3}, 32), PartSetHeader: signbytes.PartSetHeader{Total: 1, Hash: bytes.Repeat([]byte{7}, 32)}}
+	ts := time.Date(2026, 1, 1, 0, 0, 3, 0, time.UTC)
+	got, err := c.SignVote(ctx, "test-chain", &privvaltest.Vote{Phase: signbytes.Precommit, Height: 3, BlockID: bid, Timestamp: ts, ValidatorAddress: make([]byte, 20)})
+	if err != nil {
+		t.Fatalf("coordinator 2, the precommit signed at height 3: %v", err)
+	}
+	checkSig(t, pub, signbytes.Message{Phase: signbytes.Precommit, Height: 3, BlockID: bid, Timestamp: ts}, got.Signature)
 }
 
 // signHeightAll signs a proposal, a prevote and a precommit at height h
