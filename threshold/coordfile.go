@@ -44,7 +44,9 @@ type CoordinatorFile struct {
 	Key    string `toml:"key"`
 	// CA is a PEM file of the CA certificates that issued the parties';
 	// without it every party needs a pin.
-	CA           string        `toml:"ca"`
+	CA string `toml:"ca"`
+	// PartyTimeout, HedgeAfter and PoolSize are Config's (0: its
+	// defaults).
 	PartyTimeout time.Duration `toml:"party_timeout"`
 	HedgeAfter   time.Duration `toml:"hedge_after"`
 	PoolSize     int           `toml:"pool_size"`
