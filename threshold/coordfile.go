@@ -33,7 +33,8 @@ const Scheme = "threshold"
 //	[[party]]
 //	id   = 1
 //	addr = "10.0.0.1:7001"
-//	pin  = "sha256:…"                # optional with ca; required without
+//	pin  = "sha256:…"                # optional with ca; without, a pin or
+//	                                 # cert = "party-1.crt" (its key pinned)
 //
 //	[local]                          # optional: a share this coordinator holds
 //	share     = "share-1.pem"
@@ -64,6 +65,9 @@ type PartyEntry struct {
 	// Pin is "sha256:" and the hex SHA-256 of the party certificate's
 	// SubjectPublicKeyInfo; the connection is refused unless it matches.
 	Pin string `toml:"pin"`
+	// Cert, instead of Pin, is the party's certificate file, whose key is
+	// pinned.
+	Cert string `toml:"cert"`
 }
 
 // LocalEntry is the share a coordinator holds itself (Config.Local).
@@ -205,6 +209,14 @@ func (f *CoordinatorFile) loadParties(cf *configFile, cfg *Config) error {
 			return cf.errorf(key+".server_name", "%q is another party's too", name)
 		}
 		pins[name] = [sha256.Size]byte{}
+		if p.Cert != "" {
+			if p.Pin != "" {
+				return cf.errorf(key+".cert", "given with pin: use one")
+			}
+			if p.Pin, err = CertFilePin(cf.file(p.Cert)); err != nil {
+				return cf.wrap(key+".cert", "cannot read its key", err)
+			}
+		}
 		if p.Pin != "" {
 			if pins[name], err = cf.checkPin(key+".pin", p.Pin); err != nil {
 				return err

@@ -106,6 +106,10 @@ func (d *deployment) coordinator(t *testing.T, addrs []string, pins []string) st
 	var b strings.Builder
 	b.WriteString("public = \"public.pem\"\ncert = \"coordinator-1.crt\"\nkey = \"coordinator-1.key\"\nparty_timeout = \"1s\"\n")
 	for i, a := range addrs {
+		if pins[i] == "file" { // pinned by its certificate file
+			fmt.Fprintf(&b, "[[party]]\nid = %d\naddr = %q\ncert = \"party-%d.crt\"\n", i+1, a, i+1)
+			continue
+		}
 		fmt.Fprintf(&b, "[[party]]\nid = %d\naddr = %q\npin = %q\n", i+1, a, pins[i])
 	}
 	return d.write(t, "coordinator.toml", b.String())
@@ -134,7 +138,7 @@ func get(t *testing.T, url string) (int, string) {
 }
 
 // TestPinnedParties: parties and a coordinator that pin each other's keys
-// (no CA) sign for the key, verified with crypto/ed25519; a coordinator
+// (no CA; one party pinned by its certificate file) sign for the key, verified with crypto/ed25519; a coordinator
 // whose pins are wrong gets nothing; the metrics count the shares and are
 // all listed in docs/threshold.md; /readyz answers 200.
 func TestPinnedParties(t *testing.T) {
@@ -146,7 +150,7 @@ func TestPinnedParties(t *testing.T) {
 		servers, addrs = append(servers, s), append(addrs, s.Addr())
 		pins = append(pins, d.pins[fmt.Sprintf("party-%d", id)])
 	}
-	s, err := threshold.OpenFile(d.coordinator(t, addrs, pins))
+	s, err := threshold.OpenFile(d.coordinator(t, addrs, []string{pins[0], pins[1], "file"}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -212,6 +216,8 @@ func TestConfigErrors(t *testing.T) {
 		{"not a participant", base + party(1, "") + party(9, ""), "party[1].id"},
 		{"bad pin", base + party(1, "pin = \"sha256:12\"\n") + party(2, ""), "party[0].pin"},
 		{"no ca, no pin", strings.Replace(base, "ca = \"ca.crt\"\n", "", 1) + party(1, "") + party(2, ""), "party[0].pin"},
+		{"pin and cert", base + party(1, "pin = \"sha256:00\"\ncert = \"party-1.crt\"\n") + party(2, ""), "party[0].cert"},
+		{"cert not a certificate", base + party(1, "cert = \"public.pem\"\n") + party(2, ""), "party[0].cert"},
 		{"key of another cert", strings.Replace(base, "coordinator-1.key", "party-1.key", 1) + party(1, "") + party(2, ""), "cert"},
 		{"local without nonce_dir", base + party(2, "") + "[local]\nshare = \"share-1.pem\"\n", "local.nonce_dir"},
 		{"local share is a party too", base + party(1, "") + "[local]\nshare = \"share-1.pem\"\nnonce_dir = \"n\"\n", "party[0].id"},
