@@ -240,7 +240,7 @@ func migrateCmt(t *testing.T, kill bool) {
 	cfgPath := filepath.Join(skDir, "signerkit.toml")
 	writeMigrateConfig(t, cfgPath, skDir, chainID, "cometbft-v0.38", keyURI, "unix://"+sock)
 	out := skRun(t, "keys", "import", "-from", keyFile, "-to", keyURI)
-	if !strings.Contains(out, fmt.Sprintf("%X", []byte(pub))) {
+	if !strings.Contains(out, fmt.Sprintf("%x", []byte(pub))) {
 		t.Fatalf("keys import shows another key:\n%s", out)
 	}
 	// As docs/migrate.md says, the key leaves the node's host.

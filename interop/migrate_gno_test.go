@@ -180,16 +180,16 @@ func migrateGno(t *testing.T, kill bool) {
 	checkGnoChain(t, data, pub, old.Height)
 }
 
-var hexKey = regexp.MustCompile(`\b[0-9A-F]{64}\b`)
+var hexKey = regexp.MustCompile(`\bed25519:([0-9a-f]{64})\b`)
 
 // pubFromKeysOutput takes the public key keys import printed, in hex.
 func pubFromKeysOutput(t *testing.T, out string) ed25519.PublicKey {
 	t.Helper()
-	m := hexKey.FindString(out)
-	if m == "" {
+	m := hexKey.FindStringSubmatch(out)
+	if m == nil {
 		t.Fatalf("no public key in:\n%s", out)
 	}
-	pub, err := hex.DecodeString(m)
+	pub, err := hex.DecodeString(m[1])
 	if err != nil {
 		t.Fatal(err)
 	}
