@@ -70,14 +70,14 @@ func cmdThreshold(args []string, stdout, stderr io.Writer) error {
 	return thresholdImport(from, out, pass, stdout, stderr)
 }
 
-func missing(stderr io.Writer, cmd, what string) error {
+func thresholdMissing(stderr io.Writer, cmd, what string) error {
 	fmt.Fprintf(stderr, "signerkit threshold %s: %s is required\n", cmd, what)
 	return errUsage
 }
 
 func thresholdSplit(from, out string, t, n int, stdout, stderr io.Writer) error {
 	if from == "" || out == "" {
-		return missing(stderr, "split", "-from FILE and -out DIR")
+		return thresholdMissing(stderr, "split", "-from FILE and -out DIR")
 	}
 	priv, err := inprocess.LoadKeyFile(from)
 	if err != nil {
@@ -119,7 +119,7 @@ func thresholdSplit(from, out string, t, n int, stdout, stderr io.Writer) error 
 
 func thresholdCerts(out string, parties, coordinators int, stdout, stderr io.Writer) error {
 	if out == "" {
-		return missing(stderr, "certs", "-out DIR")
+		return thresholdMissing(stderr, "certs", "-out DIR")
 	}
 	if err := os.MkdirAll(out, 0o700); err != nil {
 		return err
@@ -137,7 +137,7 @@ func thresholdCerts(out string, parties, coordinators int, stdout, stderr io.Wri
 
 func thresholdShow(path string, stdout, stderr io.Writer) error {
 	if path == "" {
-		return missing(stderr, "show", "-share FILE")
+		return thresholdMissing(stderr, "show", "-share FILE")
 	}
 	pub, err := threshold.LoadPublic(path)
 	if err != nil {
@@ -164,10 +164,10 @@ func thresholdShow(path string, stdout, stderr io.Writer) error {
 	return nil
 }
 
-// passphrase reads the passphrase that a -passphrase-source names.
-func passphrase(src, cmd string, stderr io.Writer) ([]byte, error) {
+// thresholdPassphrase reads the passphrase that a -passphrase-source names.
+func thresholdPassphrase(src, cmd string, stderr io.Writer) ([]byte, error) {
 	if src == "" {
-		return nil, missing(stderr, cmd, "-passphrase-source env:NAME or file:/path")
+		return nil, thresholdMissing(stderr, cmd, "-passphrase-source env:NAME or file:/path")
 	}
 	s, err := signer.SecretSource(src)
 	if err != nil {
@@ -178,9 +178,9 @@ func passphrase(src, cmd string, stderr io.Writer) ([]byte, error) {
 
 func thresholdExport(share, out, passSrc string, logN int, stdout, stderr io.Writer) error {
 	if share == "" || out == "" {
-		return missing(stderr, "export", "-share FILE and -out FILE")
+		return thresholdMissing(stderr, "export", "-share FILE and -out FILE")
 	}
-	pass, err := passphrase(passSrc, "export", stderr)
+	pass, err := thresholdPassphrase(passSrc, "export", stderr)
 	if err != nil {
 		return err
 	}
@@ -203,9 +203,9 @@ func thresholdExport(share, out, passSrc string, logN int, stdout, stderr io.Wri
 
 func thresholdImport(from, out, passSrc string, stdout, stderr io.Writer) error {
 	if from == "" || out == "" {
-		return missing(stderr, "import", "-from FILE and -out FILE")
+		return thresholdMissing(stderr, "import", "-from FILE and -out FILE")
 	}
-	pass, err := passphrase(passSrc, "import", stderr)
+	pass, err := thresholdPassphrase(passSrc, "import", stderr)
 	if err != nil {
 		return err
 	}
@@ -227,10 +227,10 @@ func thresholdImport(from, out, passSrc string, stdout, stderr io.Writer) error 
 	return nil
 }
 
-// checkKeyURI checks a threshold: key URI and the coordinator config it
+// checkThresholdKey checks a threshold: key URI and the coordinator config it
 // names (init writes no config for a key the daemon could not open); any
 // other scheme is left to start.
-func checkKeyURI(uri string) error {
+func checkThresholdKey(uri string) error {
 	if daemon.Scheme(uri) != threshold.Scheme {
 		return nil
 	}

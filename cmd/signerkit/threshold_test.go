@@ -27,8 +27,8 @@ import (
 	"github.com/signerkit/signerkit/threshold/frost"
 )
 
-// writeValidatorJSON writes a CometBFT priv_validator_key.json.
-func writeValidatorJSON(t *testing.T, path string, seed byte) ed25519.PublicKey {
+// thrValidatorJSON writes a CometBFT priv_validator_key.json.
+func thrValidatorJSON(t *testing.T, path string, seed byte) ed25519.PublicKey {
 	t.Helper()
 	priv := ed25519.NewKeyFromSeed(bytes.Repeat([]byte{seed}, 32))
 	pub := priv.Public().(ed25519.PublicKey)
@@ -40,8 +40,8 @@ func writeValidatorJSON(t *testing.T, path string, seed byte) ed25519.PublicKey 
 	return pub
 }
 
-// runOK runs a command in process and fails the test on an error.
-func runOK(t *testing.T, args ...string) string {
+// thrRunOK runs a command in process and fails the test on an error.
+func thrRunOK(t *testing.T, args ...string) string {
 	t.Helper()
 	var out, errb bytes.Buffer
 	if err := run(args, &out, &errb); err != nil {
@@ -50,16 +50,16 @@ func runOK(t *testing.T, args ...string) string {
 	return out.String()
 }
 
-// thresholdKey splits a validator key 2-of-3 and makes the certificates,
+// thrSplitKey splits a validator key 2-of-3 and makes the certificates,
 // as an operator does, in dir/keys and dir/certs.
-func thresholdKey(t *testing.T, dir string, seed byte) ed25519.PublicKey {
+func thrSplitKey(t *testing.T, dir string, seed byte) ed25519.PublicKey {
 	t.Helper()
-	pub := writeValidatorJSON(t, filepath.Join(dir, "priv_validator_key.json"), seed)
-	out := runOK(t, "threshold", "split", "-from", filepath.Join(dir, "priv_validator_key.json"), "-out", filepath.Join(dir, "keys"), "-t", "2", "-n", "3")
+	pub := thrValidatorJSON(t, filepath.Join(dir, "priv_validator_key.json"), seed)
+	out := thrRunOK(t, "threshold", "split", "-from", filepath.Join(dir, "priv_validator_key.json"), "-out", filepath.Join(dir, "keys"), "-t", "2", "-n", "3")
 	if !strings.Contains(out, fmt.Sprintf("%x", []byte(pub))) {
 		t.Fatalf("split does not show the validator's key as the group key:\n%s", out)
 	}
-	runOK(t, "threshold", "certs", "-out", filepath.Join(dir, "certs"), "-parties", "3", "-coordinators", "2")
+	thrRunOK(t, "threshold", "certs", "-out", filepath.Join(dir, "certs"), "-parties", "3", "-coordinators", "2")
 	for _, f := range []string{"keys/share-1.pem", "keys/public.pem", "certs/ca.key", "certs/party-2.key", "certs/coordinator-2.crt"} {
 		if fi, err := os.Stat(filepath.Join(dir, f)); err != nil || fi.Mode().Perm() != 0o600 {
 			t.Fatalf("%s: %v, %v", f, fi, err)
@@ -68,8 +68,8 @@ func thresholdKey(t *testing.T, dir string, seed byte) ed25519.PublicKey {
 	return pub
 }
 
-// writePartyConfig writes party id's config in dir/party-<id>.
-func writePartyConfig(t *testing.T, dir string, id int, listen, coordinators string) string {
+// thrPartyConfig writes party id's config in dir/party-<id>.
+func thrPartyConfig(t *testing.T, dir string, id int, listen, coordinators string) string {
 	t.Helper()
 	pd := filepath.Join(dir, fmt.Sprintf("party-%d", id))
 	if err := os.MkdirAll(pd, 0o700); err != nil {
@@ -93,15 +93,15 @@ shutdown_grace = "2s"
 	return path
 }
 
-var partyAddrs = regexp.MustCompile(`party serving" id=\d+ addr=(\S+) metrics=(\S+)`)
+var thrPartyAddrs = regexp.MustCompile(`party serving" id=\d+ addr=(\S+) metrics=(\S+)`)
 
-// startParty starts `signerkit party` and returns it with its addresses.
-func startParty(t *testing.T, cfg string) (p *proc, addr, metrics string) {
+// thrStartParty starts `signerkit party` and returns it with its addresses.
+func thrStartParty(t *testing.T, cfg string) (p *proc, addr, metrics string) {
 	t.Helper()
 	p = startProc(t, "party", "-config", cfg)
 	deadline := time.Now().Add(30 * time.Second)
 	for time.Now().Before(deadline) {
-		if m := partyAddrs.FindStringSubmatch(p.log.String()); m != nil {
+		if m := thrPartyAddrs.FindStringSubmatch(p.log.String()); m != nil {
 			return p, m[1], m[2]
 		}
 		select {
@@ -115,9 +115,9 @@ func startParty(t *testing.T, cfg string) (p *proc, addr, metrics string) {
 	return nil, "", ""
 }
 
-// writeCoordinatorConfig writes coordinator n's config for the parties at
+// thrCoordinatorConfig writes coordinator n's config for the parties at
 // addrs (by id - 1).
-func writeCoordinatorConfig(t *testing.T, dir string, n int, addrs []string, pins []string) string {
+func thrCoordinatorConfig(t *testing.T, dir string, n int, addrs []string, pins []string) string {
 	t.Helper()
 	var b strings.Builder
 	fmt.Fprintf(&b, "public = \"keys/public.pem\"\ncert = \"certs/coordinator-%d.crt\"\nkey = \"certs/coordinator-%d.key\"\nca = \"certs/ca.crt\"\nparty_timeout = \"1s\"\n", n, n)
@@ -134,7 +134,7 @@ func writeCoordinatorConfig(t *testing.T, dir string, n int, addrs []string, pin
 	return path
 }
 
-func metric(t *testing.T, addr, name string) string {
+func thrPartyMetric(t *testing.T, addr, name string) string {
 	t.Helper()
 	resp, err := http.Get("http://" + addr + "/metrics")
 	if err != nil {
@@ -160,12 +160,12 @@ func metric(t *testing.T, addr, name string) string {
 func TestThresholdValidator(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	pub := thresholdKey(t, dir, 11)
+	pub := thrSplitKey(t, dir, 11)
 	var parties []*proc
 	var addrs, metrics, cfgs []string
-	listen := freePorts(t, 3)
+	listen := thrFreeAddrs(t, 3)
 	for id := 1; id <= 3; id++ {
-		cfg := writePartyConfig(t, dir, id, listen[id-1], `"coordinator-1", "coordinator-2"`)
+		cfg := thrPartyConfig(t, dir, id, listen[id-1], `"coordinator-1", "coordinator-2"`)
 		cfgs = append(cfgs, cfg)
 		if id == 1 {
 			p := startProc(t, "party", "-config", cfg)
@@ -173,15 +173,15 @@ func TestThresholdValidator(t *testing.T) {
 				t.Fatalf("a party without state started: %v\n%s", err, p.log)
 			}
 		}
-		runOK(t, "party", "-config", cfg, "-init-height", "1")
-		p, addr, m := startParty(t, cfg)
+		thrRunOK(t, "party", "-config", cfg, "-init-height", "1")
+		p, addr, m := thrStartParty(t, cfg)
 		parties, addrs, metrics = append(parties, p), append(addrs, addr), append(metrics, m)
 	}
-	coord := writeCoordinatorConfig(t, dir, 1, addrs, nil)
+	coord := thrCoordinatorConfig(t, dir, 1, addrs, nil)
 	uri := "threshold:config=" + coord
 
 	// init checks the threshold key's config.
-	bad := writeCoordinatorConfig(t, dir, 2, addrs[:1], nil)
+	bad := thrCoordinatorConfig(t, dir, 2, addrs[:1], nil)
 	err := run([]string{"init", "-home", filepath.Join(dir, "bad"), "-key", "threshold:config=" + bad}, io.Discard, io.Discard)
 	var cfe *threshold.ConfigFileError
 	if !errors.As(err, &cfe) || cfe.Key != "party" || !strings.Contains(err.Error(), "at least 2 are needed") {
@@ -190,8 +190,8 @@ func TestThresholdValidator(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(dir, "bad")); !errors.Is(err, os.ErrNotExist) {
 		t.Fatalf("init wrote %s for a key it refused: %v", filepath.Join(dir, "bad"), err)
 	}
-	runOK(t, "init", "-home", filepath.Join(dir, "good"), "-key", uri)
-	out := runOK(t, "keys", "show", uri)
+	thrRunOK(t, "init", "-home", filepath.Join(dir, "good"), "-key", uri)
+	out := thrRunOK(t, "keys", "show", uri)
 	if !strings.Contains(out, fmt.Sprintf("%x", []byte(pub))) {
 		t.Fatalf("keys show %s:\n%s", uri, out)
 	}
@@ -204,21 +204,21 @@ func TestThresholdValidator(t *testing.T) {
 	signHeight := func() error {
 		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 		defer cancel()
-		return signHeightAll(ctx, t, c, pub, h)
+		return thrSignHeight(ctx, t, c, pub, h)
 	}
 	for ; h <= 3; h++ {
 		if err := signHeight(); err != nil {
 			t.Fatalf("height %d: %v", h, err)
 		}
 	}
-	secondCoordinator(t, dir, addrs, pub)
+	thrSecondCoordinator(t, dir, addrs, pub)
 	_ = parties[0].cmd.Process.Kill()
 	for ; h <= 6; h++ {
 		if err := signHeight(); err != nil {
 			t.Fatalf("height %d, party 1 down: %v", h, err)
 		}
 	}
-	if v := metric(t, metrics[2], "signerkit_party_shares_total"); v == "0" {
+	if v := thrPartyMetric(t, metrics[2], "signerkit_party_shares_total"); v == "0" {
 		t.Errorf("party 3 sent no share")
 	}
 	// Party 2 stops answering (SIGSTOP: its connections stay open), so
@@ -236,7 +236,7 @@ func TestThresholdValidator(t *testing.T) {
 	}
 	t.Logf("party 1 down, party 2 stopped: refused after %v: %v", time.Since(start).Round(time.Millisecond), rse)
 	// Party 1 restarts on its state (nonce store, guard): signing resumes.
-	parties[0], _, _ = startParty(t, cfgs[0])
+	parties[0], _, _ = thrStartParty(t, cfgs[0])
 	start = time.Now()
 	for h++; ; {
 		err := signHeight()
@@ -256,15 +256,15 @@ func TestThresholdValidator(t *testing.T) {
 	}
 }
 
-// secondCoordinator starts a second daemon, coordinator-2 with a state of
+// thrSecondCoordinator starts a second daemon, coordinator-2 with a state of
 // its own, over the same parties, after the first signed heights 1 to 3:
 // a prevote at height 3 for another block is refused as a double sign by
 // the parties' guards, which saw the first daemon's (docs/threshold.md:
 // any two pairs of the three share a party); the precommit the first
 // signed at height 3, the same bytes, is signed.
-func secondCoordinator(t *testing.T, dir string, addrs []string, pub ed25519.PublicKey) {
+func thrSecondCoordinator(t *testing.T, dir string, addrs []string, pub ed25519.PublicKey) {
 	t.Helper()
-	uri := "threshold:config=" + writeCoordinatorConfig(t, dir, 2, addrs, nil)
+	uri := "threshold:config=" + thrCoordinatorConfig(t, dir, 2, addrs, nil)
 	ln := listener(t, "unix")
 	_, cfgPath := setup(t, "cometbft-v0.34", uri, "unix://"+ln.Address(), "")
 	p := startProc(t, "start", "-config", cfgPath)
@@ -290,12 +290,12 @@ func secondCoordinator(t *testing.T, dir string, addrs []string, pub ed25519.Pub
 	if err != nil {
 		t.Fatalf("coordinator 2, the precommit signed at height 3: %v", err)
 	}
-	checkSig(t, pub, signbytes.Message{Phase: signbytes.Precommit, Height: 3, BlockID: bid, Timestamp: ts}, got.Signature)
+	thrCheckSig(t, pub, signbytes.Message{Phase: signbytes.Precommit, Height: 3, BlockID: bid, Timestamp: ts}, got.Signature)
 }
 
-// signHeightAll signs a proposal, a prevote and a precommit at height h
+// thrSignHeight signs a proposal, a prevote and a precommit at height h
 // and checks each signature under pub against the sign bytes.
-func signHeightAll(ctx context.Context, t *testing.T, c *privvaltest.Client, pub ed25519.PublicKey, h int64) error {
+func thrSignHeight(ctx context.Context, t *testing.T, c *privvaltest.Client, pub ed25519.PublicKey, h int64) error {
 	t.Helper()
 	ts := time.Date(2026, 1, 1, 0, 0, int(h), 0, time.UTC)
 	bid := signbytes.BlockID{Hash: bytes.Repeat([]byte{byte(h)}, 32), PartSetHeader: signbytes.PartSetHeader{Total: 1, Hash: bytes.Repeat([]byte{7}, 32)}}
@@ -303,18 +303,18 @@ func signHeightAll(ctx context.Context, t *testing.T, c *privvaltest.Client, pub
 	if err != nil {
 		return err
 	}
-	checkSig(t, pub, signbytes.Message{Phase: signbytes.Proposal, Height: h, POLRound: -1, BlockID: bid, Timestamp: ts}, p.Signature)
+	thrCheckSig(t, pub, signbytes.Message{Phase: signbytes.Proposal, Height: h, POLRound: -1, BlockID: bid, Timestamp: ts}, p.Signature)
 	for _, ph := range []signbytes.Phase{signbytes.Prevote, signbytes.Precommit} {
 		v, err := c.SignVote(ctx, "test-chain", &privvaltest.Vote{Phase: ph, Height: h, BlockID: bid, Timestamp: ts, ValidatorAddress: make([]byte, 20)})
 		if err != nil {
 			return err
 		}
-		checkSig(t, pub, signbytes.Message{Phase: ph, Height: h, BlockID: bid, Timestamp: ts}, v.Signature)
+		thrCheckSig(t, pub, signbytes.Message{Phase: ph, Height: h, BlockID: bid, Timestamp: ts}, v.Signature)
 	}
 	return nil
 }
 
-func checkSig(t *testing.T, pub ed25519.PublicKey, m signbytes.Message, sig []byte) {
+func thrCheckSig(t *testing.T, pub ed25519.PublicKey, m signbytes.Message, sig []byte) {
 	t.Helper()
 	m.Format, m.ChainID = signbytes.CometBFT, "test-chain"
 	sb, err := m.Bytes()
@@ -326,8 +326,8 @@ func checkSig(t *testing.T, pub ed25519.PublicKey, m signbytes.Message, sig []by
 	}
 }
 
-// freePorts returns n loopback addresses free a moment ago.
-func freePorts(t *testing.T, n int) []string {
+// thrFreeAddrs returns n loopback addresses free a moment ago.
+func thrFreeAddrs(t *testing.T, n int) []string {
 	t.Helper()
 	var addrs []string
 	for range n {
@@ -349,8 +349,8 @@ func freePorts(t *testing.T, n int) []string {
 func TestThresholdDKG(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	runOK(t, "threshold", "certs", "-out", filepath.Join(dir, "certs"))
-	addrs := freePorts(t, 3)
+	thrRunOK(t, "threshold", "certs", "-out", filepath.Join(dir, "certs"))
+	addrs := thrFreeAddrs(t, 3)
 	dkg := func(id int, ceremony string) error {
 		var peers []string
 		for j := 1; j <= 3; j++ {
@@ -412,7 +412,7 @@ func TestThresholdDKG(t *testing.T) {
 		t.Fatalf("shares 1 and 3 of the DKG's key: %v", err)
 	}
 	// Participant 3 of another ceremony: 1 and 2 refuse it.
-	addrs = freePorts(t, 3)
+	addrs = thrFreeAddrs(t, 3)
 	dir = filepath.Join(dir, "second")
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		t.Fatal(err)
@@ -439,13 +439,13 @@ func TestThresholdDKG(t *testing.T) {
 func TestThresholdShareCommands(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	pub := thresholdKey(t, dir, 12)
+	pub := thrSplitKey(t, dir, 12)
 	share := filepath.Join(dir, "keys", "share-2.pem")
-	out := runOK(t, "threshold", "show", "-share", share)
+	out := thrRunOK(t, "threshold", "show", "-share", share)
 	if !strings.Contains(out, "share of participant 2") || !strings.Contains(out, "2 of 3") || !strings.Contains(out, fmt.Sprintf("%x", []byte(pub))) {
 		t.Errorf("show:\n%s", out)
 	}
-	if out := runOK(t, "threshold", "show", "-share", filepath.Join(dir, "keys", "public.pem")); !strings.Contains(out, "public key file") {
+	if out := thrRunOK(t, "threshold", "show", "-share", filepath.Join(dir, "keys", "public.pem")); !strings.Contains(out, "public key file") {
 		t.Errorf("show of the public key:\n%s", out)
 	}
 	passFile := func(name, pass string) string {
@@ -457,12 +457,12 @@ func TestThresholdShareCommands(t *testing.T) {
 	}
 	right, wrong := passFile("pass", "correct horse"), passFile("wrong", "correct horsf")
 	enc := filepath.Join(dir, "share-2.enc")
-	runOK(t, "threshold", "export", "-share", share, "-out", enc, "-passphrase-source", right, "-scrypt-log-n", "10")
+	thrRunOK(t, "threshold", "export", "-share", share, "-out", enc, "-passphrase-source", right, "-scrypt-log-n", "10")
 	restored := filepath.Join(dir, "restored.pem")
 	if err := run([]string{"threshold", "import", "-from", enc, "-out", restored, "-passphrase-source", wrong}, io.Discard, io.Discard); !errors.Is(err, signer.ErrWrongPassphrase) {
 		t.Fatalf("import with a wrong passphrase: %v", err)
 	}
-	runOK(t, "threshold", "import", "-from", enc, "-out", restored, "-passphrase-source", right)
+	thrRunOK(t, "threshold", "import", "-from", enc, "-out", restored, "-passphrase-source", right)
 	a, _ := os.ReadFile(share)
 	b, _ := os.ReadFile(restored)
 	if !bytes.Equal(a, b) {
