@@ -544,31 +544,7 @@ func (s *Signer) attempt(ctx context.Context, a *attempt, msg []byte, tl *tally)
 				// party's fault.
 				return attemptResult{err: an.err}
 			}
-			if errors.Is(an.err, context.DeadlineExceeded) {
-				m.timeouts.Add(1)
-				an.err = fmt.Errorf("threshold: party %d did not answer within %v: %w", m.id, s.timeout, an.err)
-			}
-			m.failures.Add(1)
-			if errors.Is(an.err, frost.ErrNonceUsed) {
-				// Other pairs of the pool may be stale too (the party
-				// restarted without them, reclaimed them, or handed them
-				// to another coordinator too): forget the pool, and let
-				// the party's list of this coordinator's outstanding
-				// pairs, asked for next, fill it again.
-				s.mu.Lock()
-				m.pool = nil
-				s.mu.Unlock()
-				m.resync.Store(true)
-				select {
-				case m.refill <- struct{}{}:
-				default:
-				}
-				return attemptResult{err: an.err, stale: true}
-			}
-			if !final(an.err) {
-				s.markDown(m)
-			}
-			return attemptResult{err: an.err, culprit: m}
+			return s.shareFailed(m, an.err)
 		}
 		m.shares.Add(1)
 		shares = append(shares, an.share)
@@ -597,6 +573,38 @@ func (s *Signer) attempt(ctx context.Context, a *attempt, msg []byte, tl *tally)
 		return attemptResult{err: err}
 	}
 	return attemptResult{sig: sig}
+}
+
+// shareFailed is the outcome of an attempt in which m's share request
+// failed with err (the sign still running). A pair found used already
+// (frost.ErrNonceUsed) is not the party's fault: other pairs of its pool
+// may be stale too (the party restarted without them, reclaimed them, or
+// handed them to another coordinator too), so the pool is forgotten and
+// filled again from the party's list of this coordinator's outstanding
+// pairs, and the sign tries again with the party allowed. Any other
+// failure makes m the culprit, avoided by this sign and, unless final,
+// marked down.
+func (s *Signer) shareFailed(m *memberState, err error) attemptResult {
+	if errors.Is(err, context.DeadlineExceeded) {
+		m.timeouts.Add(1)
+		err = fmt.Errorf("threshold: party %d did not answer within %v: %w", m.id, s.timeout, err)
+	}
+	m.failures.Add(1)
+	if errors.Is(err, frost.ErrNonceUsed) {
+		s.mu.Lock()
+		m.pool = nil
+		s.mu.Unlock()
+		m.resync.Store(true)
+		select {
+		case m.refill <- struct{}{}:
+		default:
+		}
+		return attemptResult{err: err, stale: true}
+	}
+	if !final(err) {
+		s.markDown(m)
+	}
+	return attemptResult{err: err, culprit: m}
 }
 
 // Close stops the refills, waits for signs in flight, which fail with an
