@@ -67,6 +67,7 @@ race:
 interop:
 	cd interop && $(GO) vet ./... && $(GO) test ./...
 	cd interop/cometbft040 && $(GO) vet ./... && $(GO) vet -tags bls12381 ./... && $(GO) test -tags bls12381 ./...
+	cd interop/horcrux && $(GO) vet ./... && $(GO) test ./...
 
 ## install: go install ./cmd/signerkit, its version stamped from git
 ## (scripts/version-ldflags.sh), with cgo: without a C compiler it fails
@@ -85,10 +86,11 @@ dist:
 	GO=$(GO) scripts/dist.sh
 
 ## interop-migrate: moving real CometBFT v0.38 and gnoland v1.7.1 nodes
-## from their FilePV to signerkit (builds gnoland: minutes on a fresh cache).
+## from their FilePV to signerkit, docs/quickstart.md's lists run as they
+## are, and node restarts (builds gnoland: minutes on a fresh cache).
 .PHONY: interop-migrate
 interop-migrate:
-	cd interop && SK_INTEROP_GNOLAND=1 $(GO) test -count=1 -run 'TestMigrate(CometBFT|Gno)Node' -v .
+	cd interop && SK_INTEROP_GNOLAND=1 $(GO) test -count=1 -run 'TestMigrate(CometBFT|Gno)Node|TestQuickstart|TestRedialCometBFTNode' -v .
 
 ## demo: a simulated Ledger behind the signerkit daemon, signing for a
 ## validator side, with /metrics on 127.0.0.1:26661.

@@ -240,7 +240,7 @@ func migrateCmt(t *testing.T, kill bool) {
 	cfgPath := filepath.Join(skDir, "signerkit.toml")
 	writeMigrateConfig(t, cfgPath, skDir, chainID, "cometbft-v0.38", keyURI, "unix://"+sock)
 	out := skRun(t, "keys", "import", "-from", keyFile, "-to", keyURI)
-	if !strings.Contains(out, fmt.Sprintf("%x", []byte(pub))) {
+	if !strings.Contains(out, fmt.Sprintf("ed25519:%x", []byte(pub))) {
 		t.Fatalf("keys import shows another key:\n%s", out)
 	}
 	// As docs/migrate.md says, the key leaves the node's host.
@@ -386,7 +386,7 @@ func checkCmtChain(t *testing.T, home, chainID string, pub ed25519.PublicKey, im
 	if before == 0 || after == 0 {
 		t.Fatalf("the WAL has %d votes of ours up to height %d and %d after: want both", before, imported, after)
 	}
-	t.Logf("%d commits verified; WAL: %d votes of ours up to height %d (FilePV), %d after (signerkit)", top-1, before, imported, after)
+	t.Logf("%d commits verified; WAL: %d votes of ours up to height %d, %d after", top-1, before, imported, after)
 }
 
 // checkWAL decodes every WAL file and checks our votes: one per

@@ -177,7 +177,7 @@ func migrateGno(t *testing.T, kill bool) {
 	if m := regexp.MustCompile(`(?i)double.?sign|conflicting`).FindString(n.log.String()); m != "" {
 		t.Errorf("the node's log mentions %q", m)
 	}
-	checkGnoChain(t, data, pub, old.Height)
+	checkGnoChain(t, data, gnoMigrateChain, pub, old.Height)
 }
 
 var hexKey = regexp.MustCompile(`\bed25519:([0-9a-f]{64})\b`)
@@ -201,7 +201,7 @@ func pubFromKeysOutput(t *testing.T, out string) ed25519.PublicKey {
 // own Vote.Verify (gno v1.7.1's blocks have no evidence field, and it runs
 // no evidence pool); the WAL has no two different votes of ours at one
 // height/round/type, and has votes from both signers.
-func checkGnoChain(t *testing.T, data string, pub ed25519.PublicKey, imported int64) {
+func checkGnoChain(t *testing.T, data, chainID string, pub ed25519.PublicKey, imported int64) {
 	t.Helper()
 	db, err := tm2db.NewDB("blockstore", tm2db.PebbleDBBackend, filepath.Join(data, "db"))
 	if err != nil {
@@ -221,24 +221,24 @@ func checkGnoChain(t *testing.T, data string, pub ed25519.PublicKey, imported in
 			t.Fatalf("height %d: commit %v", h, c)
 		}
 		v := c.GetVote(0)
-		if !ed25519.Verify(pub, v.SignBytes(gnoMigrateChain), v.Signature) {
+		if !ed25519.Verify(pub, v.SignBytes(chainID), v.Signature) {
 			t.Fatalf("height %d: the precommit's signature does not verify", h)
 		}
-		if err := v.Verify(gnoMigrateChain, gpub); err != nil {
+		if err := v.Verify(chainID, gpub); err != nil {
 			t.Fatalf("height %d: %v", h, err)
 		}
 		if blk := bs.LoadBlock(h); blk == nil || blk.LastCommit == nil {
 			t.Fatalf("height %d: block %v", h, blk)
 		}
 	}
-	before, after := checkGnoWAL(t, filepath.Join(data, "wal", "cs.wal"), gpub, imported)
+	before, after := checkGnoWAL(t, filepath.Join(data, "wal", "cs.wal"), chainID, gpub, imported)
 	if before == 0 || after == 0 {
 		t.Fatalf("the WAL has %d votes of ours up to height %d and %d after: want both", before, imported, after)
 	}
-	t.Logf("%d commits verified; WAL: %d votes of ours up to height %d (FilePV), %d after (signerkit)", top-1, before, imported, after)
+	t.Logf("%d commits verified; WAL: %d votes of ours up to height %d, %d after", top-1, before, imported, after)
 }
 
-func checkGnoWAL(t *testing.T, dir string, gpub gnoed25519.PubKeyEd25519, imported int64) (before, after int) {
+func checkGnoWAL(t *testing.T, dir, chainID string, gpub gnoed25519.PubKeyEd25519, imported int64) (before, after int) {
 	t.Helper()
 	files := walFiles(t, dir)
 	addr := gpub.Address()
@@ -266,7 +266,7 @@ func checkGnoWAL(t *testing.T, dir string, gpub gnoed25519.PubKeyEd25519, import
 			if v == nil || v.ValidatorAddress != addr {
 				continue
 			}
-			if err := v.Verify(gnoMigrateChain, gpub); err != nil {
+			if err := v.Verify(chainID, gpub); err != nil {
 				t.Fatalf("WAL vote %v: %v", v, err)
 			}
 			k := hrt{v.Height, v.Round, v.Type}

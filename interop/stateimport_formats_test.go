@@ -241,8 +241,9 @@ func TestStateImportGno(t *testing.T) {
 
 // horcruxV3State and horcruxV2State have the JSON fields of horcrux's
 // SignState (signer/sign_state.go), which horcrux writes with CometBFT's
-// libs/json: v3 keeps the sign bytes as []byte (base64), earlier versions
-// as HexBytes with an ephemeral_public field.
+// libs/json: the sign bytes as []byte (base64), or as HexBytes with an
+// ephemeral_public field as v2 wrote them. horcrux v3.3.2 itself writes
+// HexBytes with nonce_public: interop/horcrux checks that with its code.
 type horcruxV3State struct {
 	Height      int64  `json:"height"`
 	Round       int64  `json:"round"`

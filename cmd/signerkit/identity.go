@@ -23,6 +23,7 @@ func cmdIdentity(args []string, stdout, stderr io.Writer) error {
 	}
 	fs := newFlags("identity show", stderr)
 	path := fs.String("config", "signerkit.toml", "the config file: its identity_key and chains")
+	forProto := fs.String("for", "", "print only the value the node of this protocol (tm2-tmkms, tm2-remote) lists, for a script or a node's config command")
 	if err := parseFlags(fs, args[1:]); err != nil {
 		return err
 	}
@@ -47,6 +48,9 @@ func cmdIdentity(args []string, stdout, stderr io.Writer) error {
 	_ = s.Close()
 	if !ok {
 		return fmt.Errorf("signerkit identity show: identity_key %s is not an Ed25519 key", cfg.IdentityKey)
+	}
+	if *forProto != "" {
+		return identityValue(stdout, *forProto, pub)
 	}
 	identityLines(stdout, cfg, pub)
 	return nil

@@ -71,7 +71,7 @@ sign_timeout = "5s"
   # node's identity, which "gnoland secrets get node_id" prints). A refused node's
   # key is logged. SIGHUP reloads this list. "signerkit identity show" prints
   # this signer's own identity for the node's config.
-  allow = []
+  allow = [{{.Allow}}]
   # A stock CometBFT node (cometbft-v0.38/v0.34) makes a new identity at every
   # start, so no allowlist can pin it. Choose one:
   #   - addr = "unix:///run/signerkit/validator.sock" with the node on this
@@ -80,7 +80,7 @@ sign_timeout = "5s"
   #     reach the node's priv_validator_laddr port first can pose as the node
   #     and ask signerkit for signatures (the guard still refuses any double
   #     sign).
-  allow_any = false
+  allow_any = {{.AllowAny}}
 `))
 
 func cmdInit(args []string, stdout, stderr io.Writer) error {
@@ -93,8 +93,13 @@ func cmdInit(args []string, stdout, stderr io.Writer) error {
 	height := fs.Int64("height", 0, "the first height this signer may sign: one more than the last height any earlier signer of this key may have signed (1 for a new chain). "+
 		"Without it no double-sign state is written, and start refuses until signerkit state init -height H is run")
 	stateDir := fs.String("state-dir", "", "the double-sign state directory, made mode 0700 if missing (default: DIR/state)")
+	acc := initAccessFlags(fs)
 	if err := parseFlags(fs, args); err != nil {
 		return err
+	}
+	if err := acc.resolve(fs, chain); err != nil {
+		fmt.Fprintf(stderr, "signerkit init: %v\n", err)
+		return errUsage
 	}
 	if *home == "" || fs.NArg() > 0 {
 		fmt.Fprintln(stderr, "signerkit init: -home DIR is required")
@@ -109,7 +114,7 @@ func cmdInit(args []string, stdout, stderr io.Writer) error {
 	if err := checkThresholdKey(*key); err != nil {
 		return fmt.Errorf("signerkit init: -key: %w", err)
 	}
-	return initHome(*home, *stateDir, *chain, *protocol, *key, *validator, *height, stdout)
+	return initHome(*home, *stateDir, *chain, *protocol, *key, *validator, *height, acc, stdout)
 }
 
 // initHome writes home's config and identity key, and makes the state
@@ -117,7 +122,7 @@ func cmdInit(args []string, stdout, stderr io.Writer) error {
 // chain's double-sign state is written only for a height of 1 or more;
 // at 0 none is, and the daemon refuses to start until `state init` makes
 // it: init never guesses where a key's signing history ends.
-func initHome(home, stateDir, chain, protocol, key, validator string, height int64, stdout io.Writer) error {
+func initHome(home, stateDir, chain, protocol, key, validator string, height int64, acc *initAccess, stdout io.Writer) error {
 	abs, err := filepath.Abs(home)
 	if err != nil {
 		return err
@@ -148,7 +153,7 @@ func initHome(home, stateDir, chain, protocol, key, validator string, height int
 	}
 	var cfg bytes.Buffer
 	err = configTemplate.Execute(&cfg, map[string]string{"StateDir": stateDir, "IdentityKey": idPath, "Chain": chain,
-		"Protocol": protocol, "Key": key, "Validator": validator})
+		"Protocol": protocol, "Key": key, "Validator": validator, "Allow": acc.allowTOML(), "AllowAny": fmt.Sprint(acc != nil && acc.allowAny)})
 	if err == nil {
 		err = atomicfile.CreateFile(cfgPath, cfg.Bytes(), atomicfile.Options{})
 	}

@@ -6,7 +6,7 @@
 //
 // Usage:
 //
-//	signerkit init    -home DIR -height H [-chain ID] [-protocol P] [-key URI] [-validator ADDR] [-state-dir DIR]
+//	signerkit init    -home DIR -height H [-chain ID | -genesis FILE] [-protocol P] [-key URI] [-validator ADDR] [-allow LIST | -allow-any] [-state-dir DIR]
 //	signerkit start   -config signerkit.toml
 //	signerkit keys    show   -config F | URI
 //	signerkit keys    list   -config F | keybase:dir=…
@@ -19,7 +19,7 @@
 //	signerkit state   init   -config F [-chain ID] -height H
 //	signerkit state   repair -config F [-chain ID] -height H
 //	signerkit state   import -config F [-chain ID] -from FILE [-node URL] [-force]
-//	signerkit identity show -config F
+//	signerkit identity show -config F [-for PROTOCOL]
 //	signerkit demo    [-metrics 127.0.0.1:26661] [-interval 250ms] [-heights N]
 //	signerkit party   -config party.toml [-init-height H]
 //	signerkit threshold split  -from FILE -out DIR [-t 2] [-n 3]
@@ -68,7 +68,7 @@ import (
 
 const usage = `signerkit: a remote signer for gno and CometBFT validators
 
-  signerkit init    -home DIR -height H [-chain ID] [-protocol P] [-key URI] [-validator ADDR] [-state-dir DIR]
+  signerkit init    -home DIR -height H [-chain ID | -genesis FILE] [-protocol P] [-key URI] [-validator ADDR] [-allow LIST | -allow-any] [-state-dir DIR]
   signerkit start   -config signerkit.toml
   signerkit keys    show   -config F | URI
   signerkit keys    list   -config F | keybase:dir=...
@@ -81,7 +81,7 @@ const usage = `signerkit: a remote signer for gno and CometBFT validators
   signerkit state   init   -config F [-chain ID] -height H
   signerkit state   repair -config F [-chain ID] -height H
   signerkit state   import -config F [-chain ID] -from FILE [-node URL] [-force]
-  signerkit identity show -config F
+  signerkit identity show -config F [-for PROTOCOL]
   signerkit demo    [-metrics 127.0.0.1:26661] [-interval 250ms] [-heights N]
   signerkit party   -config party.toml [-init-height H]
   signerkit threshold split  -from FILE -out DIR [-t 2] [-n 3]
