@@ -15,7 +15,7 @@ VULNDB_VERSION := v0.0.0-20261105234957-e22db6528018
 VULNCHECK_GO ?= go1.26.11
 FUZZTIME ?= 15s
 
-.PHONY: install dist demo interop test deps fmt-check vet lint staticcheck deprecated govulncheck build-nocgo race bench bench-smoke benchcmp fuzz benchstat overhead softhsm-scaling report
+.PHONY: install dist demo interop test deps fmt-check vet lint staticcheck deprecated govulncheck build-nocgo race bench bench-smoke benchcmp fuzz benchstat overhead softhsm-scaling report multicoord
 
 ## test: install test dependencies, then check formatting, vet, lint, build
 ## without cgo and run every test under the race detector.
@@ -120,6 +120,11 @@ fuzz:
 			$(GO) test -run '^$$' -fuzz "^$$f$$" -fuzztime $(FUZZTIME) $$pkg; \
 		done; \
 	done
+
+## multicoord: 1,000 randomized runs of two coordinators asking the same
+## three parties for conflicting votes (make test runs 20).
+multicoord:
+	SIGNERKIT_MULTICOORD_RUNS=1000 $(GO) test -run '^TestCoordinatorsNeverDoubleSign$$' -v ./threshold
 
 ## benchstat: install benchstat, pinned, for comparing benchmark runs.
 benchstat:

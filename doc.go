@@ -41,9 +41,11 @@
 //     connector.
 //   - pkcs11 and pkcs11/pkcs11test: any PKCS#11 token, Ed25519 included,
 //     and throwaway SoftHSM2 tokens for tests.
-//   - threshold, threshold/frost and threshold/thresholdtest: FROST
-//     2-of-3 signing over mutual TLS as a signer.Signer, the RFC 9591
-//     protocol, and loopback clusters for tests.
+//   - threshold, threshold/frost, threshold/partyd and
+//     threshold/thresholdtest: FROST 2-of-3 signing over mutual TLS as a
+//     signer.Signer (URI scheme threshold:), the RFC 9591 protocol, one
+//     party run as a service (signerkit party), and loopback clusters for
+//     tests.
 //   - guard: the double-sign guard around any signer, with state that
 //     survives a crash.
 //   - guard/migrate: read the state files of FilePV (CometBFT, gno),

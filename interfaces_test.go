@@ -64,7 +64,7 @@ type fullStore interface {
 // TestSchemes checks that importing the backends registers one URI scheme
 // each, named after its package.
 func TestSchemes(t *testing.T) {
-	want := []string{"bls", "gnokeyhome", "inprocess", "keybase", "ledger", "pkcs11", "yubihsm"}
+	want := []string{"bls", "gnokeyhome", "inprocess", "keybase", "ledger", "pkcs11", "threshold", "yubihsm"}
 	got := slices.DeleteFunc(signer.Schemes(), func(s string) bool { return !slices.Contains(want, s) })
 	if !slices.Equal(got, want) {
 		t.Errorf("registered schemes %v, want %v", signer.Schemes(), want)

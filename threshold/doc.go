@@ -61,9 +61,16 @@
 // reclaimed by the party when its store is full, once older than
 // PartyConfig.ReclaimAfter; a full store makes presign fail with a
 // *frost.NonceStoreFullError rather than answer nothing. A party serving
-// several coordinators hands each the others' outstanding pairs too, so
-// one of them may meet a pair the other used (frost.ErrNonceUsed, and
-// another party signs).
+// several coordinators remembers which one (by its certificate's key) it
+// handed each pair to, and lists a coordinator's own outstanding pairs
+// only, so one never holds a pair another may use or release; pairs the
+// party knows no owner of (loaded from its file after a restart) go to
+// the first coordinator that asks. A pair found used anyway
+// (frost.ErrNonceUsed: reclaimed by age, or lost in a party's restart) is
+// not the party's fault: the coordinator forgets that party's pool, fills
+// it again from the party's list of its outstanding pairs, and the sign
+// tries again, the same party allowed, so that with one party down the
+// other two still sign.
 // Party.NonceStats and Signer.Stats (Released, Dropped) show the counts. A party may also put a double-sign guard (package
 // guard) in front of its share (PartyConfig.Guard): it then refuses
 // conflicting consensus sign bytes by itself, and the Signer returns an
@@ -101,6 +108,35 @@
 // are good for both ends of a connection: issue them from a CA that the
 // parties do not admit coordinators with, or under names no Coordinators
 // entry matches.
+//
+// # Files, and the threshold: scheme
+//
+// A deployment keeps a key in files (see docs/threshold.md for the
+// operator's guide). A share file (MarshalShare, ParseShare, LoadShare)
+// holds a participant's key package and the key's public key package as
+// two PEM blocks, checked against each other when read; a public key file
+// (MarshalPublic, LoadPublic) holds the public key package alone.
+// WriteShareFiles writes a dealt or generated key, and WriteCerts a CA and
+// the parties' and coordinators' certificates, every file mode 0600 and
+// none overwritten. ExportShare and ImportShare encrypt a share file under
+// a passphrase for a backup (scrypt and XChaCha20-Poly1305); a wrong
+// passphrase is signer.ErrWrongPassphrase, and a damaged file
+// signer.ErrCorrupt, through *ShareFileError.
+//
+// A coordinator's config is a TOML file (CoordinatorFile) that names the
+// public key file, its certificate and key, the CA or pins of the parties,
+// the parties and optionally a local share; a party's (PartyFile, which
+// package partyd serves) names its share, certificate, the coordinators it
+// admits, its state directory and the chains it signs for. Both are read
+// strictly: an unknown key, a missing file or one that does not fit the
+// key is a *ConfigFileError naming the key at fault. Importing this package
+// registers the URI scheme threshold: with signer.Register:
+//
+//	threshold:config=/etc/signerkit/threshold.toml
+//
+// opens the coordinator that file describes (OpenFile), so the daemon and
+// any caller of signer.Open take a threshold key as any other; CheckURI
+// checks one without dialing the parties.
 //
 // # Concurrency
 //

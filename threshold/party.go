@@ -91,7 +91,9 @@ type Party struct {
 	batch  int
 	age    time.Duration // ReclaimAfter; negative never
 
-	c counters
+	c      counters
+	stats  partyStats
+	owners nonceOwners
 
 	mu        sync.Mutex
 	listeners map[net.Listener]bool
@@ -207,6 +209,7 @@ func (p *Party) serveConn(conn *tls.Conn) {
 	if err != nil {
 		return
 	}
+	owner := peerID(conn.ConnectionState())
 	r := bufio.NewReaderSize(conn, 16<<10)
 	w := newFrameWriter(conn)
 	var inflight sync.WaitGroup
@@ -223,7 +226,7 @@ func (p *Party) serveConn(conn *tls.Conn) {
 		inflight.Add(1)
 		go func() {
 			defer func() { <-sem; inflight.Done() }()
-			resp := p.handle(f)
+			resp := p.handle(f, owner)
 			if w.write(resp) == nil {
 				p.c.frames.Add(1)
 				p.c.payloadOut.Add(uint64(len(resp.body)))
@@ -236,17 +239,18 @@ func errorFrame(id uint32, code byte, err error) frame {
 	return frame{typ: typeError, id: id, body: encodeError(code, err.Error())}
 }
 
-func (p *Party) handle(f frame) frame {
+func (p *Party) handle(f frame, owner coordinatorID) frame {
 	switch f.typ {
 	case typePresign:
 		req, err := parsePresignRequest(f.body)
 		if err != nil {
 			return errorFrame(f.id, codeInvalid, err)
 		}
-		out, err := p.presign(req)
+		out, err := p.presign(req, owner)
 		if err != nil {
 			return errorFrame(f.id, codeUnavailable, err)
 		}
+		p.stats.presigned.Add(uint64(len(out)))
 		body, err := encodePresigned(out)
 		if err != nil {
 			return errorFrame(f.id, codeUnavailable, err)
@@ -268,6 +272,7 @@ func (p *Party) handle(f frame) frame {
 			return errorFrame(f.id, codeInvalid, err)
 		}
 		z, code, err := p.sign(req)
+		p.stats.noteSign(code, err)
 		if err != nil {
 			return errorFrame(f.id, code, err)
 		}
@@ -276,16 +281,17 @@ func (p *Party) handle(f frame) frame {
 	return errorFrame(f.id, codeInvalid, &ProtocolError{fmt.Sprintf("unknown request type %d", f.typ)})
 }
 
-// presign serves a presign request: the outstanding pairs first if asked
-// (at most maxPresignBatch, what one answer carries; the rest, which this
-// answer cannot hand out and would strand, are released), then new ones.
+// presign serves a presign request: the outstanding pairs first if asked,
+// those of this coordinator (owner) or of none (at most maxPresignBatch,
+// what one answer carries; the rest, which this answer cannot hand out
+// and would strand, are released), then new ones, recorded as owner's.
 // A full nonce store first reclaims pairs older than ReclaimAfter, then
 // answers with its *frost.NonceStoreFullError.
-func (p *Party) presign(req presignRequest) ([]frost.Presigned, error) {
+func (p *Party) presign(req presignRequest, owner coordinatorID) ([]frost.Presigned, error) {
 	want := min(int(req.count), p.batch)
 	var out []frost.Presigned
 	if req.flags&presignOutstanding != 0 {
-		out = p.nonces.Outstanding()
+		out = p.owners.owned(owner, p.nonces.Outstanding())
 		if len(out) > maxPresignBatch {
 			var extra []frost.NonceHandle
 			for _, ps := range out[maxPresignBatch:] {
@@ -313,6 +319,7 @@ func (p *Party) presign(req presignRequest) ([]frost.Presigned, error) {
 			}
 			return nil, err
 		}
+		p.owners.give(owner, made, p.nonces)
 		out = append(out, made...)
 	}
 	return out, nil

@@ -230,6 +230,8 @@ func (s *Signer) refiller(m *memberState) {
 				return
 			}
 		}
+		resync := m.resync.Swap(false)
+		outstanding = outstanding || resync
 		s.mu.Lock()
 		need := s.pool - len(m.pool)
 		wait := time.Until(m.downUntil)
@@ -239,8 +241,8 @@ func (s *Signer) refiller(m *memberState) {
 			sent = s.heldLocked(m)
 		}
 		s.mu.Unlock()
-		filling = filling || need >= s.pool/2 || !primed
-		if filling && need > 0 {
+		filling = filling || need >= s.pool/2 || !primed || resync
+		if filling && (need > 0 || resync) {
 			if wait > 0 {
 				select {
 				case <-time.After(wait):
@@ -248,7 +250,7 @@ func (s *Signer) refiller(m *memberState) {
 					return
 				}
 			}
-			ask := min(need, batch)
+			ask := min(max(need, 1), batch)
 			start := time.Now()
 			ps, err := s.presign(m, ask, outstanding)
 			took := time.Since(start)

@@ -105,6 +105,10 @@ type Signer struct {
 	// signs is read-held by each SignContext; Close takes it to wait for
 	// them. (A WaitGroup's Add at zero may not race its Wait.)
 	signs sync.RWMutex
+
+	// onClose, set by OpenFile, closes what the config file opened (the
+	// local share's nonce store) once Close is done.
+	onClose func()
 }
 
 var (
@@ -140,6 +144,9 @@ type memberState struct {
 	rttNanos                              atomic.Int64 // moving average of sign round trips
 	shares, failures, badShares, timeouts atomic.Uint64
 	released                              atomic.Uint64
+	// resync asks the refiller for the party's outstanding pairs: a share
+	// request found a pair of the pool used already, so others may be.
+	resync atomic.Bool
 }
 
 // New returns a Signer for cfg and starts filling its pools. It does not
@@ -272,6 +279,10 @@ type attemptResult struct {
 	sig     []byte
 	err     error
 	culprit *memberState // the member that failed, if one did
+	// stale is set when a member found its pair used already
+	// (frost.ErrNonceUsed): not its fault, so the sign tries again,
+	// with the same member allowed.
+	stale bool
 }
 
 // sign runs attempts with pairs of signers until one produces a verified
@@ -335,7 +346,7 @@ func (s *Signer) sign(ctx context.Context, msg []byte, tl *tally) ([]byte, error
 			}
 			if r.culprit != nil {
 				failed[r.culprit] = true
-			} else if running == 0 {
+			} else if running == 0 && !r.stale {
 				if ctx.Err() != nil {
 					return nil, fmt.Errorf("threshold: sign: %w (last failure: %v)", ctx.Err(), lastErr)
 				}
@@ -533,15 +544,7 @@ func (s *Signer) attempt(ctx context.Context, a *attempt, msg []byte, tl *tally)
 				// party's fault.
 				return attemptResult{err: an.err}
 			}
-			if errors.Is(an.err, context.DeadlineExceeded) {
-				m.timeouts.Add(1)
-				an.err = fmt.Errorf("threshold: party %d did not answer within %v: %w", m.id, s.timeout, an.err)
-			}
-			if !errors.Is(an.err, frost.ErrNonceUsed) && !final(an.err) {
-				s.markDown(m)
-			}
-			m.failures.Add(1)
-			return attemptResult{err: an.err, culprit: m}
+			return s.shareFailed(m, an.err)
 		}
 		m.shares.Add(1)
 		shares = append(shares, an.share)
@@ -570,6 +573,38 @@ func (s *Signer) attempt(ctx context.Context, a *attempt, msg []byte, tl *tally)
 		return attemptResult{err: err}
 	}
 	return attemptResult{sig: sig}
+}
+
+// shareFailed is the outcome of an attempt in which m's share request
+// failed with err (the sign still running). A pair found used already
+// (frost.ErrNonceUsed) is not the party's fault: other pairs of its pool
+// may be stale too (the party restarted without them, reclaimed them, or
+// handed them to another coordinator too), so the pool is forgotten and
+// filled again from the party's list of this coordinator's outstanding
+// pairs, and the sign tries again with the party allowed. Any other
+// failure makes m the culprit, avoided by this sign and, unless final,
+// marked down.
+func (s *Signer) shareFailed(m *memberState, err error) attemptResult {
+	if errors.Is(err, context.DeadlineExceeded) {
+		m.timeouts.Add(1)
+		err = fmt.Errorf("threshold: party %d did not answer within %v: %w", m.id, s.timeout, err)
+	}
+	m.failures.Add(1)
+	if errors.Is(err, frost.ErrNonceUsed) {
+		s.mu.Lock()
+		m.pool = nil
+		s.mu.Unlock()
+		m.resync.Store(true)
+		select {
+		case m.refill <- struct{}{}:
+		default:
+		}
+		return attemptResult{err: err, stale: true}
+	}
+	if !final(err) {
+		s.markDown(m)
+	}
+	return attemptResult{err: err, culprit: m}
 }
 
 // Close stops the refills, waits for signs in flight, which fail with an
@@ -610,6 +645,9 @@ func (s *Signer) Close() error {
 	wg.Wait()
 	for _, m := range s.members {
 		m.m.close()
+	}
+	if s.onClose != nil {
+		s.onClose()
 	}
 	return nil
 }

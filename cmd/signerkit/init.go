@@ -111,6 +111,9 @@ func cmdInit(args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintln(stderr, "signerkit init: -height H is the first height this signer may sign, at least 1 (1 for a new chain)")
 		return errUsage
 	}
+	if err := checkThresholdKey(*key); err != nil {
+		return fmt.Errorf("signerkit init: -key: %w", err)
+	}
 	return initHome(*home, *stateDir, *chain, *protocol, *key, *validator, *height, acc, stdout)
 }
 

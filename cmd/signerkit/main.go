@@ -21,6 +21,13 @@
 //	signerkit state   import -config F [-chain ID] -from FILE [-node URL] [-force]
 //	signerkit identity show -config F [-for PROTOCOL]
 //	signerkit demo    [-metrics 127.0.0.1:26661] [-interval 250ms] [-heights N]
+//	signerkit party   -config party.toml [-init-height H]
+//	signerkit threshold split  -from FILE -out DIR [-t 2] [-n 3]
+//	signerkit threshold certs  -out DIR [-parties 3] [-coordinators 1]
+//	signerkit threshold dkg    -id I -ceremony ID -listen ADDR -peers ID=ADDR,... -cert F -key F -ca F -out DIR [-t 2] [-n 3] [-timeout 10m]
+//	signerkit threshold show   -share FILE
+//	signerkit threshold export -share FILE -out FILE -passphrase-source SRC [-scrypt-log-n 17]
+//	signerkit threshold import -from FILE -out FILE -passphrase-source SRC
 //	signerkit version
 //	signerkit help    [COMMAND [SUBCOMMAND]]
 //
@@ -53,6 +60,7 @@ import (
 	_ "github.com/signerkit/signerkit/keybase"   // registers keybase:
 	_ "github.com/signerkit/signerkit/ledger"    // registers ledger:
 	_ "github.com/signerkit/signerkit/pkcs11"    // registers pkcs11:
+	_ "github.com/signerkit/signerkit/threshold" // registers threshold:
 	_ "github.com/signerkit/signerkit/yubihsm"   // registers yubihsm:
 
 	_ "github.com/signerkit/signerkit/keybase/gnokeyhome" // registers gnokeyhome: (a gnokey home's keys)
@@ -75,6 +83,13 @@ const usage = `signerkit: a remote signer for gno and CometBFT validators
   signerkit state   import -config F [-chain ID] -from FILE [-node URL] [-force]
   signerkit identity show -config F [-for PROTOCOL]
   signerkit demo    [-metrics 127.0.0.1:26661] [-interval 250ms] [-heights N]
+  signerkit party   -config party.toml [-init-height H]
+  signerkit threshold split  -from FILE -out DIR [-t 2] [-n 3]
+  signerkit threshold certs  -out DIR [-parties 3] [-coordinators 1]
+  signerkit threshold dkg    -id I -ceremony ID -listen ADDR -peers ID=ADDR,... -cert F -key F -ca F -out DIR [-t 2] [-n 3] [-timeout 10m]
+  signerkit threshold show   -share FILE
+  signerkit threshold export -share FILE -out FILE -passphrase-source SRC [-scrypt-log-n 17]
+  signerkit threshold import -from FILE -out FILE -passphrase-source SRC
   signerkit version
   signerkit help    [COMMAND [SUBCOMMAND]]
 `
@@ -113,6 +128,10 @@ func dispatch(args []string, stdout, stderr io.Writer) error {
 		return cmdYubiHSM(args[1:], stdout, stderr)
 	case "demo":
 		return cmdDemo(args[1:], stdout, stderr)
+	case "party":
+		return cmdParty(args[1:], stdout, stderr)
+	case "threshold":
+		return cmdThreshold(args[1:], stdout, stderr)
 	case "version", "-version", "--version":
 		return cmdVersion(args[1:], stdout, stderr)
 	case "help", "-h", "-help", "--help":

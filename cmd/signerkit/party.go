@@ -1,0 +1,64 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os/signal"
+	"strings"
+	"syscall"
+
+	"github.com/signerkit/signerkit/hardening"
+	"github.com/signerkit/signerkit/threshold"
+	"github.com/signerkit/signerkit/threshold/partyd"
+)
+
+// cmdParty runs `signerkit party`: one share of a threshold key, served to
+// the coordinators over mutual TLS until SIGTERM or SIGINT; with
+// -init-height, it makes the double-sign state of the chains that have
+// none and exits.
+func cmdParty(args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("party", stderr)
+	path := fs.String("config", "party.toml", "the party's config file")
+	initHeight := fs.Int64("init-height", 0, "make the double-sign state of each chain that has none, starting at this height "+
+		"(one more than the last height any signer of this key may have signed; 1 for a new chain), and exit")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "signerkit party: unexpected argument %q\n", fs.Arg(0))
+		return errUsage
+	}
+	initSet := false
+	fs.Visit(func(f *flag.Flag) { initSet = initSet || f.Name == "init-height" })
+	setup, err := threshold.LoadPartyFile(*path)
+	if err != nil {
+		return err
+	}
+	defer setup.Close()
+	if initSet {
+		done, err := setup.InitState(context.Background(), *initHeight)
+		if err != nil {
+			return err
+		}
+		if len(done) == 0 {
+			fmt.Fprintf(stdout, "every chain of %s has its state already; nothing written\n", *path)
+			return nil
+		}
+		fmt.Fprintf(stdout, "wrote the state of chain %s in %s: nothing below height %d is signed\n", strings.Join(done, ", "), setup.GuardDir, *initHeight)
+		return nil
+	}
+	log := slog.New(slog.NewTextHandler(stderr, nil))
+	if err := hardening.DisableCoreDumps(); err != nil {
+		log.Warn("core dumps stay enabled: a crash could write the share to disk", "err", err)
+	}
+	s, err := partyd.New(setup, log)
+	if err != nil {
+		return err
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
+	defer stop()
+	return s.Run(ctx)
+}

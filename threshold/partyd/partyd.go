@@ -1,0 +1,182 @@
+// Package partyd runs one party of a threshold key as a service, the
+// logic of `signerkit party`: a threshold.Party serving its share over
+// mutual TLS from a threshold.PartySetup (its config file loaded), with
+// the party's own double-sign guard over its state directory, its nonce
+// store on disk, and an HTTP listener for /metrics, /healthz and /readyz.
+//
+// A Server refuses to start while a chain it signs for has no double-sign
+// state (threshold.PartySetup.InitState makes it), as the daemon does:
+// where a key's signing history ends is the operator's to say.
+//
+// /healthz answers 200 while the process serves. /readyz answers 200 when
+// the party is serving and its nonce store has free slots or fresh pairs
+// to hand out, else 503 and the reason. Every metric is listed in
+// docs/threshold.md.
+//
+// A Server is safe for concurrent use.
+package partyd
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/signerkit/signerkit/signer"
+	"github.com/signerkit/signerkit/threshold"
+)
+
+// Server is one running party.
+type Server struct {
+	setup   *threshold.PartySetup
+	party   *threshold.Party
+	ln      net.Listener
+	httpLn  net.Listener
+	log     *slog.Logger
+	reg     *prometheus.Registry
+	serving atomic.Bool
+}
+
+// New makes the party of setup and listens on its addresses (the party's
+// and, when set, the metrics'), serving nothing until Run. It refuses a
+// setup whose chains lack double-sign state. The caller still closes
+// setup, after Run returns.
+func New(setup *threshold.PartySetup, log *slog.Logger) (*Server, error) {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	missing, err := setup.MissingState()
+	if err != nil {
+		return nil, err
+	}
+	if len(missing) > 0 {
+		return nil, fmt.Errorf("partyd: no double-sign state for chain %s in %s: run `signerkit party -config %s -init-height H`, "+
+			"H being the first height this key may sign (one more than the last height any signer of it may have signed; 1 for a new chain): %w",
+			strings.Join(missing, ", "), setup.GuardDir, setup.Path, signer.ErrInvalidArgument)
+	}
+	p, err := threshold.NewParty(setup.Config)
+	if err != nil {
+		return nil, err
+	}
+	s := &Server{setup: setup, party: p, log: log}
+	if s.ln, err = net.Listen("tcp", setup.File.Listen); err != nil {
+		p.Close()
+		return nil, fmt.Errorf("partyd: listen: %w", err)
+	}
+	if setup.File.MetricsAddr != "" {
+		if s.httpLn, err = net.Listen("tcp", setup.File.MetricsAddr); err != nil {
+			s.ln.Close()
+			p.Close()
+			return nil, fmt.Errorf("partyd: metrics: %w", err)
+		}
+	}
+	s.reg = prometheus.NewRegistry()
+	s.reg.MustRegister(collectors(p)...)
+	return s, nil
+}
+
+// Addr is the address the party serves on.
+func (s *Server) Addr() string { return s.ln.Addr().String() }
+
+// MetricsAddr is the address of /metrics, or "".
+func (s *Server) MetricsAddr() string {
+	if s.httpLn == nil {
+		return ""
+	}
+	return s.httpLn.Addr().String()
+}
+
+// Party returns the party served.
+func (s *Server) Party() *threshold.Party { return s.party }
+
+// Handler serves /metrics, /healthz and /readyz.
+func (s *Server) Handler() http.Handler {
+	mux := http.NewServeMux()
+	mux.Handle("/metrics", promhttp.HandlerFor(s.reg, promhttp.HandlerOpts{}))
+	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("ok\n")) })
+	mux.HandleFunc("/readyz", func(w http.ResponseWriter, _ *http.Request) {
+		ok, why := s.Ready()
+		if !ok {
+			w.WriteHeader(http.StatusServiceUnavailable)
+		}
+		_, _ = w.Write([]byte(why + "\n"))
+	})
+	return mux
+}
+
+// Ready reports whether the party serves and can hand out nonce pairs.
+func (s *Server) Ready() (bool, string) {
+	if !s.serving.Load() {
+		return false, "not serving"
+	}
+	if st := s.party.NonceStats(); st.Free == 0 && st.Fresh == 0 {
+		return false, "the nonce store has no free slot"
+	}
+	return true, "ready"
+}
+
+// Run serves until ctx ends or the party's listener fails, then closes
+// the party: its listener and connections, after the requests in flight
+// (bounded by the setup's shutdown_grace, 5 s by default, after which
+// Run returns and the process may exit; a request cut short never sent
+// its share, and its nonce pair is consumed on disk already).
+func (s *Server) Run(ctx context.Context) error {
+	var hs *http.Server
+	if s.httpLn != nil {
+		hs = &http.Server{Handler: s.Handler(), ReadHeaderTimeout: 5 * time.Second}
+		go func() {
+			if err := hs.Serve(s.httpLn); err != nil && !errors.Is(err, http.ErrServerClosed) {
+				s.log.Error("metrics listener failed", "err", err)
+			}
+		}()
+	}
+	done := make(chan error, 1)
+	s.serving.Store(true)
+	go func() { done <- s.party.Serve(s.ln) }()
+	s.log.Info("party serving", "id", s.party.ID(), "addr", s.Addr(), "metrics", s.MetricsAddr(),
+		"chains", strings.Join(s.setup.File.Chains, ","))
+	var err error
+	select {
+	case <-ctx.Done():
+	case err = <-done:
+	}
+	s.serving.Store(false)
+	grace := s.setup.File.ShutdownGrace
+	if grace == 0 {
+		grace = 5 * time.Second
+	}
+	closed := make(chan error, 1)
+	go func() { closed <- s.party.Close() }()
+	select {
+	case cerr := <-closed:
+		if err == nil {
+			err = cerr
+		}
+	case <-time.After(grace):
+		s.log.Warn("requests still in flight after the shutdown grace", "grace", grace)
+	}
+	if hs != nil {
+		sctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		_ = hs.Shutdown(sctx)
+		cancel()
+	}
+	s.log.Info("party stopped", "id", s.party.ID())
+	return err
+}
+
+// Close releases what New took, for a Server never Run.
+func (s *Server) Close() error {
+	if s.httpLn != nil {
+		s.httpLn.Close()
+	}
+	s.ln.Close()
+	return s.party.Close()
+}
