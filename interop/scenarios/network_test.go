@@ -42,6 +42,7 @@ const (
 const (
 	inProcess = "in process"
 	keybasePS = "keybase per-sign" // gnokey's keybase, bcrypt at cost 12 on every sign
+	keybaseUO = "keybase"          // the same keybase, decrypted once at start
 	ledgerSim = "Ledger"           // cmd/ledgersim, Nano S Plus, real time, our transport
 	ledgerGo  = "Ledger, ledger-go stall"
 	yubiHSM   = "YubiHSM 2" // cmd/yubihsmsim, real time
@@ -176,7 +177,7 @@ func keyURI(t *testing.T, v *validator, dir string) string {
 			t.Fatal(err)
 		}
 		return "inprocess:file=" + path
-	case keybasePS:
+	case keybasePS, keybaseUO:
 		kb := filepath.Join(dir, "gnokey")
 		st, err := keybase.OpenStore(context.Background(), keybase.Config{Dir: kb, Secret: signer.SecretEnv(kbPassEnv)})
 		if err != nil {
@@ -188,7 +189,11 @@ func keyURI(t *testing.T, v *validator, dir string) string {
 			t.Fatal(err)
 		}
 		v.env = append(v.env, kbPassEnv+"="+os.Getenv(kbPassEnv))
-		return "keybase:dir=" + kb + ";label=validator?pin-source=env:" + kbPassEnv + "&mode=per-sign"
+		uri := "keybase:dir=" + kb + ";label=validator?pin-source=env:" + kbPassEnv
+		if v.kind == keybasePS {
+			uri += "&mode=per-sign"
+		}
+		return uri
 	case ledgerSim, ledgerGo:
 		addr := startSimulator(t, "ledgersim", "-addr", "127.0.0.1:0", "-seed", seedHex, "-profile", "nanosplus", "-time", "realtime")
 		if v.kind == ledgerGo {
