@@ -359,3 +359,17 @@ func ms(v float64) string {
 		return fmt.Sprintf("%.0f", v)
 	}
 }
+
+// sumMetric adds up every series of a counter or gauge.
+func sumMetric(text, name string) float64 {
+	var sum float64
+	for _, l := range strings.Split(text, "\n") {
+		if !strings.HasPrefix(l, name+"{") && !strings.HasPrefix(l, name+" ") {
+			continue
+		}
+		if v, err := strconv.ParseFloat(l[strings.LastIndexByte(l, ' ')+1:], 64); err == nil {
+			sum += v
+		}
+	}
+	return sum
+}

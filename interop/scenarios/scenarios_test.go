@@ -16,18 +16,20 @@ type scenario struct {
 	id, title string
 	kinds     [4]string
 	protocol  string
+	kill      bool // kill validator 0's daemon mid-sign halfway through
 }
 
 var allScenarios = []scenario{
-	{"a", "all four in process", [4]string{inProcess, inProcess, inProcess, inProcess}, "tm2-tmkms"},
-	{"a-remote", "all four in process, gno's native remote signer", [4]string{inProcess, inProcess, inProcess, inProcess}, "tm2-remote"},
-	{"b", "all four on gnokey's keybase, bcrypt every sign", [4]string{keybasePS, keybasePS, keybasePS, keybasePS}, "tm2-tmkms"},
+	{"a", "all four in process", [4]string{inProcess, inProcess, inProcess, inProcess}, "tm2-tmkms", false},
+	{"a-remote", "all four in process, gno's native remote signer", [4]string{inProcess, inProcess, inProcess, inProcess}, "tm2-remote", false},
+	{"b", "all four on gnokey's keybase, bcrypt every sign", [4]string{keybasePS, keybasePS, keybasePS, keybasePS}, "tm2-tmkms", false},
 	// The three keybase validators of (c), (d) and (e) decrypt once: with
 	// bcrypt on every sign they make each block take seconds on 2 cores,
 	// and (b) measures that path already.
-	{"c", "one on the simulated Ledger, three on keybase", [4]string{ledgerSim, keybaseUO, keybaseUO, keybaseUO}, "tm2-tmkms"},
-	{"d", "one on the simulated YubiHSM 2, three on keybase", [4]string{yubiHSM, keybaseUO, keybaseUO, keybaseUO}, "tm2-tmkms"},
-	{"e", "as (c), with ledger-go's 50 ms stall", [4]string{ledgerGo, keybaseUO, keybaseUO, keybaseUO}, "tm2-tmkms"},
+	{"c", "one on the simulated Ledger, three on keybase", [4]string{ledgerSim, keybaseUO, keybaseUO, keybaseUO}, "tm2-tmkms", false},
+	{"d", "one on the simulated YubiHSM 2, three on keybase", [4]string{yubiHSM, keybaseUO, keybaseUO, keybaseUO}, "tm2-tmkms", false},
+	{"e", "as (c), with ledger-go's 50 ms stall", [4]string{ledgerGo, keybaseUO, keybaseUO, keybaseUO}, "tm2-tmkms", false},
+	{"k", "as (c), the Ledger validator's daemon killed mid-sign", [4]string{ledgerSim, keybaseUO, keybaseUO, keybaseUO}, "tm2-tmkms", true},
 }
 
 // result is what one scenario measured.
@@ -40,6 +42,7 @@ type result struct {
 	node    map[string]nodeSigns
 	daemons map[string]daemonStats
 	chain   chainStats
+	kill    *killResult
 }
 
 // TestScenarios runs the scenarios SK_SCENARIOS names (comma-separated
@@ -125,15 +128,22 @@ func runScenario(t *testing.T, sc scenario, blocks int64) *result {
 			}
 		}
 	})
+	res := &result{sc: sc, blocks: blocks, node: map[string]nodeSigns{}, daemons: map[string]daemonStats{}}
+	if sc.kill {
+		waitHeight(t, vals, blocks/2+2, scenarioBudget(t)-time.Since(began))
+		res.kill = killMidSign(t, vals, vals[0], time.Second)
+	}
 	// Block 1 and 2 carry the start-up (peers connecting); measure from 2.
 	waitHeight(t, vals, blocks+2, scenarioBudget(t)-time.Since(began))
-	res := &result{sc: sc, blocks: blocks, node: map[string]nodeSigns{}, daemons: map[string]daemonStats{}}
 	for _, v := range vals {
 		text, err := scrape(v.metrics)
 		if err != nil {
 			t.Fatalf("signerkit %d metrics: %v", v.idx, err)
 		}
 		addDaemon(res, v.kind, parseMetrics(text))
+		if res.kill != nil && v.idx == 0 {
+			res.kill.refused = sumMetric(text, "signerkit_device_refused_inflight_total")
+		}
 	}
 	for _, v := range vals {
 		v.node.terminate(t)
