@@ -55,3 +55,30 @@ func TestURIStall(t *testing.T) {
 		}
 	}
 }
+
+// FuzzParseURI: ledgersim's ParseURI never panics; what it refuses is a
+// *signer.URIError wrapping ErrInvalidArgument; what it accepts names the
+// Speculos face (a Dial), and holds stall=ledger-go at most once.
+func FuzzParseURI(f *testing.F) {
+	for _, s := range []string{
+		"ledgersim:speculos=127.0.0.1:9999", "ledgersim:speculos=127.0.0.1:9999?stall=ledger-go",
+		"ledgersim:speculos=127.0.0.1:9999?sign-timeout=5s&stall=ledger-go&chunk-size=32",
+		"ledgersim:speculos=a:1?stall=", "ledgersim:speculos=a:1?stall=ledger-go&stall=ledger-go",
+		"ledgersim:speculos=a:1?&stall=ledger-go&", "ledgersim:?stall=ledger-go", "ledgersim:speculos=a:1?stall",
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, uri string) {
+		cfg, err := ledgersim.ParseURI(uri)
+		if err != nil {
+			var ue *signer.URIError
+			if !errors.As(err, &ue) || !errors.Is(err, signer.ErrInvalidArgument) {
+				t.Fatalf("%q: %v is not a *signer.URIError wrapping ErrInvalidArgument", uri, err)
+			}
+			return
+		}
+		if cfg.Dial == nil || cfg.Path != "" {
+			t.Fatalf("%q accepted without naming the Speculos face: %+v", uri, cfg)
+		}
+	})
+}
