@@ -193,7 +193,12 @@ func sources(b *strings.Builder) {
 	fmt.Fprintf(b, "- Device time (modeled): cmd/ledgersim's Nano S Plus profile (526 ms device, 1 ms per HID report) and "+
 		"cmd/yubihsmsim's YubiHSM 2 profile, slept in real time; the ledger-go row adds the simulator's model of ledger-go's 50 ms "+
 		"sleep before each APDU, since zondax/ledger-go needs a USB device.\n")
-	fmt.Fprintf(b, "- Keybase (measured): bcrypt at cost 12 on every sign, on this machine's 2 shared cores, four daemons at once in (b).\n")
+	fmt.Fprintf(b, "- Keybase (measured): \"keybase per-sign\" runs bcrypt at cost 12 on every sign (gnokey's way), on this machine's "+
+		"2 shared cores, four daemons at once in (b); \"keybase\", the three other validators of (c), (d), (e) and (k), decrypts once at start.\n")
+	fmt.Fprintf(b, "- Sign counts: a validator whose signs are slow (a device) is asked for fewer, because the other three often "+
+		"make two thirds and move to the next height before it gets to a step.\n")
+	fmt.Fprintf(b, "- Wall time: each scenario's, setup and 100 blocks; the budget is 3 minutes on 2 cores, and (b) needs more "+
+		"while bcrypt runs four at a time on them (SK_SCENARIO_BUDGET lifts it).\n")
 	fmt.Fprintf(b, "- Blocks (measured): validator 0's block store, after the nodes stopped; every precommit in every commit is "+
 		"verified under crypto/ed25519 and gno's Vote.Verify.\n")
 	fmt.Fprintf(b, "- Original (the first experiment, issue 29): 4 gno validators, 100 blocks per scenario, a proxy timing Sign() "+
