@@ -92,6 +92,17 @@ dist:
 interop-migrate:
 	cd interop && SK_INTEROP_GNOLAND=1 $(GO) test -count=1 -run 'TestMigrate(CometBFT|Gno)Node|TestQuickstart|TestRedialCometBFTNode' -v .
 
+## scenarios: the latency analysis on a live 4-validator gnoland v1.7.1
+## network, 100 blocks per scenario, into docs/report/scenarios.md
+## (interop/scenarios; SK_SCENARIO_BUDGET lifts the 3-minute budget per
+## scenario on a busy machine). scenarios-smoke: scenarios a and c, 10 blocks.
+.PHONY: scenarios scenarios-smoke
+scenarios:
+	cd interop && SK_SCENARIOS=all SK_SCENARIO_REPORT=$(CURDIR)/docs/report/scenarios.md \
+		$(GO) test -count=1 -timeout 60m -run TestScenarios -v ./scenarios/
+scenarios-smoke:
+	cd interop && SK_SCENARIOS=a,c SK_SCENARIO_BLOCKS=10 $(GO) test -count=1 -timeout 10m -run TestScenarios ./scenarios/
+
 ## demo: a simulated Ledger behind the signerkit daemon, signing for a
 ## validator side, with /metrics on 127.0.0.1:26661.
 demo:

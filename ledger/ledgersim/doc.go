@@ -92,6 +92,9 @@
 //
 //	ledgersim:speculos=127.0.0.1:9999
 //
+// and ledgersim:speculos=127.0.0.1:9999?stall=ledger-go adds UpstreamStall,
+// slept, before every APDU: ledger-go's transport as a daemon would see it.
+//
 // # Faults
 //
 // Inject arms a Fault for the next APDU: FaultUnplug (the device vanishes

@@ -1,0 +1,216 @@
+package scenarios
+
+import (
+	"crypto/ed25519"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// scenario is one run of the four-validator network.
+type scenario struct {
+	id, title string
+	kinds     [4]string
+	protocol  string
+	kill      bool // kill validator 0's daemon mid-sign halfway through
+}
+
+var allScenarios = []scenario{
+	{"a", "all four in process", [4]string{inProcess, inProcess, inProcess, inProcess}, "tm2-tmkms", false},
+	{"a-remote", "all four in process, gno's native remote signer", [4]string{inProcess, inProcess, inProcess, inProcess}, "tm2-remote", false},
+	{"b", "all four on gnokey's keybase, bcrypt every sign", [4]string{keybasePS, keybasePS, keybasePS, keybasePS}, "tm2-tmkms", false},
+	// The three keybase validators of (c), (d) and (e) decrypt once: with
+	// bcrypt on every sign they make each block take seconds on 2 cores,
+	// and (b) measures that path already.
+	{"c", "one on the simulated Ledger, three on keybase", [4]string{ledgerSim, keybaseUO, keybaseUO, keybaseUO}, "tm2-tmkms", false},
+	{"d", "one on the simulated YubiHSM 2, three on keybase", [4]string{yubiHSM, keybaseUO, keybaseUO, keybaseUO}, "tm2-tmkms", false},
+	{"e", "as (c), with ledger-go's 50 ms stall", [4]string{ledgerGo, keybaseUO, keybaseUO, keybaseUO}, "tm2-tmkms", false},
+	{"k", "as (c), the Ledger validator's daemon killed mid-sign", [4]string{ledgerSim, keybaseUO, keybaseUO, keybaseUO}, "tm2-tmkms", true},
+}
+
+// result is what one scenario measured.
+type result struct {
+	sc      scenario
+	blocks  int64
+	elapsed time.Duration
+	// per backend kind: the node-side signs per phase, and the daemons'
+	// histograms added up.
+	node    map[string]nodeSigns
+	daemons map[string]daemonStats
+	chain   chainStats
+	kill    *killResult
+}
+
+// TestScenarios runs the scenarios SK_SCENARIOS names (comma-separated
+// ids, or "all") for SK_SCENARIO_BLOCKS blocks each (default 100), and
+// writes the report to SK_SCENARIO_REPORT if set.
+func TestScenarios(t *testing.T) {
+	which := os.Getenv("SK_SCENARIOS")
+	if which == "" {
+		t.Skip("runs four gnoland nodes per scenario: set SK_SCENARIOS (make scenarios, make scenarios-smoke)")
+	}
+	blocks := int64(100)
+	if b := os.Getenv("SK_SCENARIO_BLOCKS"); b != "" {
+		n, err := strconv.ParseInt(b, 10, 64)
+		if err != nil || n < 3 {
+			t.Fatalf("SK_SCENARIO_BLOCKS=%q: want a number of blocks, at least 3", b)
+		}
+		blocks = n
+	}
+	t.Setenv(kbPassEnv, "scenario passphrase")
+	var results []*result
+	for _, sc := range allScenarios {
+		if which != "all" && !contains(strings.Split(which, ","), sc.id) {
+			continue
+		}
+		t.Run(sc.id, func(t *testing.T) { results = append(results, runScenario(t, sc, blocks)) })
+	}
+	if path := os.Getenv("SK_SCENARIO_REPORT"); path != "" && !t.Failed() {
+		if err := os.WriteFile(path, []byte(report(results, blocks)), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("wrote %s", path)
+	} else {
+		t.Log("\n" + report(results, blocks))
+	}
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if strings.TrimSpace(x) == s {
+			return true
+		}
+	}
+	return false
+}
+
+// scenarioBudget is the most one scenario may take, setup included: 3
+// minutes, or SK_SCENARIO_BUDGET (a duration) on a busier machine.
+func scenarioBudget(t *testing.T) time.Duration {
+	s := os.Getenv("SK_SCENARIO_BUDGET")
+	if s == "" {
+		return 3 * time.Minute
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil || d <= 0 {
+		t.Fatalf("SK_SCENARIO_BUDGET=%q: want a duration", s)
+	}
+	return d
+}
+
+func runScenario(t *testing.T, sc scenario, blocks int64) *result {
+	began := time.Now()
+	vals := newValidators(t, sc.kinds, sc.protocol)
+	genesis := writeGenesis(t, vals)
+	root := gnoRootDir(t)
+	for _, v := range vals {
+		configureNode(t, v)
+		configureDaemon(t, v)
+	}
+	setPeers(t, vals)
+	for _, v := range vals {
+		startDaemon(t, v)
+	}
+	for _, v := range vals {
+		startNode(t, v, root, genesis)
+	}
+	t.Cleanup(func() {
+		if dir := os.Getenv("SK_SCENARIO_LOGDIR"); dir != "" {
+			keepLogs(t, dir, sc.id, vals)
+		}
+		if t.Failed() {
+			for _, v := range vals {
+				t.Logf("gnoland %d:\n%s\nsignerkit %d:\n%s", v.idx, tailOf(v.node.out.String(), 3000), v.idx, tailOf(v.daemon.out.String(), 3000))
+			}
+		}
+	})
+	res := &result{sc: sc, blocks: blocks, node: map[string]nodeSigns{}, daemons: map[string]daemonStats{}}
+	if sc.kill {
+		waitHeight(t, vals, blocks/2+2, scenarioBudget(t)-time.Since(began))
+		res.kill = killMidSign(t, vals, vals[0], time.Second)
+	}
+	// Block 1 and 2 carry the start-up (peers connecting); measure from 2.
+	waitHeight(t, vals, blocks+2, scenarioBudget(t)-time.Since(began))
+	for _, v := range vals {
+		text, err := scrape(v.metrics)
+		if err != nil {
+			t.Fatalf("signerkit %d metrics: %v", v.idx, err)
+		}
+		addDaemon(res, v.kind, parseMetrics(text))
+		if res.kill != nil && v.idx == 0 {
+			res.kill.refused = sumMetric(text, "signerkit_device_refused_inflight_total")
+		}
+	}
+	for _, v := range vals {
+		v.node.terminate(t)
+	}
+	for _, v := range vals {
+		v.daemon.terminate(t)
+	}
+	res.elapsed = time.Since(began)
+	pubs := make([]ed25519.PublicKey, len(vals))
+	for i, v := range vals {
+		pubs[i] = v.pub
+	}
+	for _, v := range vals {
+		signs, props := parseNodeLog(t, v.node.out.String())
+		signs["proposal"] = proposalSigns(t, v.home, props)
+		addNode(res, v.kind, signs)
+	}
+	res.chain = readChain(t, vals[0].home, pubs, blocks+2)
+	t.Logf("scenario %s: %d heights in %v, %d in round > 0", sc.id, res.chain.heights, res.elapsed.Round(time.Second), res.chain.lateRounds)
+	return res
+}
+
+func addNode(res *result, kind string, s nodeSigns) {
+	cur := res.node[kind]
+	if cur == nil {
+		cur = nodeSigns{}
+		res.node[kind] = cur
+	}
+	for ph, ds := range s {
+		cur[ph] = append(cur[ph], ds...)
+	}
+}
+
+func addDaemon(res *result, kind string, d daemonStats) {
+	cur, ok := res.daemons[kind]
+	if !ok {
+		res.daemons[kind] = d
+		return
+	}
+	for _, pair := range [][2]map[string][2]float64{{cur.request, d.request}, {cur.backend, d.backend}, {cur.stages, d.stages}} {
+		for k, v := range pair[1] {
+			x := pair[0][k]
+			pair[0][k] = [2]float64{x[0] + v[0], x[1] + v[1]}
+		}
+	}
+}
+
+// kindsOf lists a scenario's backend kinds, in validator order, once each.
+func kindsOf(sc scenario) []string {
+	var ks []string
+	for _, k := range sc.kinds {
+		if !contains(ks, k) {
+			ks = append(ks, k)
+		}
+	}
+	return ks
+}
+
+// keepLogs writes every process's output under dir/<scenario>/.
+func keepLogs(t *testing.T, dir, id string, vals []*validator) {
+	d := filepath.Join(dir, id)
+	if err := os.MkdirAll(d, 0o755); err != nil {
+		t.Log(err)
+		return
+	}
+	for _, v := range vals {
+		_ = os.WriteFile(filepath.Join(d, fmt.Sprintf("gnoland%d.log", v.idx)), []byte(v.node.out.String()), 0o644)
+		_ = os.WriteFile(filepath.Join(d, fmt.Sprintf("signerkit%d.log", v.idx)), []byte(v.daemon.out.String()), 0o644)
+	}
+}
