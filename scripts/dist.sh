@@ -9,7 +9,7 @@
 # (CC_LINUX_ARM64, or aarch64-linux-gnu-gcc on PATH), else without.
 #
 # Each archive holds the binary, README.md, LICENSE, BUILD (what it was built
-# with), docs/ (install, daemon, state, metrics), contrib/systemd/ and
+# with), docs/ (install, quickstart, daemon, state, metrics, identity, keys, migrate), contrib/systemd/ and
 # contrib/udev/. The version is stamped by scripts/version-ldflags.sh;
 # builds use -trimpath and archives are made with fixed owners and times.
 set -eu
@@ -39,7 +39,7 @@ build() {
 			{ echo "dist: $name does not report cgo $want" >&2; exit 1; }
 	fi
 	cp README.md LICENSE "$stage/"
-	cp docs/install.md docs/daemon.md docs/state.md docs/metrics.md "$stage/docs/"
+	cp docs/install.md docs/quickstart.md docs/daemon.md docs/state.md docs/metrics.md docs/identity.md docs/keys.md docs/migrate.md "$stage/docs/"
 	cp -R contrib/systemd contrib/udev "$stage/contrib/"
 	{
 		echo "signerkit $version for linux/$arch"
