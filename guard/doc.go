@@ -18,7 +18,12 @@
 //
 // SignBytes returns the whole outcome (Signed); SignConsensus does the
 // same for a signbytes.Message the caller already holds, encoding it
-// once instead of parsing bytes. SignContext and Sign, the
+// once instead of parsing bytes. Both make a Request (NewRequest,
+// ParseRequest), which SignRequest signs: a caller that needs the parsed
+// fields before it signs (a native-protocol server checking the chain)
+// parses once and signs the Request. A key that implements RequestSigner
+// is handed the Request, so it knows the chain and phase it signs without
+// parsing. SignContext and Sign, the
 // signer.Signer methods, return a signature only over the bytes asked for,
 // and a *TimestampError, carrying the earlier timestamp and signature, in
 // the timestamp-only case.
