@@ -13,6 +13,10 @@ import (
 // takes the state directory's lock, so it is refused (ErrStateInUse)
 // while the daemon runs.
 func ImportState(ctx context.Context, stateDir string, st guard.State) error {
+	// A fresh host, as a migration usually is: made as state init makes it.
+	if err := makeStateDir(stateDir); err != nil {
+		return err
+	}
 	l, err := LockStateDir(stateDir)
 	if err != nil {
 		return err

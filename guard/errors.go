@@ -26,9 +26,11 @@ type DoubleSignError struct {
 	// Reason is "height regression", "round regression", "step
 	// regression" or "conflicting data at the same height/round/step".
 	Reason string
-	// NeverSigned is true when the state was set by Init or Repair
-	// (at LastHeight) and nothing has been signed since: the request is
-	// below the height the state was initialised at.
+	// NeverSigned is true when the state was set by Init, Repair or an
+	// Import without a signature (at LastHeight) and nothing has been
+	// signed since, and the request is below that height. A request at
+	// that height but below the state's round or step is a plain
+	// regression.
 	NeverSigned bool
 }
 

@@ -279,7 +279,8 @@ func (g *Guard) sign(ctx context.Context, r *Request) (Signed, error) {
 	refuse := func(reason string) (Signed, error) {
 		g.refused.Add(1)
 		return Signed{}, &DoubleSignError{ChainID: m.ChainID, Height: m.Height, Round: m.Round, Step: step,
-			LastHeight: cur.Height, LastRound: cur.Round, LastStep: cur.Step, Reason: reason, NeverSigned: len(cur.Signature) == 0}
+			LastHeight: cur.Height, LastRound: cur.Round, LastStep: cur.Step, Reason: reason,
+			NeverSigned: len(cur.Signature) == 0 && m.Height < cur.Height}
 	}
 	switch {
 	case m.Height < cur.Height:

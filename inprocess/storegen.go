@@ -62,9 +62,11 @@ func (f keyFileStore) DeleteKey(ctx context.Context, ref signer.KeyRef) error {
 	if ref.Label != "" && ref.Label != filepath.Base(string(f)) {
 		return fmt.Errorf("inprocess: a key file's label is its name %q, not %q: %w", filepath.Base(string(f)), ref.Label, signer.ErrInvalidArgument)
 	}
-	if _, err := LoadKeyFile(string(f)); err != nil {
+	priv, err := LoadKeyFile(string(f)) // only to check it is a key file
+	if err != nil {
 		return err
 	}
+	wipePrivate(priv)
 	if err := os.Remove(string(f)); err != nil {
 		return fmt.Errorf("inprocess: %w", err)
 	}

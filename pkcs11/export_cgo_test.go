@@ -5,6 +5,7 @@ package pkcs11
 import (
 	"context"
 	"sync"
+	"testing"
 
 	p11 "github.com/miekg/pkcs11"
 )
@@ -165,4 +166,12 @@ func SpinMutexCounts() (created, destroyed int64) { return spinMutexCounts() }
 // (a retry on a new session, a login), passing it the session handle.
 func (t *Store) Do(ctx context.Context, op func(sh uint) error) error {
 	return t.pool.do(ctx, &opStats{}, func(sh p11.SessionHandle) error { return op(uint(sh)) })
+}
+
+// TestWrapMechanismPad: the value the export format checks is the
+// mechanism ExportWrapped wraps with.
+func TestWrapMechanismPad(t *testing.T) {
+	if WrapMechanism != wrapMechanismPad {
+		t.Fatalf("WrapMechanism %#x, wrapMechanismPad %#x", WrapMechanism, wrapMechanismPad)
+	}
 }

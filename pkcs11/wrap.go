@@ -187,7 +187,7 @@ func (t *Store) ImportWrapped(ctx context.Context, data []byte, wrapRef signer.K
 		if err != nil {
 			return 0, err
 		}
-		h, err := t.pool.mod.ctx.UnwrapKey(sh, []*p11.Mechanism{p11.NewMechanism(uint(w.mech), nil)}, wh, w.wrapped, privT)
+		h, err := t.pool.mod.ctx.UnwrapKey(sh, []*p11.Mechanism{p11.NewMechanism(WrapMechanism, nil)}, wh, w.wrapped, privT)
 		if code, ok := ckr(err); ok && (code == p11.CKR_WRAPPED_KEY_INVALID || code == p11.CKR_ENCRYPTED_DATA_INVALID ||
 			code == p11.CKR_WRAPPED_KEY_LEN_RANGE || code == p11.CKR_ENCRYPTED_DATA_LEN_RANGE || code == p11.CKR_GENERAL_ERROR) {
 			// SoftHSM2 answers CKR_GENERAL_ERROR when RFC 5649's integrity

@@ -45,6 +45,10 @@ func (w *wrappedKey) encode() []byte {
 	return out
 }
 
+// wrapMechanismPad is CKM_AES_KEY_WRAP_PAD's value, the one mechanism an
+// export is wrapped with (WrapMechanism, where cgo is on).
+const wrapMechanismPad = 0x210a
+
 // decodeWrapped parses an export; every error wraps signer.ErrInvalidKey.
 func decodeWrapped(b []byte) (*wrappedKey, error) {
 	if !bytes.HasPrefix(b, []byte(wrapMagic)) || len(b) < len(wrapMagic)+5 {
@@ -52,6 +56,9 @@ func decodeWrapped(b []byte) (*wrappedKey, error) {
 	}
 	b = b[len(wrapMagic):]
 	w := &wrappedKey{alg: signer.Algorithm(b[0]), mech: binary.BigEndian.Uint32(b[1:])}
+	if w.mech != wrapMechanismPad {
+		return nil, fmt.Errorf("%w (wrap mechanism %#x, this version unwraps %#x): %w", errWrapped, w.mech, wrapMechanismPad, signer.ErrInvalidKey)
+	}
 	b = b[5:]
 	var fields [4][]byte
 	for i := range fields {

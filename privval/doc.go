@@ -85,13 +85,15 @@
 // A sign request makes four hops, each a type of its own, and is parsed
 // once:
 //
-//  1. Endpoint.serve (or Server's) reads one frame, decodes it and builds
-//     a guard.Request: Guard.NewRequest from the vote's or proposal's
-//     fields (the node's CometBFT message), or Guard.ParseRequest from the
-//     native protocol's sign bytes. The Request carries the chain, the
-//     phase and the height/round/step, typed, with the sign bytes.
-//  2. Guard.SignRequest applies the double-sign rules to it under the
-//     chain's lock.
+//  1. Endpoint.serve (or Server's) reads one frame and decodes it. The
+//     Endpoint hands the vote's or proposal's fields to
+//     Guard.SignConsensus, which encodes them once into a guard.Request;
+//     the Server parses the native protocol's sign bytes into one
+//     (Guard.ParseRequest), to check the chain, and signs it with
+//     Guard.SignRequest. The Request carries the chain, the phase and the
+//     height/round/step, typed, with the sign bytes.
+//  2. The Guard applies the double-sign rules to it under the chain's
+//     lock.
 //  3. The key signs: through guard.RequestSigner's SignGuarded when the
 //     key has it (the daemon's backends, which file their metrics by the
 //     Request's chain and phase), else through SignContext.

@@ -83,7 +83,7 @@ func OpenSecret(ctx context.Context, uri string, secret Secret) (Signer, error) 
 	registry.RUnlock()
 	if open == nil {
 		return nil, &URIError{Scheme: scheme, Unsupported: true,
-			Problem: fmt.Sprintf("%s: is not a key scheme this program knows; it knows %s (a Go program adds schemes by importing backend packages)", scheme, strings.Join(Schemes(), ", "))}
+			Problem: fmt.Sprintf("not a key scheme this program knows; it knows %s (a Go program adds schemes by importing backend packages)", strings.Join(Schemes(), ", "))}
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, err

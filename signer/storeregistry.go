@@ -73,7 +73,7 @@ func OpenStore(ctx context.Context, uri string) (Store, KeyRef, error) {
 	stores.RUnlock()
 	if open == nil {
 		return nil, KeyRef{}, &URIError{Scheme: scheme, Unsupported: true,
-			Problem: fmt.Sprintf("%s: keys are not managed by this program; it manages %s keys (a Go program adds schemes by importing backend packages)", scheme, strings.Join(StoreSchemes(), ", "))}
+			Problem: fmt.Sprintf("keys of this scheme are not managed by this program; it manages %s keys (a Go program adds schemes by importing backend packages)", strings.Join(StoreSchemes(), ", "))}
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, KeyRef{}, err

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/signerkit/signerkit/guard"
+	"github.com/signerkit/signerkit/internal/backoff"
 	"github.com/signerkit/signerkit/threshold/frost"
 )
 
@@ -22,7 +23,7 @@ import (
 // before its first answer stayed avoided.
 func TestFirstRTTSampleClearsDown(t *testing.T) {
 	s := &Signer{}
-	m := &memberState{}
+	m := &memberState{retry: backoff.Backoff{Min: minDown, Max: maxDown}}
 	s.markBad(m) // avoided for a minute
 	s.markDown(m)
 	if m.downUntil.IsZero() || m.retry.Current() <= minDown {
@@ -51,7 +52,7 @@ func TestFirstRTTSampleClearsDown(t *testing.T) {
 // round trip without the Signer's lock, which every share once took.
 func TestRTTSampleTakesNoLock(t *testing.T) {
 	s := &Signer{}
-	m := &memberState{}
+	m := &memberState{retry: backoff.Backoff{Min: minDown, Max: maxDown}}
 	s.mu.Lock()
 	done := make(chan struct{})
 	go func() {

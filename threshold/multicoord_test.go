@@ -152,7 +152,15 @@ func raceConflicting(t *testing.T, rng *rand.Rand, c *thresholdtest.Cluster, ss 
 func TestCoordinatorsNeverDoubleSign(t *testing.T) {
 	c, ss := coordinators(t, true)
 	pub := c.Config.Public.GroupPublicKey()
-	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 27))
+	seed := uint64(time.Now().UnixNano())
+	if v := os.Getenv("SIGNERKIT_MULTICOORD_SEED"); v != "" {
+		var err error
+		if seed, err = strconv.ParseUint(v, 10, 64); err != nil {
+			t.Fatalf("SIGNERKIT_MULTICOORD_SEED: %v", err)
+		}
+	}
+	t.Logf("seed %d (SIGNERKIT_MULTICOORD_SEED replays it)", seed)
+	rng := rand.New(rand.NewPCG(seed, 27))
 	runs := multiCoordRuns(t)
 	signed, refused := 0, 0
 	for run := range runs {

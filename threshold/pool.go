@@ -7,7 +7,6 @@ import (
 	"slices"
 	"time"
 
-	"github.com/signerkit/signerkit/internal/backoff"
 	"github.com/signerkit/signerkit/signer"
 	"github.com/signerkit/signerkit/threshold/frost"
 )
@@ -50,9 +49,6 @@ const (
 func (s *Signer) markDown(m *memberState) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if m.retry.Min == 0 {
-		m.retry = backoff.Backoff{Min: minDown, Max: maxDown}
-	}
 	m.downUntil = time.Now().Add(m.retry.Next())
 	m.down.Store(true)
 }

@@ -174,7 +174,7 @@ func New(cfg Config) (*Signer, error) {
 		}
 		seen[id] = true
 		s.members = append(s.members, &memberState{id: id, m: m, remote: r, refill: make(chan struct{}, 1),
-			busy: map[frost.NonceHandle]struct{}{}})
+			busy: map[frost.NonceHandle]struct{}{}, retry: backoff.Backoff{Min: minDown, Max: maxDown}})
 		return nil
 	}
 	if cfg.Local != nil {

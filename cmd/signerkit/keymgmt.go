@@ -5,7 +5,6 @@ import (
 	"context"
 	"crypto"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -33,15 +32,6 @@ var keyMgmtCommands = map[string]func(args []string, stdout, stderr io.Writer) e
 // keysStdin is where keys delete reads its confirmation; tests replace it.
 var keysStdin io.Reader = os.Stdin
 
-// keyMgmtFlags is newFlags for keys NAME; usage is what the usage text
-// in main.go says of it (help prints that line).
-func keyMgmtFlags(name string, stderr io.Writer, _ string) *flag.FlagSet {
-	return newFlags("keys "+name, stderr)
-}
-
-// keyMgmtParseFlags is parseFlags.
-func keyMgmtParseFlags(fs *flag.FlagSet, args []string) error { return parseFlags(fs, args) }
-
 func keyMgmtContext() (context.Context, context.CancelFunc) {
 	return context.WithTimeout(context.Background(), time.Minute)
 }
@@ -57,12 +47,12 @@ type wrapKeyMaker interface {
 }
 
 func cmdKeysGenerate(args []string, stdout, stderr io.Writer) error {
-	fs := keyMgmtFlags("generate", stderr, "-to URI [-algorithm ed25519] [-exportable]")
+	fs := newFlags("keys "+"generate", stderr)
 	to := fs.String("to", "", "where to make the key, a URI naming it: yubihsm:…;label=…, pkcs11:…;object=…, keybase:dir=…;label=…, inprocess:file=PATH")
 	algName := fs.String("algorithm", signer.Ed25519.String(), "the key's algorithm (validators take ed25519); aes-wrap makes a wrap key on a PKCS#11 token")
 	exportable := fs.Bool("exportable", false, "let the key leave the device encrypted under a wrap key (keys export); without it a device key never leaves")
 	wrapSource := fs.String("wrap-key-source", "", "with -algorithm aes-wrap: put this wrap key (hex, from env:NAME or file:PATH) rather than make one on the token, so that another token given it restores the backups")
-	if err := keyMgmtParseFlags(fs, args); err != nil {
+	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	if *to == "" || fs.NArg() != 0 {
@@ -183,9 +173,9 @@ func keyMgmtFind(ctx context.Context, st signer.Store, uri string, ref signer.Ke
 }
 
 func cmdKeysDelete(args []string, stdout, stderr io.Writer) error {
-	fs := keyMgmtFlags("delete", stderr, "[-yes] URI")
+	fs := newFlags("keys "+"delete", stderr)
 	yes := fs.Bool("yes", false, "delete without asking")
-	if err := keyMgmtParseFlags(fs, args); err != nil {
+	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	if fs.NArg() != 1 {
@@ -255,11 +245,11 @@ func confirmDelete(stdout io.Writer, info signer.KeyInfo) error {
 }
 
 func cmdKeysExport(args []string, stdout, stderr io.Writer) error {
-	fs := keyMgmtFlags("export", stderr, "-from URI -wrap KEY -out FILE")
+	fs := newFlags("keys "+"export", stderr)
 	from := fs.String("from", "", "the key to back up, a URI naming it (yubihsm: or pkcs11:)")
 	wrapName := fs.String("wrap", "", "the wrap key in the same device: its label, or id:HEX")
 	out := fs.String("out", "", "the backup file to write (a new file, mode 0600)")
-	if err := keyMgmtParseFlags(fs, args); err != nil {
+	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	if *from == "" || *wrapName == "" || *out == "" || fs.NArg() != 0 {

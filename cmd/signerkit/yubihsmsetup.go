@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"strconv"
 	"strings"
 	"time"
 
@@ -74,7 +73,7 @@ func cmdYubiHSM(args []string, stdout, stderr io.Writer) error {
 		v    string
 		to   *uint16
 	}{{"auth-key", *authKey, &o.authKey}, {"admin-id", *adminID, &o.adminID}, {"signer-id", *signerID, &o.signerID}, {"wrap-id", *wrapID, &o.wrapID}} {
-		if *f.to, err = setupParseID(f.v); err != nil {
+		if *f.to, err = yubihsm.ParseID(f.v); err != nil {
 			fmt.Fprintf(stderr, "signerkit yubihsm setup: -%s: %v\n", f.name, err)
 			return errUsage
 		}
@@ -86,14 +85,6 @@ func cmdYubiHSM(args []string, stdout, stderr io.Writer) error {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	return yubihsmSetup(ctx, o, stdout)
-}
-
-func setupParseID(s string) (uint16, error) {
-	v, err := strconv.ParseUint(strings.TrimPrefix(strings.ToLower(s), "0x"), 16, 16)
-	if err != nil || v == 0 {
-		return 0, fmt.Errorf("%q: want 1 to ffff in hex", s)
-	}
-	return uint16(v), nil
 }
 
 type setupOptions struct {

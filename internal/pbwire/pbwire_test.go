@@ -26,7 +26,10 @@ func check(t *testing.T, prefix []byte, field int, msg []byte) {
 
 func TestEndMatchesNaive(t *testing.T) {
 	for _, n := range []int{0, 1, 127, 128, 129, 300, 16383, 16384, 70000} {
-		msg := bytes.Repeat([]byte{0xa5}, n)
+		msg := make([]byte, n) // bytes that differ, so a misplaced copy shows
+		for i := range msg {
+			msg[i] = byte(i*7 + i>>8)
+		}
 		for _, field := range []int{1, 15, 16, 2047} {
 			check(t, nil, field, msg)
 			check(t, []byte{1, 2, 3}, field, msg)

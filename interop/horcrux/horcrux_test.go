@@ -181,7 +181,11 @@ func TestHorcruxShareStateRefused(t *testing.T) {
 	if err == nil || !strings.Contains(out, "does not verify") {
 		t.Fatalf("state import of a share state: %v\n%s", err, out)
 	}
-	if out, err := run(t, "state", "show", "-config", cfg); err == nil && strings.Contains(out, "20/0") {
+	out, err = run(t, "state", "show", "-config", cfg)
+	if err != nil {
+		t.Fatalf("state show after the refused import: %v\n%s", err, out)
+	}
+	if strings.Contains(out, "20/0") {
 		t.Fatalf("the refused import changed the state:\n%s", out)
 	}
 }
