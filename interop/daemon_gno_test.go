@@ -67,6 +67,9 @@ func checkPhaseCounts(t *testing.T, p *skProc, n, refused float64) {
 		}
 	}
 	p.waitMetric(t, refused, "signerkit_double_sign_refusals_total", "chain", skChain, "phase", "prevote")
+	if got := len(refusedLine.FindAllString(p.log.String(), -1)); float64(got) != refused {
+		t.Errorf("%d double-sign refusals logged, want %v", got, refused)
+	}
 	p.waitMetric(t, float64(skHeights), "signerkit_last_signed_height", "chain", skChain)
 }
 

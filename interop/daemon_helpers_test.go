@@ -339,3 +339,28 @@ func newBackend(t *testing.T, name string, seed byte) backend {
 	}
 	return b
 }
+
+var refusedLine = regexp.MustCompile(`msg="double sign refused".*? phase=(\w+) height=(\d+) round=(\d+)`)
+
+// checkRefusedOnlyEarlierSteps fails t if sk refused, as a double sign,
+// anything but a step earlier than step at exactly height and round: the
+// one request a node restarted mid-height makes again (its proposal after
+// its prevote), which FilePV refuses as a step regression too. Any other
+// refusal means the node asked for a conflicting vote.
+func checkRefusedOnlyEarlierSteps(t *testing.T, sk *skProc, height, round int64, step int8) {
+	t.Helper()
+	steps := map[string]int8{"proposal": 1, "prevote": 2, "precommit": 3}
+	lines := refusedLine.FindAllStringSubmatch(sk.log.String(), -1)
+	for _, m := range lines {
+		s, ok := steps[m[1]]
+		if !ok || m[2] != strconv.FormatInt(height, 10) || m[3] != strconv.FormatInt(round, 10) || s >= step {
+			t.Errorf("signerkit refused %s at %s/%s; only a step before %s at %d/%d may be asked again: %s",
+				m[1], m[2], m[3], stepWord(step), height, round, m[0])
+		}
+	}
+	if r := sk.metricSum(t, "signerkit_double_sign_refusals_total"); int(r) != len(lines) {
+		t.Errorf("signerkit counted %v double-sign refusals and logged %d", r, len(lines))
+	} else if r > 0 {
+		t.Logf("signerkit refused %v request(s) the restarted node made again for an earlier step", r)
+	}
+}
