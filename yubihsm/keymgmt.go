@@ -7,6 +7,7 @@ import (
 
 	"github.com/certusone/yubihsm-go/commands"
 
+	"github.com/signerkit/signerkit/internal/scp03"
 	"github.com/signerkit/signerkit/signer"
 )
 
@@ -160,8 +161,13 @@ func (s *Store) PutAuthKey(ctx context.Context, k AuthKey, password []byte) (uin
 	if err := checkLabel(k.Label); err != nil {
 		return 0, err
 	}
+	// Derived once here, not on each of pool.do's attempts, and never
+	// copied into a string that cannot be wiped.
+	enc, mac := scp03.AuthKey(password)
+	defer clear(enc[:])
+	defer clear(mac[:])
 	resp, err := s.pool.do(ctx, func() (*commands.CommandMessage, error) {
-		return commands.CreatePutDerivedAuthenticationKeyCommand(k.ID, []byte(k.Label), k.Domains, k.Caps, k.Delegated, string(password))
+		return commands.CreatePutAuthkeyCommand(k.ID, []byte(k.Label), k.Domains, k.Caps, k.Delegated, enc[:], mac[:])
 	})
 	if err != nil {
 		return 0, wrap(err, "put authentication key %04x", k.ID)
