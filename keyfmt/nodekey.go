@@ -7,8 +7,8 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
-	"io"
-	"os"
+
+	"github.com/signerkit/signerkit/internal/fileopen"
 )
 
 // Amino names of an Ed25519 private key, as a node_key.json may carry
@@ -125,15 +125,10 @@ func edPublicFromPrivate(value string) (ed25519.PublicKey, error) {
 // LoadNodeKey reads the node_key.json file at path (ParseNodeKey). Its
 // errors name the path.
 func LoadNodeKey(path string) (ed25519.PublicKey, NodeKeyFormat, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, 0, err
-	}
-	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, MaxNodeKeySize+1))
+	data, err := fileopen.ReadFile(path, MaxNodeKeySize) // refuses a FIFO
 	defer clear(data)
 	if err != nil {
-		return nil, 0, fmt.Errorf("keyfmt: %s: %w", path, err)
+		return nil, 0, fmt.Errorf("keyfmt: %w", err)
 	}
 	if len(data) > MaxNodeKeySize {
 		return nil, 0, newError(path, fmt.Sprintf("over %d bytes: not a node_key.json", MaxNodeKeySize), nil)

@@ -6,9 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"text/tabwriter"
 	"time"
+
+	"github.com/signerkit/signerkit/internal/keyfile"
 
 	"github.com/signerkit/signerkit/daemon"
 	"github.com/signerkit/signerkit/inprocess"
@@ -172,13 +173,23 @@ func keysList(ctx context.Context, uri string, stdout io.Writer) error {
 	return tw.Flush()
 }
 
+// maxImportFile bounds what keys import reads: larger than any key file
+// or wrapped backup.
+const maxImportFile = 1 << 20
+
 func keysImport(ctx context.Context, from, to string, stdout io.Writer) error {
-	if data, err := os.ReadFile(from); err == nil && isWrappedBackup(data) {
+	// One bounded read that refuses a FIFO, for both kinds of file.
+	data, err := keyfile.Read(from, maxImportFile)
+	if err != nil {
+		return fmt.Errorf("signerkit keys import: %s: %w", from, err)
+	}
+	defer clear(data)
+	if isWrappedBackup(data) {
 		return keysImportWrapped(ctx, data, to, stdout) // keymgmt.go
 	}
-	priv, err := inprocess.LoadKeyFile(from)
+	priv, err := inprocess.ParseKeyFile(data)
 	if err != nil {
-		return fmt.Errorf("signerkit keys import: %w", err)
+		return fmt.Errorf("signerkit keys import: %s: %w", from, err)
 	}
 	edPriv, ok := priv.(ed25519.PrivateKey)
 	if !ok {

@@ -6,8 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"time"
+
+	"github.com/signerkit/signerkit/internal/fileopen"
 
 	"github.com/signerkit/signerkit/daemon"
 	"github.com/signerkit/signerkit/guard"
@@ -90,14 +91,9 @@ func pickChain(cfg *daemon.Config, id string) (daemon.ChainConfig, error) {
 
 // readStateFile reads and parses another signer's state file.
 func readStateFile(path string) (migrate.State, error) {
-	f, err := os.Open(path)
+	b, err := fileopen.ReadFile(path, migrate.MaxFileSize) // refuses a FIFO
 	if err != nil {
 		return migrate.State{}, fmt.Errorf("signerkit state import: %w", err)
-	}
-	defer f.Close()
-	b, err := io.ReadAll(io.LimitReader(f, migrate.MaxFileSize+1))
-	if err != nil {
-		return migrate.State{}, fmt.Errorf("signerkit state import: %s: %w", path, err)
 	}
 	st, err := migrate.Parse(b)
 	if err != nil {

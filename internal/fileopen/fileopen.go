@@ -15,6 +15,7 @@ package fileopen
 
 import (
 	"errors"
+	"io"
 	"io/fs"
 	"os"
 )
@@ -102,4 +103,27 @@ func TypeName(m fs.FileMode) string {
 		return "a symbolic link"
 	}
 	return "of mode " + m.String()
+}
+
+// ReadFile reads the regular file at path (following a symbolic link) up
+// to limit+1 bytes, so that a result longer than limit tells the caller
+// the file is larger than any it takes. Its errors name path: a
+// *fs.PathError wrapping fs.ErrNotExist for a missing file, or wrapping a
+// *NotRegularError, at once, for a FIFO or a device. What a failed read
+// got is wiped; what ReadFile returns is the caller's to wipe.
+func ReadFile(path string, limit int64) ([]byte, error) {
+	f, _, err := Open(path, os.O_RDONLY, 0, Follow)
+	if nr, ok := err.(*NotRegularError); ok {
+		err = &fs.PathError{Op: "open", Path: path, Err: nr}
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, limit+1))
+	if err != nil {
+		clear(data)
+		return nil, err
+	}
+	return data, nil
 }

@@ -8,9 +8,7 @@ package keyfile
 import (
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
-	"os"
 
 	"github.com/signerkit/signerkit/internal/fileopen"
 	"github.com/signerkit/signerkit/signer"
@@ -26,7 +24,7 @@ import (
 func Read(path string, limit int64) ([]byte, error) {
 	// A FIFO or device put where the key file should be is refused as not
 	// a regular file instead of blocking the open.
-	f, _, err := fileopen.Open(path, os.O_RDONLY, 0, fileopen.Follow)
+	data, err := fileopen.ReadFile(path, limit)
 	if err != nil {
 		var nr *fileopen.NotRegularError
 		switch {
@@ -39,12 +37,6 @@ func Read(path string, limit int64) ([]byte, error) {
 		if errors.As(err, &pe) {
 			err = pe.Err // the caller names the path
 		}
-		return nil, err
-	}
-	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, limit+1))
-	if err != nil {
-		clear(data)
 		return nil, err
 	}
 	return data, nil
