@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+
+	"github.com/signerkit/signerkit/daemon"
 )
 
 // initAccess holds init's flags that would otherwise be edited into the
@@ -47,6 +49,11 @@ func (a *initAccess) resolve(fs *flag.FlagSet, chain *string) error {
 	for _, e := range strings.Split(a.allow, ",") {
 		if e = strings.TrimSpace(e); e == "" {
 			continue
+		}
+		// Checked now, as start will read it, so that init never writes a
+		// config that start refuses.
+		if _, err := daemon.ParseIdentityKey(e); err != nil {
+			return fmt.Errorf("-allow %q: %w", e, err)
 		}
 		if _, err := os.Stat(e); err == nil {
 			if e, err = filepath.Abs(e); err != nil {

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"crypto/ed25519"
+	"encoding/base64"
 	"encoding/hex"
 	"errors"
 	"os"
@@ -56,7 +57,9 @@ func TestInitAccessFlags(t *testing.T) {
 	}
 	// A node_key.json named relative to the working directory is written
 	// absolute, since the daemon runs elsewhere.
-	if err := os.WriteFile(filepath.Join(dir, "node_key.json"), []byte("{}"), 0o600); err != nil {
+	_, nodePriv, _ := ed25519.GenerateKey(nil)
+	nodeKey := `{"priv_key":{"type":"tendermint/PrivKeyEd25519","value":"` + base64.StdEncoding.EncodeToString(nodePriv) + `"}}`
+	if err := os.WriteFile(filepath.Join(dir, "node_key.json"), []byte(nodeKey), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	acc := &initAccess{allow: "node_key.json, " + idKey}
@@ -89,7 +92,12 @@ func TestInitAccessRefusals(t *testing.T) {
 		{[]string{"-chain", "two", "-genesis", gen}, `is chain "one"`},
 		{[]string{"-genesis", bad}, "not a genesis file"},
 		{[]string{"-genesis", filepath.Join(dir, "none.json")}, "no such file"},
-		{[]string{"-allow", "ed25519:00", "-allow-any"}, "give one"},
+		{[]string{"-allow", "ed25519:" + strings.Repeat("ab", 32), "-allow-any"}, "give one"},
+		// Each -allow entry is read as start will read it.
+		{[]string{"-allow", "ed25519:00"}, `-allow "ed25519:00"`},
+		{[]string{"-allow", "gpub1xyz"}, `-allow "gpub1xyz"`},
+		{[]string{"-allow", filepath.Join(dir, "node_key.json")}, "no such node_key.json"},
+		{[]string{"-allow", bad}, "identity key file"},
 	} {
 		home := filepath.Join(dir, "home")
 		var out, errOut bytes.Buffer
