@@ -164,7 +164,9 @@ type markerSlot struct {
 // recorded (its height/round/step is above the state's) is a sign whose
 // answer was lost: logged now, and named again if the device refuses it.
 // It never fails: a file it cannot use is logged and the markers are kept
-// in memory. New calls it once the guards hold their state files.
+// in memory, and is not made when no backend keeps its own sign state (a
+// Ledger's app), the only backends that mark their signs. New calls it
+// once the guards hold their state files.
 func (d *Daemon) openInflight(ctx context.Context, memOnly bool) {
 	in := &inflight{log: d.log, lost: d.m.lostSigns, slots: make(map[string]*markerSlot, len(d.cfg.Chains))}
 	d.inflight = in
@@ -178,8 +180,8 @@ func (d *Daemon) openInflight(ctx context.Context, memOnly bool) {
 			keyOf[ch.ID] = ch.Key
 		}
 	}
-	if memOnly {
-		return
+	if memOnly || !d.anyOwnState() {
+		return // no backend marks its signs: no file to keep
 	}
 	log := d.log
 	in.path = filepath.Join(d.cfg.StateDir, InflightFile)
@@ -333,4 +335,14 @@ func (in *inflight) close() {
 	if in != nil && in.f != nil {
 		_ = in.f.Close()
 	}
+}
+
+// anyOwnState reports whether a backend keeps its own double-sign state.
+func (d *Daemon) anyOwnState() bool {
+	for _, b := range d.keys {
+		if b.ownState {
+			return true
+		}
+	}
+	return false
 }

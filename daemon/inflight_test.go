@@ -312,6 +312,16 @@ func TestMarkerEncoding(t *testing.T) {
 	}
 }
 
+// TestNoMarkerFileWithoutDevice: a daemon whose keys keep no sign state
+// of their own (in process here) makes no marker file.
+func TestNoMarkerFileWithoutDevice(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, ProtocolCometBFT038, privval.V038)
+	if _, err := os.Stat(filepath.Join(f.cfg.StateDir, InflightFile)); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("an in-process key's daemon made %s: %v", InflightFile, err)
+	}
+}
+
 // TestMarkerFile: the marker file holds one slot per chain, mode 0600; a
 // symlink in its place is not followed.
 func TestMarkerFile(t *testing.T) {
