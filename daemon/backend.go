@@ -193,13 +193,9 @@ func (b *backend) phase(chain, phase string) *phaseMetrics {
 // under its precommit, as the node asks for both in one request.
 func (b *backend) SignGuarded(ctx context.Context, r *guard.Request) ([]byte, error) {
 	m := r.Message()
-	phase := m.Phase
-	if phase == signbytes.VoteExtension {
-		phase = signbytes.Precommit
-	}
 	// An extension moves no device state: the guard signs one only right
 	// after its precommit, which already cleared any lost sign.
-	return b.sign(ctx, m.ChainID, phase.String(), r.SignBytes(), m.Phase != signbytes.VoteExtension)
+	return b.sign(ctx, m.ChainID, m.Phase.Vote().String(), r.SignBytes(), m.Phase != signbytes.VoteExtension)
 }
 
 // SignContext signs msg through the current device, filed under no chain

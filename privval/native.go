@@ -337,10 +337,7 @@ func (s *Server) serveConn(ctx, hctx context.Context, conn net.Conn) error {
 			info.Label = LabelSign
 			if sr, parseErr = s.g.ParseRequest(req.signBytes); parseErr == nil {
 				m := sr.Message()
-				info.Phase, info.ChainID, info.Height, info.Round = m.Phase, m.ChainID, m.Height, m.Round
-				if m.Phase == signbytes.VoteExtension {
-					info.Phase = signbytes.Precommit
-				}
+				info.Phase, info.ChainID, info.Height, info.Round = m.Phase.Vote(), m.ChainID, m.Height, m.Round
 				info.Label = info.Phase.String()
 			}
 		}

@@ -85,6 +85,16 @@ func (p Phase) Step() int8 {
 	return 0
 }
 
+// Vote returns the phase of the vote p is asked with: a vote extension's
+// is Precommit, since a node asks for both in one request; every other
+// phase is its own. Metrics and logs file an extension under it.
+func (p Phase) Vote() Phase {
+	if p == VoteExtension {
+		return Precommit
+	}
+	return p
+}
+
 // msgType returns the SignedMsgType byte of the canonical message.
 func (p Phase) msgType() uint64 {
 	switch p {

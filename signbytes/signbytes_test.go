@@ -278,3 +278,15 @@ func TestStrings(t *testing.T) {
 	}
 	_ = math.MaxInt64
 }
+
+// An extension is asked with its precommit; every other phase is its own.
+func TestPhaseVote(t *testing.T) {
+	for p, want := range map[Phase]Phase{
+		Proposal: Proposal, Prevote: Prevote,
+		Precommit: Precommit, VoteExtension: Precommit,
+	} {
+		if got := p.Vote(); got != want {
+			t.Errorf("%v.Vote() = %v, want %v", p, got, want)
+		}
+	}
+}
