@@ -6,8 +6,10 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 )
@@ -122,6 +124,55 @@ func TestCountersStartAtZero(t *testing.T) {
 		name = name[:strings.IndexByte(name, '"')]
 		if seen[name] == 0 {
 			t.Errorf("%s has no series before any request", name)
+		}
+	}
+}
+
+// TestUnappliedCoversEveryField: a change to any scalar setting of
+// Config or ChainConfig is either reported as unapplied or one Reload
+// applies, so a setting added later cannot be changed in the file and
+// silently ignored by a reload.
+func TestUnappliedCoversEveryField(t *testing.T) {
+	base := func() *Config {
+		return &Config{StateDir: "/s", ShutdownGrace: time.Second, Chains: []ChainConfig{{
+			ID: "c", Protocol: ProtocolCometBFT038, Key: "inprocess:file=/k", SignTimeout: time.Second,
+			Validators: []ValidatorConfig{{Addr: "unix:///v.sock"}},
+		}}}
+	}
+	// Path is where the file was read from, not a setting; Chains and ID
+	// are covered as chains added and removed.
+	skip := map[string]bool{"Path": true, "Chains": true, "ID": true, "Validators": true}
+	change := func(t *testing.T, v reflect.Value, name string) {
+		switch v.Kind() {
+		case reflect.String:
+			v.SetString(v.String() + "x")
+		case reflect.Int, reflect.Int64:
+			v.SetInt(v.Int() + 7)
+		case reflect.Bool:
+			v.SetBool(!v.Bool())
+		default:
+			t.Fatalf("field %s of kind %v: teach this test (and unappliedChanges) about it", name, v.Kind())
+		}
+	}
+	for _, level := range []string{"Config", "ChainConfig"} {
+		typ := reflect.TypeOf(Config{})
+		if level == "ChainConfig" {
+			typ = reflect.TypeOf(ChainConfig{})
+		}
+		for i := range typ.NumField() {
+			f := typ.Field(i)
+			if skip[f.Name] || !f.IsExported() {
+				continue
+			}
+			next := base()
+			target := reflect.ValueOf(next).Elem()
+			if level == "ChainConfig" {
+				target = reflect.ValueOf(&next.Chains[0]).Elem()
+			}
+			change(t, target.Field(i), level+"."+f.Name)
+			if got := unappliedChanges(base(), next); len(got) == 0 {
+				t.Errorf("a change to %s.%s is not reported as unapplied", level, f.Name)
+			}
 		}
 	}
 }
