@@ -347,15 +347,8 @@ func (p *Party) sign(req signRequest) ([]byte, byte, error) {
 		if _, found := p.nonces.Lookup(req.handle); !found {
 			return nil, codeNonceUsed, fmt.Errorf("threshold: party %d, nonce %#x: %w", p.key.ID(), uint64(req.handle), frost.ErrNonceUsed)
 		}
-		s, err := p.guard.SignBytes(context.Background(), req.msg)
-		if err != nil {
-			if errors.Is(err, signer.ErrDoubleSign) {
-				return nil, codeDoubleSign, err
-			}
-			return nil, codeInvalid, err
-		}
-		if s.TimestampChanged {
-			return nil, codeDoubleSign, fmt.Errorf("threshold: party %d already signed this vote with another timestamp (%v): %w", p.key.ID(), s.Timestamp, signer.ErrDoubleSign)
+		if code, err := p.guardShare(req.msg); err != nil {
+			return nil, code, err
 		}
 	}
 	// The party's own commitments are the nonce pair's: the store puts
