@@ -15,7 +15,11 @@ import (
 	"testing"
 	"time"
 
+	dbm "github.com/cometbft/cometbft-db"
 	"github.com/cometbft/cometbft/privval"
+	"github.com/cometbft/cometbft/store"
+	gnostore "github.com/gnolang/gno/tm2/pkg/bft/store"
+	tm2db "github.com/gnolang/gno/tm2/pkg/db"
 
 	"github.com/signerkit/signerkit/guard/migrate"
 )
@@ -217,19 +221,40 @@ func stallAfter(t *testing.T, n *nodeProc, kill func()) stall {
 	return s
 }
 
+// thrResult is what thrRun leaves for the chain checks.
+type thrResult struct {
+	first     int64   // the node's height at the first kill
+	coordKill int64   // the node's height when the coordinator was killed; 0 if it was not
+	sk        *skProc // the daemon running at the end
+}
+
 // thrRun drives a node signing through the threshold key to the run's
-// last height: party 1 killed (and every party, one after the other, and
-// then the coordinator, in the full run), each started again on its
-// state. startSK starts the coordinator daemon. It returns the height of
-// the first kill and the daemon running at the end.
-func thrRun(t *testing.T, name string, n *nodeProc, k *thrKey, startSK func() *skProc, checkSK func(*skProc)) (int64, *skProc) {
+// last height: one party killed (every party, one after the other, and
+// then the coordinator daemon, in the full run), each started again on
+// its state. startSK starts the coordinator daemon; checkSK checks its
+// refusals before it is killed.
+//
+// No party may refuse a request as a double sign before the coordinator
+// is killed. After, a party may: a coordinator killed after two parties
+// gave their shares for a vote, and before its guard recorded the vote,
+// is asked for that vote again by the node, with a new timestamp (gno
+// does that). Every pair of the three includes a party that gave a share
+// of the first, which refuses the second (a party holds no whole
+// signature to hand back), so that vote is lost and the node goes on in
+// the next round: the round the restart costs, which the chain checks
+// bound.
+func thrRun(t *testing.T, name string, n *nodeProc, k *thrKey, startSK func() *skProc, checkSK func(*skProc)) thrResult {
 	t.Helper()
 	heights, full := thrHeights(t)
-	sk := startSK()
+	r := thrResult{sk: startSK()}
 	step := max(heights/10, 5)
 	h := n.waitHeight(t, n.latest()+max(step, 10), 120*time.Second)
-	first := int64(0)
 	var stalls []string
+	noRefusals := func(i int) {
+		if v := k.partyMetric(t, i, "signerkit_party_refusals_total", "reason", "double_sign"); v != 0 {
+			t.Errorf("party %d refused %v requests as double signs", i+1, v)
+		}
+	}
 	// The short run kills the party that gave the most shares so far (the
 	// coordinator asks the two fastest, so a party it does not use costs
 	// nothing when it dies); the full run kills each in turn.
@@ -243,35 +268,56 @@ func thrRun(t *testing.T, name string, n *nodeProc, k *thrKey, startSK func() *s
 		}
 	}
 	for _, i := range order {
+		noRefusals(i)
 		s := stallAfter(t, n, func() { k.kill(i) })
-		if first == 0 {
-			first = s.at
+		if r.first == 0 {
+			r.first = s.at
 		}
 		stalls = append(stalls, fmt.Sprintf("party %d killed %v", i+1, s))
 		h = n.waitHeight(t, s.at+step, 120*time.Second) // signing with two parties
 		k.start(t, i)
 		h = n.waitHeight(t, h+step/2, 120*time.Second)
 	}
+	for i := range 3 {
+		noRefusals(i)
+	}
 	if full {
-		checkSK(sk)
+		checkSK(r.sk)
 		s := stallAfter(t, n, func() {
-			_ = sk.cmd.Process.Kill()
-			sk.done <- <-sk.done
-			sk = startSK()
+			_ = r.sk.cmd.Process.Kill()
+			r.sk.done <- <-r.sk.done
+			r.sk = startSK()
 		})
+		r.coordKill = s.at
 		stalls = append(stalls, fmt.Sprintf("coordinator daemon killed and started again %v", s))
 	}
 	h = n.waitHeight(t, max(heights, h+step/2), 300*time.Second)
 	t.Logf("%s: %d heights through the threshold key; stalls (kill to the next committed height):\n  %s", name, h, strings.Join(stalls, "\n  "))
 	for i := range 3 {
-		shares := k.partyMetric(t, i, "signerkit_party_shares_total")
-		refused := k.partyMetric(t, i, "signerkit_party_refusals_total", "reason", "double_sign")
-		t.Logf("party %d (since its restart): %v shares, %v double-sign refusals", i+1, shares, refused)
-		if refused != 0 {
-			t.Errorf("party %d refused %v requests as double signs", i+1, refused)
+		t.Logf("party %d (since its restart): %v shares, %v double-sign refusals (after the coordinator's restart)", i+1,
+			k.partyMetric(t, i, "signerkit_party_shares_total"), k.partyMetric(t, i, "signerkit_party_refusals_total", "reason", "double_sign"))
+	}
+	return r
+}
+
+// checkRoundsAfter fails t if a height above from was committed in a
+// round above 1: the coordinator's restart costs at most one round.
+// rounds maps each height to its commit's round.
+func checkRoundsAfter(t *testing.T, from int64, rounds map[int64]int64) {
+	t.Helper()
+	if from == 0 {
+		return
+	}
+	var late []string
+	for h, r := range rounds {
+		if h > from && r > 0 {
+			late = append(late, fmt.Sprintf("%d in round %d", h, r))
+			if r > 1 {
+				t.Errorf("height %d, after the coordinator's restart at height %d, was committed in round %d", h, from, r)
+			}
 		}
 	}
-	return first, sk
+	t.Logf("after the coordinator's restart at height %d, heights committed in a later round than 0: %v", from, late)
 }
 
 // TestThresholdCometBFTNode: a CometBFT v0.38 node signing through a
@@ -307,7 +353,8 @@ func TestThresholdCometBFTNode(t *testing.T) {
 	n := startCmtNode(t, home, "--priv_validator_laddr", laddr)
 	// The node never restarts, so nothing may be refused as a double sign.
 	noRefusal := func(sk *skProc) { checkRefusedOnlyEarlierSteps(t, sk, 0, 0, 0) }
-	first, sk := thrRun(t, "cometbft", n, k, func() *skProc { return skStart(t, cfgPath) }, noRefusal)
+	r := thrRun(t, "cometbft", n, k, func() *skProc { return skStart(t, cfgPath) }, noRefusal)
+	sk := r.sk
 	n.stop(t)
 	noRefusal(sk)
 	if s := sk.metricSum(t, "signerkit_requests_total", "outcome", "signed"); s < 10 {
@@ -317,7 +364,27 @@ func TestThresholdCometBFTNode(t *testing.T) {
 	if m := regexp.MustCompile(`(?i)double.?sign|conflicting`).FindString(n.log.String()); m != "" {
 		t.Errorf("the node's log mentions %q", m)
 	}
-	checkCmtChain(t, home, chainID, pub, first)
+	checkCmtChain(t, home, chainID, pub, r.first)
+	checkRoundsAfter(t, r.coordKill, cmtCommitRounds(t, home))
+}
+
+// cmtCommitRounds reads the stopped node's block store: each height's
+// commit round.
+func cmtCommitRounds(t *testing.T, home string) map[int64]int64 {
+	t.Helper()
+	db, err := dbm.NewDB("blockstore", dbm.GoLevelDBBackend, filepath.Join(home, "data"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	bs := store.NewBlockStore(db)
+	rounds := map[int64]int64{}
+	for h := int64(1); h < bs.Height(); h++ {
+		if c := bs.LoadBlockCommit(h); c != nil {
+			rounds[h] = int64(c.Round)
+		}
+	}
+	return rounds
 }
 
 // TestThresholdGnoNode: a gnoland v1.7.1 node signing through a 2-of-3
@@ -385,7 +452,8 @@ func TestThresholdGnoNode(t *testing.T) {
 	// The restarted node may ask again for an earlier step of the height
 	// and round it stopped in, which the daemon refuses as FilePV would.
 	check := func(sk *skProc) { checkRefusedOnlyEarlierSteps(t, sk, old.Height, old.Round, old.Step) }
-	_, sk := thrRun(t, "gnoland", n, k, func() *skProc { return skStart(t, cfgPath) }, check)
+	r := thrRun(t, "gnoland", n, k, func() *skProc { return skStart(t, cfgPath) }, check)
+	sk := r.sk
 	n.stop(t)
 	check(sk)
 	if s := sk.metricSum(t, "signerkit_requests_total", "outcome", "signed"); s < 10 {
@@ -396,6 +464,26 @@ func TestThresholdGnoNode(t *testing.T) {
 		t.Errorf("the node's log mentions %q", m)
 	}
 	checkGnoChain(t, data, chainID, pub, old.Height)
+	checkRoundsAfter(t, r.coordKill, gnoCommitRounds(t, data))
+}
+
+// gnoCommitRounds reads the stopped node's block store: each height's
+// commit round.
+func gnoCommitRounds(t *testing.T, data string) map[int64]int64 {
+	t.Helper()
+	db, err := tm2db.NewDB("blockstore", tm2db.PebbleDBBackend, filepath.Join(data, "db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	bs := gnostore.NewBlockStore(db)
+	rounds := map[int64]int64{}
+	for h := int64(1); h < bs.Height(); h++ {
+		if c := bs.LoadBlockCommit(h); c != nil {
+			rounds[h] = int64(c.Round())
+		}
+	}
+	return rounds
 }
 
 // startGnoNodeChain starts gnoland in home for chainID (see startGnoNode).

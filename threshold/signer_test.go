@@ -7,6 +7,8 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"log/slog"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -172,6 +174,8 @@ func TestMaliciousParty(t *testing.T) {
 	}
 	cfg := c.Config
 	cfg.HedgeAfter = -1
+	var log logBuffer
+	cfg.Log = slog.New(slog.NewTextHandler(&log, nil))
 	s := newSigner(t, cfg)
 	// Sign until party 2 has been asked (a party not yet measured is
 	// tried early); every signature returned verifies.
@@ -189,6 +193,29 @@ func TestMaliciousParty(t *testing.T) {
 	if got := stats(s, 2).BadShares; got != st.BadShares {
 		t.Errorf("party 2 was asked again after it was caught: %d bad shares, was %d", got, st.BadShares)
 	}
+	// The log names the cheater, and no other party.
+	if l := log.String(); !strings.Contains(l, `msg="threshold: a party sent a signature share that does not verify; avoided for a minute" party=2 `) ||
+		strings.Contains(l, "party=1") || strings.Contains(l, "party=3") {
+		t.Errorf("the coordinator's log:\n%s", l)
+	}
+}
+
+// logBuffer collects a logger's output from several goroutines.
+type logBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (l *logBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *logBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }
 
 func TestGuardedParties(t *testing.T) {
