@@ -219,9 +219,10 @@ func (l *logBuffer) String() string {
 }
 
 func TestGuardedParties(t *testing.T) {
+	var log logBuffer
 	c := startCluster(t, thresholdtest.Options{Guard: func(id frost.Identifier) *guard.Config {
 		return &guard.Config{FS: &guard.MemFS{}, AutoInit: true}
-	}})
+	}, Log: slog.New(slog.NewTextHandler(&log, nil))})
 	s := newSigner(t, c.Config)
 	vote := func(h int64, block byte) []byte {
 		m := signbytes.Message{Format: signbytes.CometBFT, Phase: signbytes.Prevote, Height: h, Round: 0,
@@ -247,6 +248,10 @@ func TestGuardedParties(t *testing.T) {
 		t.Fatal("a guarded party signed bytes that are not a vote")
 	}
 	mustSign(t, s, vote(6, 1))
+	// Each party that refused logged it, with the guard's reason.
+	if l := log.String(); !strings.Contains(l, `level=WARN msg="sign request refused" party=`) || !strings.Contains(l, "conflicting data at the same height/round/step") {
+		t.Errorf("the parties' log:\n%s", l)
+	}
 }
 
 // TestBytesPerSign measures the online payload and wire bytes per party
