@@ -92,6 +92,14 @@ dist:
 interop-migrate:
 	cd interop && SK_INTEROP_GNOLAND=1 $(GO) test -count=1 -run 'TestMigrate(CometBFT|Gno)Node|TestQuickstart|TestRedialCometBFTNode' -v .
 
+## interop-threshold: CometBFT v0.38 and gnoland v1.7.1 nodes signed through
+## a 2-of-3 threshold key (three signerkit party processes), 200 heights
+## each (SK_THRESHOLD_HEIGHTS), every party killed in turn and the
+## coordinator daemon once; make interop runs 30 heights on CometBFT.
+.PHONY: interop-threshold
+interop-threshold:
+	cd interop && SK_INTEROP_GNOLAND=1 SK_THRESHOLD_HEIGHTS=$${SK_THRESHOLD_HEIGHTS:-200} $(GO) test -count=1 -timeout 30m -run 'TestThreshold(CometBFT|Gno)Node' -v .
+
 ## scenarios: the latency analysis on a live 4-validator gnoland v1.7.1
 ## network, 100 blocks per scenario, into docs/report/scenarios.md
 ## (interop/scenarios; SK_SCENARIO_BUDGET lifts the 3-minute budget per

@@ -12,6 +12,7 @@ import (
 
 	"github.com/BurntSushi/toml"
 
+	"github.com/signerkit/signerkit/internal/tomlline"
 	"github.com/signerkit/signerkit/privval"
 )
 
@@ -217,21 +218,14 @@ func parseConfig(data []byte, inspect bool) (*Config, parsedConfig, error) {
 	var cfg Config
 	md, err := toml.NewDecoder(bytes.NewReader(data)).Decode(&cfg)
 	if err != nil {
-		var pe toml.ParseError
-		if errors.As(err, &pe) {
-			line := pe.Position.Line
-			if st := pe.Position.Start; st > 0 && st <= len(data) {
-				// The byte offset is exact where the line may not be (an
-				// error at a line's end is put on the next line).
-				line = bytes.Count(data[:st], []byte("\n")) + 1
-			}
-			return nil, nil, &ConfigError{Line: line, Key: pe.LastKey, Msg: pe.Message}
+		if line, key, msg, ok := tomlline.ParseError(data, err); ok {
+			return nil, nil, &ConfigError{Line: line, Key: key, Msg: msg}
 		}
 		return nil, nil, &ConfigError{Msg: err.Error()}
 	}
 	if und := md.Undecoded(); len(und) > 0 {
 		k := und[0]
-		return nil, nil, &ConfigError{Line: keyLine(data, k), Key: k.String(),
+		return nil, nil, &ConfigError{Line: tomlline.KeyLine(data, k, func() any { return new(Config) }), Key: k.String(),
 			Msg: "unknown key (misspelt, or in the wrong table?); see `signerkit init` for a commented config"}
 	}
 	pc, err := cfg.check(inspect)
@@ -239,37 +233,6 @@ func parseConfig(data []byte, inspect bool) (*Config, parsedConfig, error) {
 		return nil, nil, err
 	}
 	return &cfg, pc, nil
-}
-
-// keyLine finds the line where key is defined. The toml package records
-// key positions but does not export them, so keyLine asks the same parser:
-// the first prefix of the file, by whole lines, whose decoding leaves key
-// undecoded ends on the key's line, or on the last line of its value when
-// the value spans lines; then the key's line is the nearest one at or
-// above that names the key's last part. It returns 0 if not found.
-func keyLine(data []byte, key toml.Key) int {
-	lines := strings.SplitAfter(string(data), "\n")
-	want := key.String()
-	last := key[len(key)-1]
-	var prefix strings.Builder
-	for n, l := range lines {
-		prefix.WriteString(l)
-		var probe Config
-		md, err := toml.Decode(prefix.String(), &probe)
-		if err != nil {
-			continue
-		}
-		if !slices.ContainsFunc(md.Undecoded(), func(k toml.Key) bool { return k.String() == want }) {
-			continue
-		}
-		for i := n; i >= 0; i-- {
-			if strings.Contains(lines[i], last) {
-				return i + 1
-			}
-		}
-		return n + 1
-	}
-	return 0
 }
 
 // check applies the rules a config must meet before anything starts, and

@@ -7,15 +7,15 @@ import (
 	"crypto/x509"
 	"encoding/hex"
 	"encoding/pem"
-	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 
 	"github.com/BurntSushi/toml"
 
 	"github.com/signerkit/signerkit/internal/keyfile"
+	"github.com/signerkit/signerkit/internal/tomlline"
 	"github.com/signerkit/signerkit/signer"
 )
 
@@ -75,7 +75,7 @@ func (c *configFile) wrap(key, msg string, err error) *ConfigFileError {
 
 func decodeConfigFile(path string, v any) (*configFile, error) {
 	c := &configFile{path: path, dir: filepath.Dir(path)}
-	data, err := os.ReadFile(path)
+	data, err := keyfile.Read(path, maxConfigFile)
 	if err != nil {
 		return nil, c.wrap("", "cannot read it", err)
 	}
@@ -85,17 +85,21 @@ func decodeConfigFile(path string, v any) (*configFile, error) {
 	return c, c.decode(data, v)
 }
 
+// decode decodes data into v, a pointer to a config struct. An error
+// names its line where the file has one: a parse error's, or the line of
+// a key v does not have.
 func (c *configFile) decode(data []byte, v any) error {
 	md, err := toml.NewDecoder(bytes.NewReader(data)).Decode(v)
 	if err != nil {
-		var pe toml.ParseError
-		if errors.As(err, &pe) {
-			return &ConfigFileError{Path: c.path, Line: pe.Position.Line, Key: pe.LastKey, Msg: pe.Message}
+		if line, key, msg, ok := tomlline.ParseError(data, err); ok {
+			return &ConfigFileError{Path: c.path, Line: line, Key: key, Msg: msg}
 		}
 		return c.errorf("", "%v", err)
 	}
 	if und := md.Undecoded(); len(und) > 0 {
-		return c.errorf(und[0].String(), "unknown key (misspelt, or in the wrong table?)")
+		probe := func() any { return reflect.New(reflect.TypeOf(v).Elem()).Interface() }
+		return &ConfigFileError{Path: c.path, Line: tomlline.KeyLine(data, und[0], probe), Key: und[0].String(),
+			Msg: "unknown key (misspelt, or in the wrong table?)"}
 	}
 	return nil
 }
@@ -161,9 +165,12 @@ func (c *configFile) checkPin(key, pin string) ([sha256.Size]byte, error) {
 // CertFilePin returns the SPKI pin ("sha256:" and hex) of the first
 // certificate in a PEM file, as the config files take it.
 func CertFilePin(path string) (string, error) {
-	data, err := os.ReadFile(path)
+	data, err := keyfile.Read(path, maxConfigFile)
 	if err != nil {
-		return "", err
+		return "", fmt.Errorf("threshold: %s: %w", path, err)
+	}
+	if len(data) > maxConfigFile {
+		return "", fmt.Errorf("threshold: %s: larger than %d bytes: %w", path, maxConfigFile, signer.ErrInvalidArgument)
 	}
 	b, _ := pem.Decode(data)
 	if b == nil || b.Type != "CERTIFICATE" {

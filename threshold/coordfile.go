@@ -6,6 +6,7 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"time"
 
@@ -255,6 +256,7 @@ func OpenFile(path string) (*Signer, error) {
 	if err != nil {
 		return nil, err
 	}
+	c.cfg.Log = slog.Default()
 	s, err := New(c.cfg)
 	if err != nil {
 		c.close()

@@ -27,6 +27,17 @@ func peerID(cs tls.ConnectionState) coordinatorID {
 // pair the party knows no owner of (one loaded from the nonce file after
 // a restart) goes to the first coordinator that asks. Entries of pairs no
 // longer outstanding are dropped when the map outgrows the store.
+//
+// The map is in memory only, and a restart forgets it. That is safe: the
+// owners serve liveness, never nonce safety, which is the nonce store's
+// (a pair is marked consumed, durably, before a share is computed with
+// it, and a used or released pair is refused with frost.ErrNonceUsed
+// whoever asks). After a restart two coordinators may hold one pair; the
+// one that finds it used forgets that party's pool, refills it from the
+// party's list of its own outstanding pairs (by then owned), and signs
+// again, with the same party allowed: one retry
+// (TestOwnersLostOnPartyRestart). Persisting the map would cost a write
+// per presign to save that retry.
 type nonceOwners struct {
 	mu sync.Mutex
 	m  map[frost.NonceHandle]coordinatorID

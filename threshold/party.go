@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"sync"
 	"time"
@@ -67,6 +68,10 @@ type PartyConfig struct {
 	// holds no whole signature to hand back. A guard.Guard in front of
 	// the coordinator's Signer handles that case as for any signer.
 	Guard *guard.Config
+	// Log, when set, gets a line for each sign request the party refuses
+	// (at Warn; a pair used or released already at Info). Nil logs
+	// nothing.
+	Log *slog.Logger
 	// MaxPresignBatch caps the nonce pairs made per presign request; 0
 	// means 1024.
 	MaxPresignBatch int
@@ -90,6 +95,7 @@ type Party struct {
 	guard  *guard.Guard
 	batch  int
 	age    time.Duration // ReclaimAfter; negative never
+	log    *slog.Logger
 
 	c      counters
 	stats  partyStats
@@ -126,6 +132,9 @@ func NewParty(cfg PartyConfig) (*Party, error) {
 	}
 	if p.age == 0 {
 		p.age = time.Hour
+	}
+	if p.log = cfg.Log; p.log == nil {
+		p.log = slog.New(slog.DiscardHandler)
 	}
 	if cfg.Guard != nil {
 		g, err := guard.New(&admission{pub: cfg.Key.GroupPublicKey()}, *cfg.Guard)
@@ -274,6 +283,11 @@ func (p *Party) handle(f frame, owner coordinatorID) frame {
 		z, code, err := p.sign(req)
 		p.stats.noteSign(code, err)
 		if err != nil {
+			level := slog.LevelWarn
+			if code == codeNonceUsed {
+				level = slog.LevelInfo
+			}
+			p.log.Log(context.Background(), level, "sign request refused", "party", uint16(p.key.ID()), "err", err)
 			return errorFrame(f.id, code, err)
 		}
 		return frame{typ: typeShare, id: f.id, body: z}
@@ -347,15 +361,8 @@ func (p *Party) sign(req signRequest) ([]byte, byte, error) {
 		if _, found := p.nonces.Lookup(req.handle); !found {
 			return nil, codeNonceUsed, fmt.Errorf("threshold: party %d, nonce %#x: %w", p.key.ID(), uint64(req.handle), frost.ErrNonceUsed)
 		}
-		s, err := p.guard.SignBytes(context.Background(), req.msg)
-		if err != nil {
-			if errors.Is(err, signer.ErrDoubleSign) {
-				return nil, codeDoubleSign, err
-			}
-			return nil, codeInvalid, err
-		}
-		if s.TimestampChanged {
-			return nil, codeDoubleSign, fmt.Errorf("threshold: party %d already signed this vote with another timestamp (%v): %w", p.key.ID(), s.Timestamp, signer.ErrDoubleSign)
+		if code, err := p.guardShare(req.msg); err != nil {
+			return nil, code, err
 		}
 	}
 	// The party's own commitments are the nonce pair's: the store puts

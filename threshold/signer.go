@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"maps"
 	"net"
 	"slices"
@@ -71,6 +72,12 @@ type Config struct {
 	// another pair; 0 means adaptive (three times the slowest chosen
 	// party's mean round trip, at least 20 ms); negative turns hedging off.
 	HedgeAfter time.Duration
+	// Log, when set, gets a line naming the party each time one fails a
+	// share request and is routed around (at Warn: down, slow, refusing,
+	// or sending a share that does not verify) or met a stale nonce pair
+	// (at Info). Nil logs nothing. A signer opened through a threshold:
+	// URI logs to slog.Default().
+	Log *slog.Logger
 }
 
 // Signer is the coordinator of a threshold key: a signer.Signer whose
@@ -89,6 +96,7 @@ type Signer struct {
 	timeout time.Duration
 	hedge   time.Duration
 	pool    int
+	log     *slog.Logger
 
 	ctx    context.Context // ends at Close
 	cancel context.CancelFunc
@@ -160,7 +168,10 @@ func New(cfg Config) (*Signer, error) {
 		return nil, fmt.Errorf("threshold: Config.TLS is nil: %w", signer.ErrInvalidArgument)
 	}
 	s := &Signer{pub: cfg.Public, pubKey: cfg.Public.GroupPublicKey(), t: cfg.Public.MinSigners(),
-		timeout: cfg.PartyTimeout, hedge: cfg.HedgeAfter, pool: cfg.PoolSize, changed: make(chan struct{})}
+		timeout: cfg.PartyTimeout, hedge: cfg.HedgeAfter, pool: cfg.PoolSize, log: cfg.Log, changed: make(chan struct{})}
+	if s.log == nil {
+		s.log = slog.New(slog.DiscardHandler)
+	}
 	if s.timeout <= 0 {
 		s.timeout = 5 * time.Second
 	}
@@ -566,6 +577,8 @@ func (s *Signer) attempt(ctx context.Context, a *attempt, msg []byte, tl *tally)
 				if m.id == se.ID {
 					m.badShares.Add(1)
 					s.markBad(m)
+					s.log.Warn("threshold: a party sent a signature share that does not verify; avoided for a minute",
+						"party", uint16(m.id), "err", err)
 					return attemptResult{err: err, culprit: m}
 				}
 			}
@@ -599,11 +612,13 @@ func (s *Signer) shareFailed(m *memberState, err error) attemptResult {
 		case m.refill <- struct{}{}:
 		default:
 		}
+		s.log.Info("threshold: a party found a nonce pair used already; refilling its pool", "party", uint16(m.id))
 		return attemptResult{err: err, stale: true}
 	}
 	if !final(err) {
 		s.markDown(m)
 	}
+	s.log.Warn("threshold: a party failed a share request; routed around", "party", uint16(m.id), "err", err)
 	return attemptResult{err: err, culprit: m}
 }
 

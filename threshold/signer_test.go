@@ -7,6 +7,8 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"log/slog"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -172,6 +174,8 @@ func TestMaliciousParty(t *testing.T) {
 	}
 	cfg := c.Config
 	cfg.HedgeAfter = -1
+	var log logBuffer
+	cfg.Log = slog.New(slog.NewTextHandler(&log, nil))
 	s := newSigner(t, cfg)
 	// Sign until party 2 has been asked (a party not yet measured is
 	// tried early); every signature returned verifies.
@@ -189,12 +193,36 @@ func TestMaliciousParty(t *testing.T) {
 	if got := stats(s, 2).BadShares; got != st.BadShares {
 		t.Errorf("party 2 was asked again after it was caught: %d bad shares, was %d", got, st.BadShares)
 	}
+	// The log names the cheater, and no other party.
+	if l := log.String(); !strings.Contains(l, `msg="threshold: a party sent a signature share that does not verify; avoided for a minute" party=2 `) ||
+		strings.Contains(l, "party=1") || strings.Contains(l, "party=3") {
+		t.Errorf("the coordinator's log:\n%s", l)
+	}
+}
+
+// logBuffer collects a logger's output from several goroutines.
+type logBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (l *logBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *logBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }
 
 func TestGuardedParties(t *testing.T) {
+	var log logBuffer
 	c := startCluster(t, thresholdtest.Options{Guard: func(id frost.Identifier) *guard.Config {
 		return &guard.Config{FS: &guard.MemFS{}, AutoInit: true}
-	}})
+	}, Log: slog.New(slog.NewTextHandler(&log, nil))})
 	s := newSigner(t, c.Config)
 	vote := func(h int64, block byte) []byte {
 		m := signbytes.Message{Format: signbytes.CometBFT, Phase: signbytes.Prevote, Height: h, Round: 0,
@@ -220,6 +248,10 @@ func TestGuardedParties(t *testing.T) {
 		t.Fatal("a guarded party signed bytes that are not a vote")
 	}
 	mustSign(t, s, vote(6, 1))
+	// Each party that refused logged it, with the guard's reason.
+	if l := log.String(); !strings.Contains(l, `level=WARN msg="sign request refused" party=`) || !strings.Contains(l, "conflicting data at the same height/round/step") {
+		t.Errorf("the parties' log:\n%s", l)
+	}
 }
 
 // TestBytesPerSign measures the online payload and wire bytes per party

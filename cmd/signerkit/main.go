@@ -177,6 +177,7 @@ func cmdStart(args []string, stderr io.Writer) error {
 		return err
 	}
 	log := newLogger(cfg, stderr)
+	slog.SetDefault(log) // backends that log without a logger of their own (threshold)
 	if err := hardening.DisableCoreDumps(); err != nil {
 		log.Warn("core dumps stay enabled: a crash could write key material to disk", "err", err)
 	}

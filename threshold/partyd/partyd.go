@@ -62,7 +62,9 @@ func New(setup *threshold.PartySetup, log *slog.Logger) (*Server, error) {
 			"H being the first height this key may sign (one more than the last height any signer of it may have signed; 1 for a new chain): %w",
 			strings.Join(missing, ", "), setup.GuardDir, setup.Path, signer.ErrInvalidArgument)
 	}
-	p, err := threshold.NewParty(setup.Config)
+	cfg := setup.Config
+	cfg.Log = log
+	p, err := threshold.NewParty(cfg)
 	if err != nil {
 		return nil, err
 	}

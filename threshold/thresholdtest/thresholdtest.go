@@ -16,6 +16,7 @@ import (
 	"crypto/x509/pkix"
 	"fmt"
 	"io"
+	"log/slog"
 	"math/big"
 	"net"
 	"sync"
@@ -48,6 +49,8 @@ type Options struct {
 	NonceFS func(id frost.Identifier) guard.FS
 	// Guard, when set, returns participant id's guard configuration.
 	Guard func(id frost.Identifier) *guard.Config
+	// Log, when set, is every party's logger (PartyConfig.Log).
+	Log *slog.Logger
 	// NonceCapacity is each nonce store's capacity; 0 means frost's
 	// default.
 	NonceCapacity int
@@ -190,7 +193,7 @@ func (c *Cluster) start(k *frost.KeyPackage, l net.Listener) error {
 		return err
 	}
 	cfg := threshold.PartyConfig{Key: k, Nonces: st, TLS: &tls.Config{Certificates: []tls.Certificate{cert}, ClientCAs: c.ca.Pool()},
-		Coordinators: append([]string{CoordinatorName}, c.opts.Coordinators...), ReclaimAfter: c.opts.ReclaimAfter}
+		Coordinators: append([]string{CoordinatorName}, c.opts.Coordinators...), ReclaimAfter: c.opts.ReclaimAfter, Log: c.opts.Log}
 	if c.opts.Guard != nil {
 		cfg.Guard = c.opts.Guard(k.ID())
 	}

@@ -1,0 +1,87 @@
+package threshold_test
+
+import (
+	"encoding/binary"
+	"fmt"
+	"hash/crc32"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/signerkit/signerkit/guard"
+	"github.com/signerkit/signerkit/threshold/frost"
+	"github.com/signerkit/signerkit/threshold/thresholdtest"
+)
+
+// TestBadCommitmentsParty: a party whose nonce commitments, already in the
+// coordinator's pool, are not those of the nonces it signs with (here its
+// nonce file is rewritten while it is down, each fresh pair's hiding and
+// binding nonces swapped, as a party that lied about its commitments
+// would sign). Its shares do not verify against the commitments; the
+// coordinator names it (stats and log), never returns a signature made
+// with it, and signs on with the other two.
+func TestBadCommitmentsParty(t *testing.T) {
+	dirs := map[frost.Identifier]string{1: t.TempDir(), 2: t.TempDir(), 3: t.TempDir()}
+	c := startCluster(t, thresholdtest.Options{NonceFS: func(id frost.Identifier) guard.FS { return guard.DirFS(dirs[id]) }})
+	cfg := c.Config
+	cfg.HedgeAfter = -1
+	cfg.PoolSize = 32
+	var log logBuffer
+	cfg.Log = slog.New(slog.NewTextHandler(&log, nil))
+	s := newSigner(t, cfg)
+	mustSign(t, s, []byte("all honest"))
+	c.Stop(2)
+	if n := swapFreshNonces(t, dirs[2]); n == 0 {
+		t.Fatal("party 2's nonce file has no fresh pair")
+	}
+	if err := c.Restart(2); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 500 && stats(s, 2).BadShares == 0; i++ {
+		mustSign(t, s, []byte(fmt.Sprintf("with a liar %d", i)))
+	}
+	if st := stats(s, 2); st.BadShares == 0 {
+		t.Fatalf("party 2 was never caught: %+v", st)
+	}
+	for i := range 10 {
+		mustSign(t, s, []byte(fmt.Sprintf("after the liar was caught %d", i)))
+	}
+	if l := log.String(); !strings.Contains(l, `does not verify; avoided for a minute" party=2 `) {
+		t.Errorf("the coordinator's log does not name party 2:\n%s", l)
+	}
+}
+
+// swapFreshNonces rewrites the nonce file in dir (frost's layout: a
+// 64-byte header, then 80-byte slots: state, three zeros, generation,
+// hiding nonce, binding nonce, four zeros, CRC-32C of bytes 0–75),
+// swapping the two nonces of every fresh slot, and returns how many.
+func swapFreshNonces(t *testing.T, dir string) int {
+	t.Helper()
+	files, err := filepath.Glob(filepath.Join(dir, "*"))
+	if err != nil || len(files) != 1 {
+		t.Fatalf("nonce files in %s: %v %v", dir, files, err)
+	}
+	b, err := os.ReadFile(files[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for off := 64; off+80 <= len(b); off += 80 {
+		slot := b[off : off+80]
+		if slot[0] != 1 || crc32.Checksum(slot[:76], crc32.MakeTable(crc32.Castagnoli)) != binary.BigEndian.Uint32(slot[76:]) {
+			continue
+		}
+		var d [32]byte
+		copy(d[:], slot[8:40])
+		copy(slot[8:40], slot[40:72])
+		copy(slot[40:72], d[:])
+		binary.BigEndian.PutUint32(slot[76:], crc32.Checksum(slot[:76], crc32.MakeTable(crc32.Castagnoli)))
+		n++
+	}
+	if err := os.WriteFile(files[0], b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
