@@ -279,6 +279,16 @@ func (c *Card) dispatch(cmd iso7816.Command) ([]byte, uint16, op) {
 		return c.pso(cmd)
 	case 0x88:
 		return c.internalAuthenticate(cmd)
+	case 0xF1: // a YubiKey's GET VERSION
+		if c.profile.Firmware == ([3]byte{}) {
+			return nil, iso7816.SWINSNotSupported, op{}
+		}
+		return c.profile.Firmware[:], iso7816.SWOK, op{}
+	case 0xA5: // SELECT DATA (section 7.2.5): which cardholder certificate
+		if cmd.P1 > 2 || cmd.P2 != 0x04 || len(cmd.Data) == 0 || cmd.Data[0] != 0x60 {
+			return nil, iso7816.SWWrongP1P2, op{}
+		}
+		return nil, iso7816.SWOK, op{}
 	case 0x84: // GET CHALLENGE
 		n := max(cmd.Le, 1)
 		if n > 256 {

@@ -72,6 +72,11 @@ func (c *Card) getData(cmd iso7816.Command) ([]byte, uint16) {
 		return c.keyInfo(), iso7816.SWOK
 	case 0x005E, 0x5F50, 0x7F21, 0x0101, 0x0102:
 		return c.dos[tag], iso7816.SWOK
+	case 0x00D6, 0x00D7, 0x00D8: // user interaction flags: off, a button
+		if v, ok := c.dos[tag]; ok {
+			return v, iso7816.SWOK
+		}
+		return []byte{0x00, 0x20}, iso7816.SWOK
 	}
 	return nil, iso7816.SWReferencedDataNotFound
 }
@@ -178,6 +183,11 @@ func (c *Card) putData(cmd iso7816.Command) uint16 {
 			return iso7816.SWWrongLength
 		}
 		c.times[tag-0xCE] = binary.BigEndian.Uint32(v)
+	case 0x00D6, 0x00D7, 0x00D8:
+		if len(v) != 2 || v[0] > 2 {
+			return iso7816.SWIncorrectData
+		}
+		c.dos[tag] = bytes.Clone(v)
 	case 0x005B, 0x005E, 0x5F2D, 0x5F35, 0x5F50, 0x7F21, 0x0101, 0x0102:
 		if len(v) > 255 && tag != 0x7F21 || len(v) > 2048 {
 			return iso7816.SWWrongLength

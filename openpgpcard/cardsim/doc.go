@@ -11,8 +11,8 @@
 // RSA 2048/4096, ECDSA P-256, EdDSA Ed25519, and ECDH P-256 or Curve25519 in
 // the decryption slot. It answers SELECT, VERIFY, CHANGE REFERENCE DATA,
 // RESET RETRY COUNTER, GET DATA, PUT DATA, GENERATE ASYMMETRIC KEY PAIR,
-// PSO:COMPUTE DIGITAL SIGNATURE, PSO:DECIPHER, INTERNAL AUTHENTICATE, GET
-// CHALLENGE and GET RESPONSE, in short and extended APDUs and in command
+// PSO:COMPUTE DIGITAL SIGNATURE, PSO:DECIPHER, INTERNAL AUTHENTICATE, SELECT
+// DATA, GET CHALLENGE and GET RESPONSE, in short and extended APDUs and in command
 // chains (CLA 0x10), with the status words of the specification: 6982 for a
 // command whose PIN is not verified, 6A88 for a missing key or data object,
 // 6A80 for attributes the token does not take, 6700 for a malformed APDU,

@@ -23,6 +23,10 @@ type Profile struct {
 	// APDU is the transport time of one exchange (CCID over USB), each
 	// command and its response together.
 	APDU time.Duration
+	// Firmware, when set, is the version a YubiKey's vendor command GET
+	// VERSION (INS F1) returns, which ykman reads first; other tokens
+	// answer F1 with 6D00, as they do not know it.
+	Firmware [3]byte
 }
 
 func (p Profile) supports(a Algorithm) bool { return slices.Contains(p.Algorithms, a) }
@@ -76,6 +80,7 @@ var YubiKey4 = Profile{
 	Sign:       rsaOnly(yk4RSA2048, yk4RSA4096),
 	Decipher:   rsaOnly(yk4RSA2048, yk4RSA4096),
 	APDU:       usbAPDU,
+	Firmware:   [3]byte{4, 3, 7},
 }
 
 // YubiKeyNEO is a YubiKey NEO: RSA 2048, as slow as the YubiKey 4 at 4096.
@@ -86,6 +91,7 @@ var YubiKeyNEO = Profile{
 	Sign:       map[Algorithm]time.Duration{RSA2048: yk4RSA4096},
 	Decipher:   map[Algorithm]time.Duration{RSA2048: yk4RSA4096},
 	APDU:       usbAPDU,
+	Firmware:   [3]byte{3, 4, 9},
 }
 
 func gnukTimes() map[Algorithm]time.Duration {
@@ -100,7 +106,7 @@ var gnukAlgorithms = []Algorithm{RSA2048, RSA4096, EdDSA25519, ECDSAP256, ECDHP2
 
 // FST01 is an FST-01 running Gnuk.
 var FST01 = Profile{
-	Name:       "fst01-gnuk (docs/latency-profiles.md §7)",
+	Name:       "fst01 (gnuk; docs/latency-profiles.md §7)",
 	Algorithms: gnukAlgorithms,
 	Sign:       gnukTimes(),
 	Decipher:   gnukTimes(),
@@ -137,3 +143,14 @@ var Instant = Profile{
 
 // Profiles lists the token profiles.
 func Profiles() []Profile { return []Profile{YubiKey4, YubiKeyNEO, FST01, NitrokeyStart, NitrokeyPro} }
+
+// Short returns the profile's name without its source: yubikey4,
+// yubikey-neo, fst01-gnuk, … as cmd/cardsim and benchmark rows name it.
+func (p Profile) Short() string {
+	for i, r := range p.Name {
+		if r == ' ' {
+			return p.Name[:i]
+		}
+	}
+	return p.Name
+}

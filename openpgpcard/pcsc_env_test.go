@@ -1,0 +1,162 @@
+//go:build cgo && linux
+
+package openpgpcard_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/signerkit/signerkit/internal/flock"
+	"github.com/signerkit/signerkit/openpgpcard"
+	"github.com/signerkit/signerkit/openpgpcard/cardsim"
+)
+
+// requireEnv, set to 1 (as .ci/run does), turns a missing pcscd or vpcd
+// driver from a skip into a failure.
+const requireEnv = "SIGNERKIT_REQUIRE_PCSC"
+
+const vpcdDriver = "/usr/lib/pcsc/drivers/serial/libifdvpcd.so"
+
+// need skips the test when tool is missing, or fails it under requireEnv.
+func need(t *testing.T, what string, ok bool) {
+	t.Helper()
+	if ok {
+		return
+	}
+	msg := fmt.Sprintf("%s is missing (make deps installs pcscd, vsmartcard-vpcd, scdaemon, opensc and yubikey-manager)", what)
+	if os.Getenv(requireEnv) == "1" {
+		t.Fatal(msg + "; " + requireEnv + "=1 requires it")
+	}
+	t.Skip(msg)
+}
+
+func lookPath(name string) bool {
+	_, err := exec.LookPath(name)
+	return err == nil
+}
+
+// reader is a pcscd with vpcd's driver on a free port, and a simulated card
+// in its reader.
+type reader struct {
+	card *cardsim.Card
+	name string // the PC/SC reader name
+}
+
+// startReader starts pcscd with a reader.conf.d of its own, whose one
+// reader is vpcd on a free port, and puts card in it. pcscd listens on
+// its one socket, /run/pcscd/pcscd.comm, so one runs at a time on a
+// machine: a lock file serializes the test binaries that start one, and a
+// pcscd already running (the system's) is used by none of them: the test
+// skips (or fails under SIGNERKIT_REQUIRE_PCSC=1).
+func startReader(t *testing.T, card *cardsim.Card) *reader {
+	t.Helper()
+	need(t, "pcscd", lookPath("pcscd"))
+	_, err := os.Stat(vpcdDriver)
+	need(t, "vpcd's driver "+vpcdDriver+" (vsmartcard-vpcd)", err == nil)
+	lockPCSC(t)
+	if conn, err := net.Dial("unix", "/run/pcscd/pcscd.comm"); err == nil {
+		conn.Close()
+		need(t, "a free /run/pcscd/pcscd.comm (a pcscd is running already)", false)
+	}
+	port := freePort(t)
+	dir := t.TempDir()
+	conf := fmt.Sprintf("FRIENDLYNAME \"Virtual PCD\"\nDEVICENAME /dev/null:%d\nLIBPATH %s\nCHANNELID %d\n", port, vpcdDriver, port)
+	if err := os.WriteFile(filepath.Join(dir, "vpcd"), []byte(conf), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var log strings.Builder
+	cmd := exec.Command("pcscd", "--foreground", "--config", dir, "--apdu")
+	cmd.Stdout, cmd.Stderr = &log, &log
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		cmd.Process.Signal(syscall.SIGTERM)
+		done := make(chan error, 1)
+		go func() { done <- cmd.Wait() }()
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+			cmd.Process.Kill()
+			<-done
+		}
+		if t.Failed() {
+			t.Logf("pcscd's log:\n%s", tail(log.String(), 4000))
+		}
+	})
+	ctx, cancel := context.WithCancel(context.Background())
+	served := make(chan error, 1)
+	go func() { served <- card.DialVPCD(ctx, fmt.Sprintf("127.0.0.1:%d", port), 50*time.Millisecond, nil) }()
+	t.Cleanup(func() { cancel(); <-served })
+	r := &reader{card: card, name: "Virtual PCD 00 00"}
+	r.waitCard(t)
+	return r
+}
+
+// waitCard waits, for at most 20 s, until PC/SC shows the card.
+func (r *reader) waitCard(t *testing.T) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		tr, err := openpgpcard.PCSCDialer(r.name)(ctx)
+		cancel()
+		if err == nil {
+			tr.Close()
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the simulated card did not show in PC/SC: %v", err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// lockPCSC takes the machine-wide lock on starting pcscd, waiting for at
+// most five minutes.
+func lockPCSC(t *testing.T) {
+	t.Helper()
+	f, err := os.OpenFile(filepath.Join(os.TempDir(), "signerkit-pcscd.lock"), os.O_CREATE|os.O_RDWR, 0o600)
+	if err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(5 * time.Minute)
+	for {
+		err := flock.TryLock(f)
+		if err == nil {
+			break
+		}
+		if !errors.Is(err, flock.ErrLocked) || time.Now().After(deadline) {
+			f.Close()
+			t.Fatalf("locking pcscd: %v", err)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	t.Cleanup(func() { flock.Unlock(f); f.Close() })
+}
+
+func freePort(t *testing.T) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+func tail(s string, n int) string {
+	if len(s) > n {
+		return "…" + s[len(s)-n:]
+	}
+	return s
+}
