@@ -74,6 +74,8 @@
 //     (docs/report).
 //   - cmd/ledgersim and cmd/yubihsmsim: the simulated Ledger and YubiHSM 2
 //     as processes, for clients in other languages.
+//   - cmd/cardsim: the simulated OpenPGP card in vsmartcard's virtual
+//     reader, for GnuPG, OpenSC and ykman through pcscd.
 //
 // The benchmark suite in this directory (bench_test.go) measures every
 // registered backend over payloads of 32 to 1024 bytes in one table:

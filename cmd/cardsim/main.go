@@ -64,6 +64,13 @@ func profileNamed(name string) (cardsim.Profile, error) {
 }
 
 func run(args []string) error {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	return runContext(ctx, args)
+}
+
+// runContext serves the card until ctx ends.
+func runContext(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("cardsim", flag.ContinueOnError)
 	addr := fs.String("vpcd", "127.0.0.1:"+strconv.Itoa(cardsim.VPCDPort), "host:port where vpcd listens")
 	profile := fs.String("profile", "yubikey4", "the token modeled")
@@ -91,8 +98,6 @@ func run(args []string) error {
 		return fmt.Errorf("-time %q: not accounted or realtime", *mode)
 	}
 	card := cardsim.New(cardsim.Config{Profile: p, Time: tm, PW1: *pw1, PW3: *pw3})
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
 	log.Printf("cardsim: %s card, %s time, for vpcd at %s", p.Name, tm, *addr)
 	for ctx.Err() == nil {
 		err := card.DialVPCD(ctx, *addr, 200*time.Millisecond, func() { log.Printf("cardsim: card inserted") })
