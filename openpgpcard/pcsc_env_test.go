@@ -27,7 +27,7 @@ const requireEnv = "SIGNERKIT_REQUIRE_PCSC"
 const vpcdDriver = "/usr/lib/pcsc/drivers/serial/libifdvpcd.so"
 
 // need skips the test when tool is missing, or fails it under requireEnv.
-func need(t *testing.T, what string, ok bool) {
+func need(t testing.TB, what string, ok bool) {
 	t.Helper()
 	if ok {
 		return
@@ -57,7 +57,7 @@ type reader struct {
 // machine: a lock file serializes the test binaries that start one, and a
 // pcscd already running (the system's) is used by none of them: the test
 // skips (or fails under SIGNERKIT_REQUIRE_PCSC=1).
-func startReader(t *testing.T, card *cardsim.Card) *reader {
+func startReader(t testing.TB, card *cardsim.Card) *reader {
 	t.Helper()
 	need(t, "pcscd", lookPath("pcscd"))
 	_, err := os.Stat(vpcdDriver)
@@ -103,7 +103,7 @@ func startReader(t *testing.T, card *cardsim.Card) *reader {
 }
 
 // waitCard waits, for at most 20 s, until PC/SC shows the card.
-func (r *reader) waitCard(t *testing.T) {
+func (r *reader) waitCard(t testing.TB) {
 	t.Helper()
 	deadline := time.Now().Add(20 * time.Second)
 	for {
@@ -123,7 +123,7 @@ func (r *reader) waitCard(t *testing.T) {
 
 // lockPCSC takes the machine-wide lock on starting pcscd, waiting for at
 // most five minutes.
-func lockPCSC(t *testing.T) {
+func lockPCSC(t testing.TB) {
 	t.Helper()
 	f, err := os.OpenFile(filepath.Join(os.TempDir(), "signerkit-pcscd.lock"), os.O_CREATE|os.O_RDWR, 0o600)
 	if err != nil {
@@ -144,7 +144,7 @@ func lockPCSC(t *testing.T) {
 	t.Cleanup(func() { flock.Unlock(f); f.Close() })
 }
 
-func freePort(t *testing.T) int {
+func freePort(t testing.TB) int {
 	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

@@ -168,7 +168,7 @@ func (c *Card) serveConn(ctx context.Context, conn net.Conn, connected func()) e
 	if connected != nil {
 		connected()
 	}
-	err := c.ServeVPCD(ctx, conn)
+	err := c.ServeVPCD(ctx, quickAck(conn))
 	if ctx.Err() != nil {
 		return ctx.Err()
 	}
