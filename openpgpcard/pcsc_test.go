@@ -20,6 +20,7 @@ import (
 
 	"github.com/signerkit/signerkit/openpgpcard"
 	"github.com/signerkit/signerkit/openpgpcard/cardsim"
+	"github.com/signerkit/signerkit/pkcs11"
 	"github.com/signerkit/signerkit/signer"
 	"github.com/signerkit/signerkit/signer/signertest"
 )
@@ -79,6 +80,7 @@ func TestPCSC(t *testing.T) {
 		}
 	})
 	t.Run("pkcs11-tool", func(t *testing.T) { pkcs11ToolSign(t, r) })
+	t.Run("pkcs11-backend", pkcs11Backend)
 	t.Run("openpgpcard-over-pcsc", func(t *testing.T) { backendOverPCSC(t, r) })
 }
 
@@ -147,6 +149,30 @@ func signatureCounter(t *testing.T, status string) int {
 		t.Fatalf("no signature counter in gpg --card-status:\n%s", status)
 	}
 	return n
+}
+
+// pkcs11Backend opens the card's signature key with this module's pkcs11
+// backend through OpenSC's module, and signs.
+func pkcs11Backend(t *testing.T) {
+	mods, _ := filepath.Glob("/usr/lib/*/opensc-pkcs11.so")
+	need(t, "opensc-pkcs11.so (opensc)", len(mods) > 0)
+	s, err := pkcs11.Open(context.Background(), pkcs11.Config{
+		Module: mods[0], TokenLabel: "OpenPGP card (User PIN (sig))", PoolSize: 1,
+		Key: signer.KeyRef{Label: "Signature key"}, Secret: signer.SecretBytes([]byte(pcscPIN)),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	msg := []byte("through the pkcs11 backend and OpenSC")
+	sig, err := s.SignContext(context.Background(), msg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := sha256.Sum256(msg)
+	if err := rsa.VerifyPKCS1v15(s.Public().(*rsa.PublicKey), crypto.SHA256, d[:], sig); err != nil {
+		t.Fatalf("does not verify: %v", err)
+	}
 }
 
 // gnupg is a GnuPG home of its own whose scdaemon reaches cards through
