@@ -226,3 +226,40 @@ func rawSession(t *testing.T, card *cardsim.Card) func(t *testing.T, want uint16
 	send(t, 0x9000, 0x00, 0xA4, 0x04, 0x00, cardsim.AID)
 	return send
 }
+
+// TestRSA4096 signs and deciphers with 4096-bit keys: their commands and
+// replies need extended length or chaining and GET RESPONSE.
+func TestRSA4096(t *testing.T) {
+	if testing.Short() {
+		t.Skip("generates a 4096-bit RSA key")
+	}
+	t.Parallel()
+	priv, err := rsaKeys[4096]()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, short := range []bool{false, true} {
+		card := cardsim.New(cardsim.Config{Profile: cardsim.Instant, ShortOnly: short})
+		if err := card.ImportKey(cardsim.SlotSign, priv); err != nil {
+			t.Fatal(err)
+		}
+		if err := card.ImportKey(cardsim.SlotDecrypt, priv); err != nil {
+			t.Fatal(err)
+		}
+		s, err := openpgpcard.Open(context.Background(), userConfig(card, openpgpcard.KeySign))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s.Attributes() != openpgpcard.AttrRSA4096 {
+			t.Fatalf("attributes %v", s.Attributes())
+		}
+		signAndVerify(t, s, []byte("4096"))
+		s.Close()
+		d, err := openpgpcard.Open(context.Background(), userConfig(card, openpgpcard.KeyDecrypt))
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkDecipher(t, d, openpgpcard.AttrRSA4096)
+		d.Close()
+	}
+}
