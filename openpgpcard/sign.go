@@ -88,9 +88,28 @@ func (s *Signer) SignContext(ctx context.Context, msg []byte) ([]byte, error) {
 // signer.ErrInvalidMessage.
 const MaxEdDSAMessage = 65535
 
-// sign runs PSO:CDS or INTERNAL AUTHENTICATE on in, verifying PW1 first
-// when the card needs it.
-func (s *Signer) sign(ctx context.Context, in []byte) (sig []byte, err error) {
+// sign runs PSO:CDS or INTERNAL AUTHENTICATE on in and checks the
+// signature's size.
+func (s *Signer) sign(ctx context.Context, in []byte) ([]byte, error) {
+	name, cmd := "PSO:CDS", iso7816.Command{INS: 0x2A, P1: 0x9E, P2: 0x9A, Data: in}
+	if s.cfg.Key == KeyAuth {
+		name, cmd = "INTERNAL AUTHENTICATE", iso7816.Command{INS: 0x88, Data: in}
+	}
+	resp, err := s.command(ctx, name, cmd)
+	if err != nil {
+		return nil, err
+	}
+	if want := s.sigSize(); len(resp) != want {
+		return nil, fmt.Errorf("openpgpcard: %s: %d-byte signature, want %d: %w", name, len(resp), want, signer.ErrProtocol)
+	}
+	return resp, nil
+}
+
+// command runs one private-key command under the command slot, verifying
+// PW1 first when the card needs it, and notes when the card will want PW1
+// again: after each signature when its PW1 status byte is 00, and after
+// any 6982.
+func (s *Signer) command(ctx context.Context, name string, cmd iso7816.Command) (resp []byte, err error) {
 	l, err := s.acquire(ctx)
 	if err != nil {
 		return nil, err
@@ -101,25 +120,15 @@ func (s *Signer) sign(ctx context.Context, in []byte) (sig []byte, err error) {
 			return nil, err
 		}
 	}
-	name, cmd := "PSO:CDS", iso7816.Command{INS: 0x2A, P1: 0x9E, P2: 0x9A, Data: in}
-	if s.cfg.Key == KeyAuth {
-		name, cmd = "INTERNAL AUTHENTICATE", iso7816.Command{INS: 0x88, Data: in}
-	}
-	resp, err := l.transmit(ctx, name, cmd)
+	resp, err = l.transmit(ctx, name, cmd)
 	if s.cfg.Key == KeySign && !s.multi {
-		s.verified = false // the card wants PW1 again for the next signature
+		s.verified = false
 	}
-	if err != nil {
-		var se *StatusError
-		if errors.As(err, &se) && se.SW == iso7816.SWSecurityNotSatisfied {
-			s.verified = false
-		}
-		return nil, err
+	var se *StatusError
+	if errors.As(err, &se) && se.SW == iso7816.SWSecurityNotSatisfied {
+		s.verified = false
 	}
-	if want := s.sigSize(); len(resp) != want {
-		return nil, fmt.Errorf("openpgpcard: %s: %d-byte signature, want %d: %w", name, len(resp), want, signer.ErrProtocol)
-	}
-	return resp, nil
+	return resp, err
 }
 
 func (s *Signer) sigSize() int {
@@ -144,7 +153,7 @@ func (s *Signer) Decrypt(_ io.Reader, ciphertext []byte, opts crypto.DecrypterOp
 }
 
 // DecryptContext is Decrypt bounded by ctx.
-func (s *Signer) DecryptContext(ctx context.Context, ciphertext []byte, opts crypto.DecrypterOpts) (out []byte, err error) {
+func (s *Signer) DecryptContext(ctx context.Context, ciphertext []byte, opts crypto.DecrypterOpts) ([]byte, error) {
 	if s.cfg.Key != KeyDecrypt {
 		return nil, fmt.Errorf("openpgpcard: the %v key does not decipher (use dec): %w", s.cfg.Key, signer.ErrUnsupported)
 	}
@@ -167,17 +176,7 @@ func (s *Signer) DecryptContext(ctx context.Context, ciphertext []byte, opts cry
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("openpgpcard: %w", err)
 	}
-	l, err := s.acquire(ctx)
-	if err != nil {
-		return nil, err
-	}
-	defer func() { err = s.release(l, err) }()
-	if !s.verified {
-		if err := s.verify(ctx, l); err != nil {
-			return nil, err
-		}
-	}
-	return l.transmit(ctx, "PSO:DECIPHER", iso7816.Command{INS: 0x2A, P1: 0x80, P2: 0x86, Data: data})
+	return s.command(ctx, "PSO:DECIPHER", iso7816.Command{INS: 0x2A, P1: 0x80, P2: 0x86, Data: data})
 }
 
 // digestInfo returns the DER DigestInfo of a SHA-2 or SHA-3 digest, what
