@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -54,9 +55,10 @@ type reader struct {
 // startReader starts pcscd with a reader.conf.d of its own, whose one
 // reader is vpcd on a free port, and puts card in it. pcscd listens on
 // its one socket, /run/pcscd/pcscd.comm, so one runs at a time on a
-// machine: a lock file serializes the test binaries that start one, and a
-// pcscd already running (the system's) is used by none of them: the test
-// skips (or fails under SIGNERKIT_REQUIRE_PCSC=1).
+// machine: a lock file serializes the test binaries that start one. Where
+// the system's pcscd already listens there (systemd starts it on demand
+// once the package is installed), the card goes in the system's vpcd
+// reader instead, on the port /etc/reader.conf.d/vpcd names.
 func startReader(t testing.TB, card *cardsim.Card) *reader {
 	t.Helper()
 	need(t, "pcscd", lookPath("pcscd"))
@@ -65,7 +67,9 @@ func startReader(t testing.TB, card *cardsim.Card) *reader {
 	lockPCSC(t)
 	if conn, err := net.Dial("unix", "/run/pcscd/pcscd.comm"); err == nil {
 		conn.Close()
-		need(t, "a free /run/pcscd/pcscd.comm (a pcscd is running already)", false)
+		port, ok := systemVPCDPort()
+		need(t, "vpcd in the running pcscd's /etc/reader.conf.d/vpcd", ok)
+		return insert(t, card, port)
 	}
 	port := freePort(t)
 	dir := t.TempDir()
@@ -93,6 +97,12 @@ func startReader(t testing.TB, card *cardsim.Card) *reader {
 			t.Logf("pcscd's log:\n%s", tail(log.String(), 4000))
 		}
 	})
+	return insert(t, card, port)
+}
+
+// insert connects card to vpcd on port and waits for PC/SC to show it.
+func insert(t testing.TB, card *cardsim.Card, port int) *reader {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	served := make(chan error, 1)
 	go func() { served <- card.DialVPCD(ctx, fmt.Sprintf("127.0.0.1:%d", port), 50*time.Millisecond, nil) }()
@@ -100,6 +110,24 @@ func startReader(t testing.TB, card *cardsim.Card) *reader {
 	r := &reader{card: card, name: "Virtual PCD 00 00"}
 	r.waitCard(t)
 	return r
+}
+
+// systemVPCDPort reads the port of the system's vpcd reader from
+// /etc/reader.conf.d/vpcd (DEVICENAME /dev/null:PORT).
+func systemVPCDPort() (int, bool) {
+	b, err := os.ReadFile("/etc/reader.conf.d/vpcd")
+	if err != nil {
+		return 0, false
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		f := strings.Fields(line)
+		if len(f) == 2 && f[0] == "DEVICENAME" {
+			_, port, ok := strings.Cut(f[1], ":")
+			n, err := strconv.ParseInt(port, 0, 32)
+			return int(n), ok && err == nil && n > 0
+		}
+	}
+	return 0, false
 }
 
 // waitCard waits, for at most 20 s, until PC/SC shows the card.

@@ -3,6 +3,8 @@ package openpgpcard
 import (
 	"context"
 	"crypto"
+	"crypto/ecdsa"
+	"crypto/ed25519"
 	"crypto/rsa"
 	"crypto/sha256"
 	"errors"
@@ -16,8 +18,9 @@ import (
 // Sign implements crypto.Signer. Ed25519 signs the whole message
 // (opts.HashFunc() 0); ECDSA P-256 signs a digest and returns ASN.1 DER;
 // RSA signs a digest with PKCS #1 v1.5 (the card pads it; PSS is refused
-// with signer.ErrUnsupported). rand is ignored: the card has its own. Sign
-// gives up after Config.SignTimeout.
+// with signer.ErrUnsupported). rand is ignored: the card has its own. The
+// signature is verified before it is returned. Sign gives up after
+// Config.SignTimeout.
 func (s *Signer) Sign(_ io.Reader, digest []byte, opts crypto.SignerOpts) ([]byte, error) {
 	if s.alg == 0 {
 		return nil, fmt.Errorf("openpgpcard: the %v key (%v) does not sign: %w", s.cfg.Key, s.attr, signer.ErrUnsupported)
@@ -42,9 +45,27 @@ func (s *Signer) Sign(_ io.Reader, digest []byte, opts crypto.SignerOpts) ([]byt
 		return nil, err
 	}
 	if s.alg.IsECDSA() {
-		return signer.ECDSAToASN1(s.alg, sig)
+		if sig, err = signer.ECDSAToASN1(s.alg, sig); err != nil {
+			return nil, err
+		}
+	}
+	if !s.verifyDigest(digest, sig, opts.HashFunc()) {
+		return nil, fmt.Errorf("openpgpcard: the card's signature does not verify: %w", signer.ErrProtocol)
 	}
 	return sig, nil
+}
+
+// verifyDigest checks a signature Sign is about to return.
+func (s *Signer) verifyDigest(digest, sig []byte, h crypto.Hash) bool {
+	switch pub := s.pub.(type) {
+	case ed25519.PublicKey:
+		return ed25519.Verify(pub, digest, sig)
+	case *ecdsa.PublicKey:
+		return ecdsa.VerifyASN1(pub, digest, sig)
+	case *rsa.PublicKey:
+		return rsa.VerifyPKCS1v15(pub, h, digest, sig) == nil
+	}
+	return false
 }
 
 // SignContext signs msg whole: Ed25519 over the message, ECDSA P-256 and
