@@ -8,6 +8,7 @@ import (
 	"crypto/elliptic"
 	"crypto/rand"
 	"crypto/rsa"
+	"os"
 	"sync"
 
 	"github.com/signerkit/signerkit/internal/simtime"
@@ -34,7 +35,31 @@ func init() {
 			Register(Backend{Name: "openpgp-" + p.Short() + "-" + a.String(), Algorithm: alg, Traced: true, Open: openCard(p, a)})
 		}
 	}
+	// A real card's signature key, when SIGNERKIT_OPENPGPCARD names its
+	// reader ("pcsc" for the first OpenPGP card), PW1 from
+	// SIGNERKIT_OPENPGPCARD_PIN.
+	Register(Backend{Name: "openpgp-card", Traced: true, Payloads: []int{32, 1024},
+		Skip: func() string {
+			if os.Getenv(OpenPGPCardEnv) == "" {
+				return OpenPGPCardEnv + " is not set: no real OpenPGP card"
+			}
+			return ""
+		},
+		Open: func(ctx context.Context, _ Params) (*Instance, error) {
+			reader := os.Getenv(OpenPGPCardEnv)
+			if reader == "pcsc" {
+				reader = ""
+			}
+			s, err := openpgpcard.Open(ctx, openpgpcard.Config{Reader: reader, PIN: signer.SecretEnv(OpenPGPCardEnv + "_PIN")})
+			if err != nil {
+				return nil, err
+			}
+			return FromSigner(s), nil
+		}})
 }
+
+// OpenPGPCardEnv opts a real OpenPGP card in.
+const OpenPGPCardEnv = "SIGNERKIT_OPENPGPCARD"
 
 var cardSignerAlgorithm = map[cardsim.Algorithm]signer.Algorithm{
 	cardsim.RSA2048: signer.RSAPKCS1v15, cardsim.RSA4096: signer.RSAPKCS1v15,
