@@ -68,7 +68,8 @@ import (
 
 // PCSCError is a PC/SC call that failed, with pcsc-lite's return code.
 // It unwraps to signer.ErrDeviceNotFound (no service, reader or card),
-// signer.ErrDisconnected (the card removed or reset) or signer.ErrProtocol.
+// signer.ErrDisconnected (the card removed or reset, or the transfer to it
+// failed) or signer.ErrProtocol.
 type PCSCError struct {
 	Call string
 	Code uint32
@@ -83,7 +84,7 @@ func (e *PCSCError) Unwrap() error {
 	switch e.Code {
 	case 0x8010001D, 0x8010002E, 0x8010000C, 0x80100017, 0x80100009: // no service, no readers, no card, reader unavailable, unknown reader
 		return signer.ErrDeviceNotFound
-	case 0x80100069, 0x80100068, 0x80100067: // removed, reset, unpowered
+	case 0x80100069, 0x80100068, 0x80100067, 0x80100016: // removed, reset, unpowered, the reader's transfer failed
 		return signer.ErrDisconnected
 	}
 	return signer.ErrProtocol
@@ -264,6 +265,12 @@ func (t *pcscTransport) Exchange(ctx context.Context, apdu []byte) ([]byte, erro
 		rv := C.sk_transmit_apdu(t.h, t.proto, (*C.uchar)(in), C.sk_dword(len(apdu)), (*C.uchar)(cout), &n)
 		if err := pcscErr("SCardTransmit", rv); err != nil {
 			done <- result{err: err}
+			return
+		}
+		if n == 0 {
+			// A card always answers with a status word; vpcd's reader
+			// returns nothing when its card went away mid-command.
+			done <- result{err: fmt.Errorf("openpgpcard: PC/SC: an empty response (the card went away mid-command): %w", signer.ErrDisconnected)}
 			return
 		}
 		done <- result{resp: C.GoBytes(cout, C.int(n))}

@@ -3,6 +3,7 @@
 package openpgpcard_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -100,12 +101,23 @@ func startReader(t testing.TB, card *cardsim.Card) *reader {
 	return insert(t, card, port)
 }
 
-// insert connects card to vpcd on port and waits for PC/SC to show it.
+// insert connects card to vpcd on port, and again whenever the
+// connection ends (a card pulled by FaultRemove), until the test ends; it
+// waits for PC/SC to show the card.
 func insert(t testing.TB, card *cardsim.Card, port int) *reader {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	served := make(chan error, 1)
-	go func() { served <- card.DialVPCD(ctx, fmt.Sprintf("127.0.0.1:%d", port), 50*time.Millisecond, nil) }()
+	served := make(chan struct{})
+	go func() {
+		defer close(served)
+		for ctx.Err() == nil {
+			card.DialVPCD(ctx, fmt.Sprintf("127.0.0.1:%d", port), 50*time.Millisecond, nil)
+			select {
+			case <-ctx.Done():
+			case <-time.After(100 * time.Millisecond):
+			}
+		}
+	}()
 	t.Cleanup(func() { cancel(); <-served })
 	r := &reader{card: card, name: "Virtual PCD 00 00"}
 	r.waitCard(t)
@@ -130,16 +142,25 @@ func systemVPCDPort() (int, bool) {
 	return 0, false
 }
 
-// waitCard waits, for at most 20 s, until PC/SC shows the card.
+// waitCard waits, for at most 20 s, until the card answers SELECT through
+// PC/SC.
 func (r *reader) waitCard(t testing.TB) {
 	t.Helper()
 	deadline := time.Now().Add(20 * time.Second)
+	sel := append([]byte{0x00, 0xA4, 0x04, 0x00, byte(len(cardsim.AID))}, cardsim.AID...)
 	for {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		tr, err := openpgpcard.PCSCDialer(r.name)(ctx)
+		if err == nil {
+			var resp []byte
+			resp, err = tr.Exchange(ctx, sel)
+			tr.Close()
+			if err == nil && !bytes.HasSuffix(resp, []byte{0x90, 0x00}) {
+				err = fmt.Errorf("SELECT answered %x", resp)
+			}
+		}
 		cancel()
 		if err == nil {
-			tr.Close()
 			return
 		}
 		if time.Now().After(deadline) {

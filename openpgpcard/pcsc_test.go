@@ -8,6 +8,7 @@ import (
 	"crypto"
 	"crypto/rsa"
 	"crypto/sha256"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -97,6 +98,14 @@ func backendOverPCSC(t *testing.T, r *reader) {
 		t.Errorf("gpg's signature key is %v, want rsa2048", s.Attributes())
 	}
 	signAndVerify(t, s, []byte("over PC/SC"))
+	// The card pulled in the middle of a command: that command fails as
+	// disconnected, and once the card is back the Signer signs again.
+	r.card.Inject(cardsim.FaultRemove)
+	if _, err := s.SignContext(context.Background(), []byte("pulled")); !errors.Is(err, signer.ErrDisconnected) && !errors.Is(err, signer.ErrDeviceNotFound) {
+		t.Fatalf("card pulled mid-command over PC/SC: %v, want ErrDisconnected", err)
+	}
+	r.waitCard(t)
+	signAndVerify(t, s, []byte("back in the reader"))
 	s.Close()
 	if _, err := openpgpcard.Generate(context.Background(), cfg, openpgpcard.KeyAuth, openpgpcard.AttrEd25519); err != nil {
 		t.Fatal(err)

@@ -19,7 +19,9 @@ type Fault uint8
 
 const (
 	// FaultRemove removes the card after it ran the command and before it
-	// answers: the card pulled mid-command. Insert puts it back.
+	// answers: the card pulled mid-command. Insert puts it back. On the
+	// vpcd face the connection closes instead, which vpcd reports as the
+	// card removed, and DialVPCD's caller connects it again.
 	FaultRemove Fault = iota + 1
 )
 
@@ -38,6 +40,16 @@ func (c *Card) Inject(f Fault) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.faults = append(c.faults, f)
+}
+
+// takeFaultLocked takes the next armed fault, or 0. The caller holds c.mu.
+func (c *Card) takeFaultLocked() Fault {
+	if len(c.faults) == 0 {
+		return 0
+	}
+	f := c.faults[0]
+	c.faults = c.faults[1:]
+	return f
 }
 
 // Remove takes the card out of its reader: exchanges in flight and later
@@ -177,14 +189,9 @@ func (p *port) Exchange(ctx context.Context, apdu []byte) ([]byte, error) {
 	default:
 	}
 	resp, o := c.transmitLocked(apdu)
-	removed := false
-	if len(c.faults) > 0 {
-		f := c.faults[0]
-		c.faults = c.faults[1:]
-		if f == FaultRemove {
-			c.removeLocked()
-			removed = true
-		}
+	removed := c.takeFaultLocked() == FaultRemove
+	if removed {
+		c.removeLocked()
 	}
 	c.mu.Unlock()
 	if removed {

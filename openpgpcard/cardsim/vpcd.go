@@ -110,7 +110,11 @@ func (c *Card) ServeVPCD(ctx context.Context, conn io.ReadWriter) error {
 			c.mu.Lock()
 			var o op
 			resp, o = c.transmitLocked(b)
+			fault := c.takeFaultLocked()
 			c.mu.Unlock()
+			if fault == FaultRemove {
+				return ErrPulled
+			}
 			if err := c.spend(ctx, o); err != nil {
 				return err
 			}
@@ -136,6 +140,10 @@ func (c *Card) waitHang(ctx context.Context) error {
 		return ctx.Err()
 	}
 }
+
+// ErrPulled is what ServeVPCD returns when FaultRemove pulled the card:
+// the connection is to be closed without an answer.
+var ErrPulled = errors.New("cardsim: card pulled mid-command (FaultRemove)")
 
 // VPCDPort is vpcd's default port (0x8C7B), where its reader driver
 // listens for a virtual card.
