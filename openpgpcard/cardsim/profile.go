@@ -91,7 +91,7 @@ var YubiKeyNEO = Profile{
 	Sign:       map[Algorithm]time.Duration{RSA2048: yk4RSA4096},
 	Decipher:   map[Algorithm]time.Duration{RSA2048: yk4RSA4096},
 	APDU:       usbAPDU,
-	Firmware:   [3]byte{3, 4, 9},
+	Firmware:   [3]byte{3, 4, 9}, // a NEO's, as one reports it in open-keychain issue 2179
 }
 
 func gnukTimes() map[Algorithm]time.Duration {
