@@ -172,7 +172,15 @@ func dialPCSC(ctx context.Context, want string) (Transport, error) {
 		if want != "" || t.selectsOpenPGP(ctx) {
 			return t, nil
 		}
+		// Not an OpenPGP card: let it go, once a SELECT abandoned on ctx
+		// has returned.
+		t.mu.Lock()
 		C.sk_disconnect_card(t.h)
+		t.mu.Unlock()
+		if err := ctx.Err(); err != nil {
+			C.sk_release_ctx(hctx)
+			return nil, fmt.Errorf("openpgpcard: looking for an OpenPGP card: %w", err)
+		}
 	}
 	C.sk_release_ctx(hctx)
 	if want != "" {
