@@ -2,7 +2,7 @@
 GO ?= go
 # Debian packages the tests need; `make deps` installs the missing ones when
 # run as root (CI and fresh machines). Backends add theirs here.
-DEBIAN_PACKAGES ?= softhsm2 opensc
+DEBIAN_PACKAGES ?= softhsm2 opensc pcscd vsmartcard-vpcd gnupg scdaemon yubikey-manager
 BENCHSTAT_VERSION := v0.0.0-20260908200009-22c9c6c9d4da
 # make lint's checkers, pinned. staticcheck v0.8.2 is release 2026.2.2.
 STATICCHECK_VERSION := v0.8.2

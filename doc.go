@@ -39,6 +39,9 @@
 //   - yubihsm and yubihsm/yubihsmsim: the YubiHSM 2 over yubihsm-connector
 //     with sessions that survive load, and a simulated device served as a
 //     connector.
+//   - openpgpcard and openpgpcard/cardsim: OpenPGP cards (YubiKey,
+//     Nitrokey, Gnuk) over PC/SC, and a simulated card with the tokens'
+//     latency profiles that GnuPG reaches through vpcd.
 //   - pkcs11 and pkcs11/pkcs11test: any PKCS#11 token, Ed25519 included,
 //     and throwaway SoftHSM2 tokens for tests.
 //   - threshold, threshold/frost, threshold/partyd and
@@ -71,6 +74,8 @@
 //     (docs/report).
 //   - cmd/ledgersim and cmd/yubihsmsim: the simulated Ledger and YubiHSM 2
 //     as processes, for clients in other languages.
+//   - cmd/cardsim: the simulated OpenPGP card in vsmartcard's virtual
+//     reader, for GnuPG, OpenSC and ykman through pcscd.
 //
 // The benchmark suite in this directory (bench_test.go) measures every
 // registered backend over payloads of 32 to 1024 bytes in one table:

@@ -10,6 +10,7 @@ import (
 	"github.com/signerkit/signerkit/keybase"
 	"github.com/signerkit/signerkit/keybase/gnokeyhome"
 	"github.com/signerkit/signerkit/ledger"
+	"github.com/signerkit/signerkit/openpgpcard"
 	"github.com/signerkit/signerkit/pkcs11"
 	"github.com/signerkit/signerkit/signer"
 	"github.com/signerkit/signerkit/threshold"
@@ -28,11 +29,13 @@ var (
 	_ signer.AlgorithmSigner = (*bls.Signer)(nil)
 	_ signer.AlgorithmSigner = (*gnokeyhome.Signer)(nil)
 	_ signer.AlgorithmSigner = (*threshold.Signer)(nil)
+	_ signer.AlgorithmSigner = (*openpgpcard.Signer)(nil)
 
 	// The devices that answer a health probe without signing.
 	_ signer.HealthChecker = (*ledger.Signer)(nil)
 	_ signer.HealthChecker = (*yubihsm.Signer)(nil)
 	_ signer.HealthChecker = (*pkcs11.Signer)(nil)
+	_ signer.HealthChecker = (*openpgpcard.Signer)(nil)
 
 	_ store = (*inprocess.Store)(nil)
 	_ store = (*keybase.Store)(nil)
@@ -40,6 +43,7 @@ var (
 	_ store = (*yubihsm.Store)(nil)
 	_ store = (*pkcs11.Store)(nil)
 	_ store = (*gnokeyhome.Store)(nil)
+	_ store = (*openpgpcard.Store)(nil)
 
 	// The stores whose devices can make, take and remove keys.
 	_ fullStore = (*inprocess.Store)(nil)
@@ -64,7 +68,7 @@ type fullStore interface {
 // TestSchemes checks that importing the backends registers one URI scheme
 // each, named after its package.
 func TestSchemes(t *testing.T) {
-	want := []string{"bls", "gnokeyhome", "inprocess", "keybase", "ledger", "pkcs11", "threshold", "yubihsm"}
+	want := []string{"bls", "gnokeyhome", "inprocess", "keybase", "ledger", "openpgpcard", "pkcs11", "threshold", "yubihsm"}
 	got := slices.DeleteFunc(signer.Schemes(), func(s string) bool { return !slices.Contains(want, s) })
 	if !slices.Equal(got, want) {
 		t.Errorf("registered schemes %v, want %v", signer.Schemes(), want)

@@ -56,12 +56,13 @@ import (
 
 	"github.com/signerkit/signerkit/daemon"
 	"github.com/signerkit/signerkit/hardening"
-	_ "github.com/signerkit/signerkit/inprocess" // registers inprocess:
-	_ "github.com/signerkit/signerkit/keybase"   // registers keybase:
-	_ "github.com/signerkit/signerkit/ledger"    // registers ledger:
-	_ "github.com/signerkit/signerkit/pkcs11"    // registers pkcs11:
-	_ "github.com/signerkit/signerkit/threshold" // registers threshold:
-	_ "github.com/signerkit/signerkit/yubihsm"   // registers yubihsm:
+	_ "github.com/signerkit/signerkit/inprocess"   // registers inprocess:
+	_ "github.com/signerkit/signerkit/keybase"     // registers keybase:
+	_ "github.com/signerkit/signerkit/ledger"      // registers ledger:
+	_ "github.com/signerkit/signerkit/openpgpcard" // registers openpgpcard:
+	_ "github.com/signerkit/signerkit/pkcs11"      // registers pkcs11:
+	_ "github.com/signerkit/signerkit/threshold"   // registers threshold:
+	_ "github.com/signerkit/signerkit/yubihsm"     // registers yubihsm:
 
 	_ "github.com/signerkit/signerkit/keybase/gnokeyhome" // registers gnokeyhome: (a gnokey home's keys)
 )

@@ -1,0 +1,68 @@
+package report
+
+import (
+	"bufio"
+	"fmt"
+	"strings"
+)
+
+// openpgpFindings are the keycard benchmark's findings per row
+// (docs/latency-profiles.md §7), with the CPU row each is set against.
+var openpgpFindings = []struct {
+	row, cpu, finding string
+}{
+	{"openpgp-yubikey4-rsa2048", "inprocess-rsa2048-pkcs1v15", "about 10× the CPU (a whole `gpg` decryption)"},
+	{"openpgp-yubikey4-rsa4096", "pkcs11-softhsm-rsa4096", "about 10× the YubiKey 4 at 2048 bits"},
+	{"openpgp-yubikey-neo-rsa2048", "inprocess-rsa2048-pkcs1v15", "as slow as the YubiKey 4 at 4096 bits"},
+	{"openpgp-fst01-rsa2048", "inprocess-rsa2048-pkcs1v15", "more than 1 s"},
+	{"openpgp-fst01-rsa4096", "pkcs11-softhsm-rsa4096", "about 8 s"},
+	{"openpgp-fst01-ed25519", "inprocess-ed25519", "none (assumed: a tenth of its RSA-2048)"},
+	{"openpgp-nitrokey-start-rsa2048", "inprocess-rsa2048-pkcs1v15", "none (Gnuk on the FST-01's chip)"},
+	{"openpgp-nitrokey-pro-rsa2048", "inprocess-rsa2048-pkcs1v15", "none (assumed: the NEO's)"},
+}
+
+// smallest returns the row of backend at its smallest payload, if any.
+func (r *Report) smallest(backend string) (Row, bool) {
+	var best Row
+	found := false
+	for _, row := range r.Rows {
+		if row.Backend == backend && (!found || row.Payload < best.Payload) {
+			best, found = row, true
+		}
+	}
+	return best, found
+}
+
+func e2eMs(r Row) float64 {
+	if r.HasDist() {
+		return r.E2E.P50
+	}
+	return r.E2E.Avg
+}
+
+// writeOpenPGP writes the keycard benchmark's findings beside the
+// openpgp-* rows and the CPU rows they are compared with, when the report
+// has them.
+func (r *Report) writeOpenPGP(bw *bufio.Writer) {
+	var lines []string
+	for _, f := range openpgpFindings {
+		card, ok := r.smallest(f.row)
+		if !ok {
+			continue
+		}
+		cpuCell, ratio := "not in this report", "—"
+		if cpu, ok := r.smallest(f.cpu); ok && e2eMs(cpu) > 0 {
+			cpuCell = fmt.Sprintf("%s: %s", f.cpu, fmtMs(e2eMs(cpu)))
+			ratio = fmt.Sprintf("%.0f×", e2eMs(card)/e2eMs(cpu))
+		}
+		lines = append(lines, fmt.Sprintf("| %s | %s | %s | %s | %s |\n", f.row, f.finding, fmtMs(e2eMs(card)), cpuCell, ratio))
+	}
+	if len(lines) == 0 {
+		return
+	}
+	fmt.Fprintf(bw, "\n## OpenPGP cards beside the CPU\n\n"+
+		"The keycard benchmark's findings ([docs/latency-profiles.md §7](../latency-profiles.md#7-openpgp-cards)) beside the `openpgp-*` rows (package `openpgpcard` on `cardsim`, the card's time modeled) "+
+		"and the CPU rows of the same algorithm. The benchmark timed whole `gpg` processes; the CPU rows time the bare operation, so the ratios here are larger than its \"10×\". "+
+		"[docs/openpgpcard.md](../openpgpcard.md) has the method.\n\n"+
+		"| row | the benchmark's finding | ours, ms | CPU row, ms | card ÷ CPU |\n|---|---|---|---|---|\n%s", strings.Join(lines, ""))
+}

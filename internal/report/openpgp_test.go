@@ -1,0 +1,32 @@
+package report
+
+import (
+	"bufio"
+	"strings"
+	"testing"
+)
+
+func TestWriteOpenPGP(t *testing.T) {
+	r := &Report{Rows: []Row{
+		{Backend: "openpgp-yubikey4-rsa2048", Payload: 64, E2E: Dist{Avg: 300}},
+		{Backend: "openpgp-yubikey4-rsa2048", Payload: 32, E2E: Dist{Avg: 204}},
+		{Backend: "inprocess-rsa2048-pkcs1v15", Payload: 32, E2E: Dist{Avg: 0.8}},
+		{Backend: "openpgp-fst01-rsa4096", Payload: 32, E2E: Dist{Avg: 8004}},
+	}}
+	var b strings.Builder
+	bw := bufio.NewWriter(&b)
+	r.writeOpenPGP(bw)
+	bw.Flush()
+	out := b.String()
+	for _, want := range []string{"## OpenPGP cards beside the CPU", "| openpgp-yubikey4-rsa2048 | about 10× the CPU", "| 255× |", "| openpgp-fst01-rsa4096 | about 8 s |", "not in this report"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("section lacks %q:\n%s", want, out)
+		}
+	}
+	b.Reset()
+	(&Report{Rows: []Row{{Backend: "inprocess-ed25519", Payload: 32}}}).writeOpenPGP(bw)
+	bw.Flush()
+	if b.Len() != 0 {
+		t.Errorf("a report without openpgp rows got a section:\n%s", b.String())
+	}
+}
