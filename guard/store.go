@@ -89,6 +89,9 @@ func (g *Guard) loadStore(ctx context.Context, c *chain) error {
 		}
 		return err
 	}
+	if errors.As(err, new(*CorruptError)) {
+		return err
+	}
 	if err != nil {
 		return &StoreError{Store: g.store.Name(), Op: "load", Err: err}
 	}
@@ -135,6 +138,9 @@ func (g *Guard) swap(ctx context.Context, c *chain, next record, forBlock bool) 
 			return err
 		}
 		return errStale
+	case errors.As(err, new(*CorruptError)):
+		c.loaded = false
+		return err
 	case err != nil:
 		c.loaded = false
 		return &StoreError{Store: g.store.Name(), Op: "swap", Err: err}
