@@ -63,7 +63,6 @@ type Member struct {
 	mu         sync.Mutex
 	cmd        *exec.Cmd
 	done       chan struct{}
-	log        *os.File
 }
 
 // Start starts an n-member cluster and waits until it has a leader. It
