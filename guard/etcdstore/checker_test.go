@@ -240,6 +240,9 @@ func TestCheckerNeverDoubleSigns(t *testing.T) {
 		if t.Failed() {
 			t.Fatalf("schedule seed %d failed", seed)
 		}
+		if (k+1)%50 == 0 {
+			t.Logf("%d schedules done in %v", k+1, time.Since(start).Round(time.Second))
+		}
 	}
 	t.Logf("%d schedules in %v: %d signatures released, %d refusals, 0 conflicts; slowest resume %v",
 		n, time.Since(start).Round(time.Second), total, refusals, worst)

@@ -21,7 +21,6 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 )
@@ -101,7 +100,7 @@ func Start(t testing.TB, n int) *Cluster {
 func (c *Cluster) start(m *Member) {
 	c.t.Helper()
 	cmd := exec.Command(c.bin, m.args...)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.SysProcAttr = sysProcAttr()
 	if err := cmd.Start(); err != nil {
 		c.t.Fatalf("etcd %s: %v", m.Name, err)
 	}
