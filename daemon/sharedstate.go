@@ -50,13 +50,9 @@ func (d *Daemon) openSharedState() error {
 	if d.cfg.State == "" {
 		return nil
 	}
-	sc, err := etcdstore.ParseURL(d.cfg.State)
+	st, err := openShared(d.cfg)
 	if err != nil {
-		return fmt.Errorf("signerkit: state: %w", err)
-	}
-	st, err := etcdstore.New(sc)
-	if err != nil {
-		return fmt.Errorf("signerkit: state: %w", err)
+		return err
 	}
 	d.shared = &sharedStore{Store: st, m: d.m.shared}
 	for _, op := range []string{"load", "swap"} {
@@ -118,6 +114,44 @@ func (d *Daemon) sharedReady(ctx context.Context) (bool, string) {
 	return true, ""
 }
 
+// openShared opens cfg.State for a state command.
+func openShared(cfg *Config) (*etcdstore.Store, error) {
+	sc, err := etcdstore.ParseURL(cfg.State)
+	if err != nil {
+		return nil, fmt.Errorf("signerkit: state: %w", err)
+	}
+	st, err := etcdstore.New(sc)
+	if err != nil {
+		return nil, fmt.Errorf("signerkit: state: %w", err)
+	}
+	return st, nil
+}
+
+// ImportStateOf is ImportState on cfg's state: the shared state when
+// cfg.State is set, else the state directory.
+func ImportStateOf(ctx context.Context, cfg *Config, st guard.State) error {
+	if cfg.State == "" {
+		return ImportState(ctx, cfg.StateDir, st)
+	}
+	s, err := openShared(cfg)
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	return importState(ctx, guard.Config{Store: s}, st)
+}
+
+// RepairStateOf is RepairState on cfg's state directory; a shared state
+// has no repair: a damaged value is replaced with `state init` above the
+// last height signed.
+func RepairStateOf(ctx context.Context, cfg *Config, chainID string, h int64) (string, error) {
+	if cfg.State != "" {
+		return "", fmt.Errorf("signerkit: state repair works on state files; the state of chain %q is in %s: "+
+			"run `signerkit state init` at one more than the last height the validator signed, as the chain shows it", chainID, RedactURI(cfg.State))
+	}
+	return RepairState(ctx, cfg.StateDir, chainID, h)
+}
+
 // InitStateOf is InitState on cfg's state: the shared state when
 // cfg.State is set (any one signer host runs it, once), else the state
 // directory.
@@ -125,13 +159,9 @@ func InitStateOf(ctx context.Context, cfg *Config, chainID string, h int64) erro
 	if cfg.State == "" {
 		return InitState(ctx, cfg.StateDir, chainID, h)
 	}
-	sc, err := etcdstore.ParseURL(cfg.State)
+	st, err := openShared(cfg)
 	if err != nil {
-		return fmt.Errorf("signerkit: state: %w", err)
-	}
-	st, err := etcdstore.New(sc)
-	if err != nil {
-		return fmt.Errorf("signerkit: state: %w", err)
+		return err
 	}
 	defer st.Close()
 	return initState(ctx, guard.Config{Store: st}, chainID, h)
@@ -140,13 +170,9 @@ func InitStateOf(ctx context.Context, cfg *Config, chainID string, h int64) erro
 // showShared is ShowState for a shared state: each chain's state read
 // from etcd.
 func showShared(ctx context.Context, cfg *Config) ([]ChainState, bool, error) {
-	sc, err := etcdstore.ParseURL(cfg.State)
+	st, err := openShared(cfg)
 	if err != nil {
-		return nil, false, fmt.Errorf("signerkit: state: %w", err)
-	}
-	st, err := etcdstore.New(sc)
-	if err != nil {
-		return nil, false, fmt.Errorf("signerkit: state: %w", err)
+		return nil, false, err
 	}
 	defer st.Close()
 	g, err := guard.New(noKey{}, guard.Config{Store: st})

@@ -106,6 +106,13 @@ func TestSharedStateActiveActive(t *testing.T) {
 	if code, body := fs[0].get("/readyz"); code != 200 {
 		t.Fatalf("/readyz with etcd up: %d %s", code, body)
 	}
+	states, _, err := ShowState(ctx, fs[1].cfg)
+	if err != nil || len(states) != 1 || states[0].Height != 8 || states[0].Step != 3 || !ed25519.Verify(pub, states[0].SignBytes, states[0].Signature) {
+		t.Fatalf("state show on the shared state: %+v, %v", states, err)
+	}
+	if _, err := RepairStateOf(ctx, fs[1].cfg, chainID, 100); err == nil {
+		t.Error("state repair on a shared state succeeded")
+	}
 
 	c.Kill(1)
 	c.Kill(2)

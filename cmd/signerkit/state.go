@@ -75,7 +75,7 @@ func cmdState(args []string, stdout, stderr io.Writer) error {
 		if err != nil {
 			return err
 		}
-		kept, err := daemon.RepairState(ctx, cfg.StateDir, id, *height)
+		kept, err := daemon.RepairStateOf(ctx, cfg, id, *height)
 		if err != nil {
 			return err
 		}
