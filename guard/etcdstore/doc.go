@@ -22,7 +22,8 @@
 // is safe, since a first try that did commit makes the second's compare
 // fail and return the state it wrote, which the Guard serves as a
 // same-step replay. When no member answers before the sign's deadline
-// (all down, or no quorum), the error is an *UnavailableError, which the
+// (DefaultTimeout for a context without one) because all are down or
+// none has a quorum, the error is an *UnavailableError, which the
 // Guard returns inside a *guard.StoreError: the sign is refused, and the
 // next one tries again.
 //

@@ -4,10 +4,10 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
+	"strings"
 	"time"
 )
 
@@ -118,6 +118,11 @@ func firstOf(a, b string) string {
 // on another member is safe: if the first try committed, the second's
 // compare fails and returns the state the first wrote.
 func (s *Store) do(ctx context.Context, path string, req, resp any) error {
+	if _, ok := ctx.Deadline(); !ok {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, DefaultTimeout)
+		defer cancel()
+	}
 	var errs []error
 	start := int(s.good.Load())
 	for i := 0; ; i++ {
@@ -156,7 +161,14 @@ type UnavailableError struct {
 
 // Error describes the failure.
 func (e *UnavailableError) Error() string {
-	return fmt.Sprintf("etcd unavailable: %v", errors.Join(e.Errs...))
+	var b strings.Builder
+	for i, err := range e.Errs {
+		if i > 0 {
+			b.WriteString("; ")
+		}
+		b.WriteString(err.Error())
+	}
+	return "etcd unavailable: " + b.String()
 }
 
 // Unwrap returns the tries' errors.

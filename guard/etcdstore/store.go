@@ -23,6 +23,9 @@ const (
 	// DefaultAttemptTimeout bounds one request to one member before the
 	// next member is tried.
 	DefaultAttemptTimeout = 700 * time.Millisecond
+	// DefaultTimeout bounds a Load or Swap whose context has no
+	// deadline (a sign always has one: its sign_timeout).
+	DefaultTimeout = 10 * time.Second
 	// DefaultPause is the wait after every member has failed once,
 	// before they are tried again.
 	DefaultPause = 50 * time.Millisecond
