@@ -106,7 +106,10 @@ func (g *Guard) adopt(c *chain, st State, ver uint64) error {
 		return fmt.Errorf("guard: chain %q (%s): %w", c.id, g.store.Name(), ErrNoState)
 	}
 	rec, err := importRecord(st)
-	if err != nil || st.ChainID != c.id {
+	if err == nil && st.ChainID != c.id {
+		err = fmt.Errorf("it is chain %q's", st.ChainID)
+	}
+	if err != nil {
 		c.loaded = false
 		return &CorruptError{Path: g.store.Name(), Reason: fmt.Sprintf("the stored state of chain %q is not valid: %v", c.id, err)}
 	}
