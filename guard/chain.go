@@ -181,6 +181,7 @@ func (g *Guard) Init(ctx context.Context, chainID string, h int64) error {
 
 // initLocked is Init once c's lock is held.
 func (g *Guard) initLocked(ctx context.Context, c *chain, h int64) error {
+	g.refresh(c)
 	err := g.load(ctx, c)
 	if errors.Is(err, ErrNoState) {
 		if err := g.create(ctx, c, h); err != nil {
@@ -203,7 +204,7 @@ func (g *Guard) initLocked(ctx context.Context, c *chain, h int64) error {
 }
 
 // State returns a chain's double-sign state, reading its file if the Guard
-// has not yet.
+// has not yet; with a Store, it reads the Store every time.
 func (g *Guard) State(ctx context.Context, chainID string) (State, error) {
 	if g.closed.Load() {
 		return State{}, fmt.Errorf("guard: %w", signer.ErrClosed)
@@ -213,6 +214,7 @@ func (g *Guard) State(ctx context.Context, chainID string) (State, error) {
 		return State{}, err
 	}
 	defer c.release()
+	g.refresh(c)
 	if err := g.load(ctx, c); err != nil {
 		return State{}, err
 	}

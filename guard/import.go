@@ -45,6 +45,7 @@ func (g *Guard) Import(ctx context.Context, st State) error {
 // importLocked is Import once c's lock is held.
 func (g *Guard) importLocked(ctx context.Context, c *chain, rec record) error {
 	st := rec.state()
+	g.refresh(c)
 	err := g.load(ctx, c)
 	if errors.Is(err, ErrNoState) && g.store != nil {
 		return g.swap(ctx, c, rec, forBlock(rec))

@@ -118,6 +118,15 @@ func (g *Guard) adopt(c *chain, st State, ver uint64) error {
 	return nil
 }
 
+// refresh makes the next load of c read the Store again: Init, Import
+// and State answer from the shared state as it is, not from what this
+// Guard last saw. The caller holds c's lock.
+func (g *Guard) refresh(c *chain) {
+	if g.store != nil {
+		c.loaded = false
+	}
+}
+
 // errStale says a Swap lost to another writer: c now holds the state that
 // won, and the rules are to be applied again.
 var errStale = errors.New("guard: the shared state moved")

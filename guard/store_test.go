@@ -214,3 +214,38 @@ func TestStoreStaleCache(t *testing.T) {
 		t.Error("Repair on a Store succeeded")
 	}
 }
+
+// TestStoreInitImport: Init and Import write through the Store as they
+// write a state file: a first state, a raise, and no lowering.
+func TestStoreInitImport(t *testing.T) {
+	ctx := context.Background()
+	st := newMemStore()
+	key := newKey(6)
+	g, _ := New(key, Config{Store: st})
+	defer g.Close()
+	if _, err := g.SignBytes(ctx, msg(t, signbytes.TM2, chainID, signbytes.Prevote, 3, 0, 1, baseTime)); !errors.Is(err, ErrNoState) {
+		t.Fatalf("no state, no AutoInit: %v", err)
+	}
+	b := msg(t, signbytes.TM2, chainID, signbytes.Precommit, 4, 1, 1, baseTime)
+	sig, _ := key.SignContext(ctx, b)
+	if err := g.Import(ctx, State{ChainID: chainID, Height: 4, Round: 1, Step: 3, SignBytes: b, Signature: sig}); err != nil {
+		t.Fatal(err)
+	}
+	other, _ := New(newKey(6), Config{Store: st})
+	defer other.Close()
+	if s, err := other.SignBytes(ctx, b); err != nil || !s.Cached || !bytes.Equal(s.Signature, sig) {
+		t.Fatalf("the imported message from another Guard: %+v, %v", s, err)
+	}
+	if err := other.Init(ctx, chainID, 4); !isRefusal(err) {
+		t.Fatalf("Init lowering the imported state: %v", err)
+	}
+	if err := other.Init(ctx, chainID, 10); err != nil {
+		t.Fatal(err)
+	}
+	if err := g.Import(ctx, State{ChainID: chainID, Height: 4, Round: 1, Step: 3, SignBytes: b, Signature: sig}); !isRefusal(err) {
+		t.Fatalf("Import below a state another Guard raised: %v", err)
+	}
+	if s, err := g.State(ctx, chainID); err != nil || s.Height != 10 {
+		t.Fatalf("state after the lost swap: %+v, %v", s, err)
+	}
+}
