@@ -2,7 +2,7 @@
 GO ?= go
 # Debian packages the tests need; `make deps` installs the missing ones when
 # run as root (CI and fresh machines). Backends add theirs here.
-DEBIAN_PACKAGES ?= softhsm2 opensc pcscd vsmartcard-vpcd gnupg scdaemon yubikey-manager
+DEBIAN_PACKAGES ?= softhsm2 opensc pcscd vsmartcard-vpcd gnupg scdaemon yubikey-manager etcd-server
 BENCHSTAT_VERSION := v0.0.0-20260908200009-22c9c6c9d4da
 # make lint's checkers, pinned. staticcheck v0.8.2 is release 2026.2.2.
 STATICCHECK_VERSION := v0.8.2
@@ -62,12 +62,13 @@ build-nocgo:
 race:
 	$(GO) test -race ./...
 
-## interop: the nested modules that run gno's and CometBFT's own code
+## interop: the nested modules that run gno's, CometBFT's and etcd v3.7.3's own code
 ## against signerkit (downloads their modules on first use).
 interop:
 	cd interop && $(GO) vet ./... && $(GO) test ./...
 	cd interop/cometbft040 && $(GO) vet ./... && $(GO) vet -tags bls12381 ./... && $(GO) test -tags bls12381 ./...
 	cd interop/horcrux && $(GO) vet ./... && $(GO) test ./...
+	cd interop/etcd && $(GO) vet ./... && $(GO) test ./...
 
 ## install: go install ./cmd/signerkit, its version stamped from git
 ## (scripts/version-ldflags.sh), with cgo: without a C compiler it fails
@@ -144,6 +145,13 @@ fuzz:
 ## three parties for conflicting votes (make test runs 20).
 multicoord:
 	SIGNERKIT_MULTICOORD_RUNS=1000 $(GO) test -run '^TestCoordinatorsNeverDoubleSign$$' -v ./threshold
+
+## ha: 1,000 randomized fault schedules against three signers sharing one
+## state in a real 3-member etcd cluster (guard/etcdstore; make test runs
+## 10). SIGNERKIT_ETCD_SEED reruns a seed.
+.PHONY: ha
+ha:
+	SIGNERKIT_REQUIRE_ETCD=1 SIGNERKIT_ETCD_SCHEDULES=1000 $(GO) test -count=1 -timeout 6h -run '^TestCheckerNeverDoubleSigns$$' -v ./guard/etcdstore
 
 ## benchstat: install benchstat, pinned, for comparing benchmark runs.
 benchstat:

@@ -53,6 +53,9 @@
 //     survives a crash.
 //   - guard/migrate: read the state files of FilePV (CometBFT, gno),
 //     tmkms and horcrux, to start the guard just after them.
+//   - guard/etcdstore and guard/etcdstore/etcdtest: the guard's state
+//     shared in etcd by signers on several hosts, and real etcd clusters
+//     on loopback for tests.
 //   - signbytes: parse and build tm2 and CometBFT sign bytes.
 //   - signbytes/signbytestest: sample votes and proposals, in order, for tests and benchmarks.
 //   - privval and privval/privvaltest: the remote-signer protocols gno and

@@ -49,6 +49,12 @@ type Config struct {
 	// StateDir holds one double-sign state file per chain (package guard)
 	// and the public key bound to each chain. Required.
 	StateDir string `toml:"state_dir"`
+	// State, when set, keeps the double-sign state in etcd instead of
+	// StateDir, shared by the signers of the same key on several hosts:
+	// "etcd://host:port,…/prefix?ca=FILE&cert=FILE&key=FILE"
+	// (etcdstore.ParseURL; docs/ha.md). StateDir still holds the key
+	// bindings and in-flight markers of this host.
+	State string `toml:"state"`
 	// IdentityKey is the file of the signer's Ed25519 identity key, which
 	// proves who signerkit is in every SecretConnection (TCP). Required
 	// when any validator is reached over TCP.

@@ -27,6 +27,7 @@ type Daemon struct {
 	httpLn  net.Listener
 	httpSrv *http.Server
 	stateFS guard.FS
+	shared  *sharedStore // Config.State (sharedstate.go), or nil
 	// bindings is state_dir's KeysFile, read at the first chain's check.
 	bindings *keyBindings
 	inflight *inflight  // the backends' in-flight markers (inflight.go)

@@ -45,6 +45,7 @@ type Metrics struct {
 	healthChecks   *prometheus.CounterVec   // backend, result
 	lostSigns      *prometheus.CounterVec   // chain, phase (inflight.go)
 	stateDamaged   *prometheus.GaugeVec     // chain (statedir.go)
+	shared         *sharedMetrics           // sharedstate.go
 
 	collectors []prometheus.Collector
 }
@@ -85,6 +86,8 @@ func newMetrics(version string) *Metrics {
 	info.WithLabelValues(version, runtime.Version()).Set(1)
 	m.collectors = []prometheus.Collector{m.requestSeconds, m.backendSeconds, m.stageSeconds, m.requests, m.refusals, m.lastHeight, m.lastRound,
 		m.lastStep, m.connected, m.connects, m.disconnects, m.throttled, m.pending, m.pendingShed, m.acceptErrors, m.backendUp, m.backendErrors, m.backendReopens, m.healthChecks, m.lostSigns, m.stateDamaged, info}
+	m.shared = newSharedMetrics()
+	m.collectors = append(m.collectors, m.shared.collectors()...)
 	m.Registry.MustRegister(m.collectors...)
 	return m
 }

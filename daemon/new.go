@@ -79,6 +79,9 @@ func New(ctx context.Context, cfg *Config, opts Options) (_ *Daemon, err error) 
 			return nil, err
 		}
 	}
+	if err := d.openSharedState(); err != nil {
+		return nil, err
+	}
 	if err := d.openKeys(ctx, open, opts); err != nil {
 		return nil, err
 	}
@@ -158,7 +161,7 @@ func (d *Daemon) openKeys(ctx context.Context, open OpenFunc, opts Options) erro
 			b.minBackoff = opts.reopenBackoff
 		}
 		d.keys[ch.Key] = b
-		g, err := guard.New(b, guard.Config{Dir: d.cfg.StateDir, FS: opts.StateFS, ChainIDs: chainsOf[ch.Key]})
+		g, err := guard.New(b, guard.Config{Dir: d.cfg.StateDir, FS: opts.StateFS, Store: d.guardStore(), ChainIDs: chainsOf[ch.Key]})
 		if err != nil {
 			_ = b.Close()
 			delete(d.keys, ch.Key)

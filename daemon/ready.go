@@ -26,6 +26,9 @@ func (d *Daemon) Ready(ctx context.Context) (bool, string) {
 			return false, fmt.Sprintf("chain %s: double-sign state damaged, refusing to sign (see `signerkit state show`)", ch.ID)
 		}
 	}
+	if ok, why := d.sharedReady(ctx); !ok {
+		return false, why
+	}
 	for _, v := range d.vals {
 		if v.conns.Load() <= 0 {
 			return false, fmt.Sprintf("chain %s: validator %s not connected", v.chain, v.addr)

@@ -31,6 +31,7 @@ func unappliedChanges(old, next *Config) []unapplied {
 		out = append(out, unapplied{setting, o, n})
 	}
 	add("state_dir", old.StateDir, next.StateDir)
+	add("state", RedactURI(old.State), RedactURI(next.State))
 	add("identity_key", old.IdentityKey, next.IdentityKey)
 	add("metrics_addr", old.MetricsAddr, next.MetricsAddr)
 	add("shutdown_grace", old.ShutdownGrace.String(), next.ShutdownGrace.String())

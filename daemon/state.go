@@ -135,6 +135,9 @@ func (noKey) SignContext(context.Context, []byte) ([]byte, error) { return nil, 
 // opening any key: it works beside a running daemon, and shows the state
 // as last synced. running says whether a daemon holds the directory.
 func ShowState(ctx context.Context, cfg *Config) (states []ChainState, running bool, err error) {
+	if cfg.State != "" {
+		return showShared(ctx, cfg)
+	}
 	if err := CheckStateDir(cfg.StateDir); err != nil {
 		return nil, false, err
 	}

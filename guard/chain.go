@@ -68,9 +68,9 @@ func (c *chain) release() { <-c.lock }
 
 func (g *Guard) path(c *chain) string { return filepath.Join(g.dir, c.name) }
 
-// load reads c's state file if it is not loaded yet. The caller holds c's
-// lock.
-func (g *Guard) load(c *chain) error {
+// load reads c's state file, or its state in the Store, if it is not
+// loaded yet. The caller holds c's lock.
+func (g *Guard) load(ctx context.Context, c *chain) error {
 	if g.closed.Load() {
 		return fmt.Errorf("guard: %w", signer.ErrClosed)
 	}
@@ -80,12 +80,15 @@ func (g *Guard) load(c *chain) error {
 	if c.loaded {
 		return nil
 	}
+	if g.store != nil {
+		return g.loadStore(ctx, c)
+	}
 	f, err := g.fsys.Open(c.name)
 	if errors.Is(err, fs.ErrNotExist) {
 		if !g.auto {
 			return fmt.Errorf("guard: chain %q (%s): %w", c.id, g.path(c), ErrNoState)
 		}
-		if err := g.create(c, 0); err != nil {
+		if err := g.create(ctx, c, 0); err != nil {
 			return err
 		}
 		f, err = g.fsys.Open(c.name)
@@ -110,7 +113,10 @@ func (g *Guard) load(c *chain) error {
 }
 
 // create makes a new state file for c at height h, step 0.
-func (g *Guard) create(c *chain, h int64) error {
+func (g *Guard) create(ctx context.Context, c *chain, h int64) error {
+	if g.store != nil {
+		return g.swap(ctx, c, record{ChainID: c.id, Height: h}, false)
+	}
 	r0 := record{Seq: 1, ChainID: c.id, Height: h}
 	r1 := r0
 	r1.Seq = 2
@@ -123,8 +129,12 @@ func (g *Guard) create(c *chain, h int64) error {
 
 // write stores next in the slot that does not hold the current record,
 // syncs, and makes next current; forBlock says whether next's sign bytes
-// are a precommit for a block. A failure marks the chain failed.
-func (g *Guard) write(c *chain, next record, forBlock bool) error {
+// are a precommit for a block. A failure marks the chain failed. With a
+// Store it is swap.
+func (g *Guard) write(ctx context.Context, c *chain, next record, forBlock bool) error {
+	if g.store != nil {
+		return g.swap(ctx, c, next, forBlock)
+	}
 	slot := 1 - c.slot
 	start := time.Now()
 	if c.slotBuf == nil {
@@ -165,12 +175,19 @@ func (g *Guard) Init(ctx context.Context, chainID string, h int64) error {
 		return err
 	}
 	defer c.release()
-	err := g.load(c)
+	_, err := retry(ctx, func() (struct{}, error) { return struct{}{}, g.initLocked(ctx, c, h) })
+	return err
+}
+
+// initLocked is Init once c's lock is held.
+func (g *Guard) initLocked(ctx context.Context, c *chain, h int64) error {
+	g.refresh(c)
+	err := g.load(ctx, c)
 	if errors.Is(err, ErrNoState) {
-		if err := g.create(c, h); err != nil {
+		if err := g.create(ctx, c, h); err != nil {
 			return err
 		}
-		return g.load(c)
+		return g.load(ctx, c)
 	}
 	if err != nil {
 		return err
@@ -180,14 +197,14 @@ func (g *Guard) Init(ctx context.Context, chainID string, h int64) error {
 		return nil
 	}
 	if h <= cur.Height {
-		return &DoubleSignError{ChainID: chainID, Height: h, LastHeight: cur.Height, LastRound: cur.Round, LastStep: cur.Step,
+		return &DoubleSignError{ChainID: c.id, Height: h, LastHeight: cur.Height, LastRound: cur.Round, LastStep: cur.Step,
 			Reason: "Init would lower the state"}
 	}
-	return g.write(c, record{Seq: cur.Seq + 1, ChainID: chainID, Height: h}, false)
+	return g.write(ctx, c, record{Seq: cur.Seq + 1, ChainID: c.id, Height: h}, false)
 }
 
 // State returns a chain's double-sign state, reading its file if the Guard
-// has not yet.
+// has not yet; with a Store, it reads the Store every time.
 func (g *Guard) State(ctx context.Context, chainID string) (State, error) {
 	if g.closed.Load() {
 		return State{}, fmt.Errorf("guard: %w", signer.ErrClosed)
@@ -197,7 +214,8 @@ func (g *Guard) State(ctx context.Context, chainID string) (State, error) {
 		return State{}, err
 	}
 	defer c.release()
-	if err := g.load(c); err != nil {
+	g.refresh(c)
+	if err := g.load(ctx, c); err != nil {
 		return State{}, err
 	}
 	r := c.rec

@@ -44,6 +44,18 @@
 // the Guard is closed and opened again, since after a failed sync what
 // reached the disk is only known by reading it back.
 //
+// # Shared state
+//
+// With Config.Store the state is not in files but in a Store, which
+// Guards on several hosts share (package guard/etcdstore keeps it in
+// etcd). A signature is released only after the Store committed the new
+// state in one compare-and-swap against the version the Guard read; a
+// Guard that loses the swap to another takes the state that won and
+// applies the rules again, so the same bytes get the stored signature
+// and a conflicting message is refused. A Store that fails (*StoreError)
+// refuses the sign without sticking: the next request reads the state
+// again. Repair and Inspect are for state files only.
+//
 // # Damage
 //
 // A state file that is damaged, truncated or not a state file gives a

@@ -37,6 +37,13 @@ type Config struct {
 	// signbytes.AnyFormat.
 	Formats signbytes.Format
 
+	// Store, when not nil, keeps every chain's state instead of the
+	// state files (Dir and FS are then ignored): Guards on several hosts
+	// share it, and a signature is released only once the Store has
+	// committed it (see Store). Repair and Inspect work on state files
+	// only. The Guard does not close it.
+	Store Store
+
 	// ChainIDs, when not empty, lists the only chain ids the Guard signs
 	// for; a request for any other is refused with an error wrapping
 	// signer.ErrInvalidMessage before any file is touched. Empty means any
@@ -98,6 +105,7 @@ type Guard struct {
 	s       signer.Signer
 	rs      RequestSigner // s, when it is one
 	fsys    FS
+	store   Store
 	dir     string // for error messages
 	auto    bool
 	formats signbytes.Format
@@ -120,7 +128,7 @@ func New(s signer.Signer, cfg Config) (*Guard, error) {
 	if s == nil {
 		return nil, fmt.Errorf("guard: nil signer: %w", signer.ErrInvalidArgument)
 	}
-	g := &Guard{s: s, fsys: cfg.FS, dir: cfg.Dir, auto: cfg.AutoInit, formats: cfg.Formats & signbytes.AnyFormat, chains: map[string]*chain{}}
+	g := &Guard{s: s, fsys: cfg.FS, store: cfg.Store, dir: cfg.Dir, auto: cfg.AutoInit, formats: cfg.Formats & signbytes.AnyFormat, chains: map[string]*chain{}}
 	g.rs, _ = s.(RequestSigner)
 	if g.formats == 0 {
 		g.formats = signbytes.AnyFormat
@@ -131,7 +139,7 @@ func New(s signer.Signer, cfg Config) (*Guard, error) {
 			g.allowed[id] = true
 		}
 	}
-	if g.fsys == nil {
+	if g.fsys == nil && g.store == nil {
 		if cfg.Dir == "" {
 			return nil, fmt.Errorf("guard: Config.Dir is empty: %w", signer.ErrInvalidArgument)
 		}
@@ -268,7 +276,21 @@ func (g *Guard) sign(ctx context.Context, r *Request) (Signed, error) {
 		return Signed{}, err
 	}
 	defer c.release()
-	if err := g.load(c); err != nil {
+	if g.store == nil {
+		return g.signLocked(ctx, c, r, nil)
+	}
+	// A Swap that loses to another Guard has c hold the state that won:
+	// the rules run again on it, with the signature already made.
+	var sig []byte
+	return retry(ctx, func() (Signed, error) { return g.signLocked(ctx, c, r, &sig) })
+}
+
+// signLocked applies the rules to r on chain c, whose lock the caller
+// holds. With a Store, *made keeps the signature across tries, so that a
+// lost Swap does not cost a second sign by the key.
+func (g *Guard) signLocked(ctx context.Context, c *chain, r *Request, made *[]byte) (Signed, error) {
+	m, msg := &r.m, r.msg
+	if err := g.load(ctx, c); err != nil {
 		return Signed{}, err
 	}
 	if m.Phase == signbytes.VoteExtension {
@@ -301,17 +323,26 @@ func (g *Guard) sign(ctx context.Context, r *Request) (Signed, error) {
 		return refuse("conflicting data at the same height/round/step")
 	}
 
-	g.signs.Add(1)
-	sig, err := g.signKey(ctx, r)
-	if err != nil {
-		return Signed{}, err
+	var sig []byte
+	if made != nil {
+		sig = *made
 	}
-	if len(sig) > MaxSignatureLen {
-		return Signed{}, fmt.Errorf("guard: the signer returned a %d-byte signature, more than %d: %w", len(sig), MaxSignatureLen, signer.ErrUnsupported)
+	if sig == nil {
+		g.signs.Add(1)
+		var err error
+		if sig, err = g.signKey(ctx, r); err != nil {
+			return Signed{}, err
+		}
+		if len(sig) > MaxSignatureLen {
+			return Signed{}, fmt.Errorf("guard: the signer returned a %d-byte signature, more than %d: %w", len(sig), MaxSignatureLen, signer.ErrUnsupported)
+		}
+		if made != nil {
+			*made = sig
+		}
 	}
 	next := record{Seq: cur.Seq + 1, ChainID: m.ChainID, Height: m.Height, Round: m.Round, Step: step,
 		SignBytes: bytes.Clone(msg), Signature: bytes.Clone(sig)}
-	if err := g.write(c, next, m.Phase == signbytes.Precommit && !m.BlockID.IsZero()); err != nil {
+	if err := g.write(ctx, c, next, m.Phase == signbytes.Precommit && !m.BlockID.IsZero()); err != nil {
 		return Signed{}, err
 	}
 	return Signed{Signature: sig, SignBytes: bytes.Clone(msg), Timestamp: m.Timestamp}, nil

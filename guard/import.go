@@ -38,14 +38,25 @@ func (g *Guard) Import(ctx context.Context, st State) error {
 		return err
 	}
 	defer c.release()
-	err = g.load(c)
+	_, err = retry(ctx, func() (struct{}, error) { return struct{}{}, g.importLocked(ctx, c, rec) })
+	return err
+}
+
+// importLocked is Import once c's lock is held.
+func (g *Guard) importLocked(ctx context.Context, c *chain, rec record) error {
+	st := rec.state()
+	g.refresh(c)
+	err := g.load(ctx, c)
+	if errors.Is(err, ErrNoState) && g.store != nil {
+		return g.swap(ctx, c, rec, forBlock(rec))
+	}
 	if errors.Is(err, ErrNoState) {
 		r0, r1 := rec, rec
 		r0.Seq, r1.Seq = 1, 2
 		if err := g.fsys.Create(c.name, append(r0.encode(), r1.encode()...)); err != nil {
 			return &StorageError{Path: g.path(c), Op: "create", Err: err}
 		}
-		return g.load(c)
+		return g.load(ctx, c)
 	}
 	if err != nil {
 		return err
@@ -60,7 +71,7 @@ func (g *Guard) Import(ctx context.Context, st State) error {
 			Reason: "the state is already at or after the imported one, and Import never lowers it"}
 	}
 	rec.Seq = cur.Seq + 1
-	return g.write(c, rec, forBlock(rec))
+	return g.write(ctx, c, rec, forBlock(rec))
 }
 
 // importRecord checks st as decodeSlot checks a stored record.

@@ -154,6 +154,9 @@ func (g *Guard) Repair(ctx context.Context, chainID string, h int64) (string, er
 	if g.closed.Load() {
 		return "", fmt.Errorf("guard: %w", signer.ErrClosed)
 	}
+	if g.store != nil {
+		return "", fmt.Errorf("guard: Repair works on state files, not on %s: %w", g.store.Name(), signer.ErrUnsupported)
+	}
 	c := g.chain(chainID)
 	if err := c.acquire(ctx); err != nil {
 		return "", err
@@ -169,7 +172,7 @@ func (g *Guard) Repair(ctx context.Context, chainID string, h int64) (string, er
 			f.Close()
 		}
 	}
-	err := g.load(c)
+	err := g.load(ctx, c)
 	switch {
 	case err == nil:
 		return "", fmt.Errorf("guard: chain %q: the state file is healthy (%d/%d/%d); Init raises it: %w",
@@ -233,7 +236,7 @@ func (g *Guard) Repair(ctx context.Context, chainID string, h int64) (string, er
 	if err != nil {
 		return evidence, &StorageError{Path: g.path(c), Op: "close", Err: err}
 	}
-	return evidence, g.load(c)
+	return evidence, g.load(ctx, c)
 }
 
 // headersMax returns the highest height that could have been signed at,

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/signerkit/signerkit/guard"
 	"github.com/signerkit/signerkit/signer/signertrace"
 )
 
@@ -34,7 +35,11 @@ func BenchmarkRoundTrip(b *testing.B) {
 
 func benchRoundTrip(b *testing.B, proto, network string, durable bool) {
 	key := signertrace.Instrument(newKey(4))
-	g := newGuard(b, key, durable)
+	runRoundTrip(b, key, newGuard(b, key, durable), proto, network)
+}
+
+// runRoundTrip is a BenchmarkRoundTrip row with g over key.
+func runRoundTrip(b *testing.B, key *signertrace.Instrumented, g *guard.Guard, proto, network string) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	defer func() {

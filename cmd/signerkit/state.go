@@ -61,7 +61,7 @@ func cmdState(args []string, stdout, stderr io.Writer) error {
 		if err != nil {
 			return err
 		}
-		if err := daemon.InitState(ctx, cfg.StateDir, id, *height); err != nil {
+		if err := daemon.InitStateOf(ctx, cfg, id, *height); err != nil {
 			return err
 		}
 		fmt.Fprintf(stdout, "chain %s: signs nothing below height %d\n", id, *height)
@@ -75,7 +75,7 @@ func cmdState(args []string, stdout, stderr io.Writer) error {
 		if err != nil {
 			return err
 		}
-		kept, err := daemon.RepairState(ctx, cfg.StateDir, id, *height)
+		kept, err := daemon.RepairStateOf(ctx, cfg, id, *height)
 		if err != nil {
 			return err
 		}

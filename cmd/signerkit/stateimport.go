@@ -65,7 +65,7 @@ func cmdStateImport(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("signerkit state import: %s: %w", *from, err)
 	}
-	if err := daemon.ImportState(ctx, cfg.StateDir, next); err != nil {
+	if err := daemon.ImportStateOf(ctx, cfg, next); err != nil {
 		if ds := (*guard.DoubleSignError)(nil); errors.As(err, &ds) {
 			return fmt.Errorf("signerkit state import: chain %s already holds %d/%d/%s, at or after the imported %d/%d/%s: state import never moves a state back, and nothing changed. "+
 				"If the file is the old signer's latest, the state here is already safe to sign from", ch.ID, ds.LastHeight, ds.LastRound, stepName(ds.LastStep), next.Height, next.Round, stepName(next.Step))
