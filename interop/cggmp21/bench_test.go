@@ -126,7 +126,7 @@ func benchPresign(b *testing.B, keys Keys) {
 		}
 	})
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "presigs/s")
-	b.ReportMetric((cpuTime(b) - cpu0).Seconds()/float64(b.N), "core-s/op")
+	b.ReportMetric((cpuTime(b)-cpu0).Seconds()/float64(b.N), "core-s/op")
 	reportTraffic(b, m.Traffic().Sub(t0), b.N, 2, "party")
 }
 

@@ -1,10 +1,12 @@
 package cggmp21
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"errors"
 	"fmt"
+	"math/big"
 	"testing"
 	"time"
 
@@ -91,4 +93,50 @@ func mustPub(t testing.TB, s *Signer) []byte {
 		t.Fatal(err)
 	}
 	return pub
+}
+
+// TestLowS checks that Signature gives the same low-S bytes for a
+// signature and its twin with S negated, and that both verifiers refuse
+// the high-S form.
+func TestLowS(t *testing.T) {
+	keys := loadKeys(t)
+	m := newMesh(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	p, err := m.Presign(ctx, keys, 2, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := m.NewSigner(keys, 2, 3, []Presignature{p})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hash := sha256.Sum256([]byte("low S"))
+	sig, err := s.Sign(ctx, hash)
+	if err != nil {
+		t.Fatal(err)
+	}
+	twin := *sig
+	twin.S = sig.S.Curve().NewScalar().Set(sig.S).Negate()
+	a, err := Signature(sig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := Signature(&twin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(a, b) {
+		t.Fatalf("S and −S normalize to %x and %x", a, b)
+	}
+	checkSignature(t, s, hash, a)
+	high := bytes.Clone(a)
+	new(big.Int).Sub(orderN, new(big.Int).SetBytes(a[32:])).FillBytes(high[32:])
+	pub := mustPub(t, s)
+	if err := VerifyDecred(pub, hash[:], high); !errors.Is(err, ErrSignature) {
+		t.Errorf("decred: high S: %v", err)
+	}
+	if err := VerifyTextbook(pub, hash[:], high); !errors.Is(err, ErrSignature) {
+		t.Errorf("textbook: high S: %v", err)
+	}
 }

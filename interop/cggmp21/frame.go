@@ -53,7 +53,9 @@ func appendFrame(dst []byte, f frame) []byte {
 // readFrame reads one frame from r. io.EOF means r ended between frames.
 func readFrame(r io.Reader) (frame, error) {
 	var h [frameHeader]byte
-	if _, err := io.ReadFull(r, h[:4]); err != nil {
+	if _, err := io.ReadFull(r, h[:4]); err == io.ErrUnexpectedEOF {
+		return frame{}, fmt.Errorf("%w: length: %w", ErrFrame, err)
+	} else if err != nil {
 		return frame{}, err
 	}
 	n := binary.BigEndian.Uint32(h[:4])

@@ -41,8 +41,8 @@ func DecodeKeys(b []byte) (Keys, error) {
 		if uint64(n) > uint64(len(b)-4) {
 			return keys, fmt.Errorf("%w: keys: participant %d's config of %d bytes, %d left", ErrFrame, i+1, n, len(b)-4)
 		}
-		c := cmp.EmptyConfig(curve.Secp256k1{})
-		if err := c.UnmarshalBinary(b[4 : 4+n]); err != nil {
+		c, err := unmarshalConfig(b[4 : 4+n])
+		if err != nil {
 			return keys, fmt.Errorf("%w: keys: participant %d: %w", ErrFrame, i+1, err)
 		}
 		if c.ID != IDs[i] || c.Threshold != Threshold || len(c.Public) != 3 {
@@ -60,4 +60,20 @@ func DecodeKeys(b []byte) (Keys, error) {
 		}
 	}
 	return keys, nil
+}
+
+// unmarshalConfig is the library's Config.UnmarshalBinary, with its
+// panics (it dereferences what CBOR's null decodes to, for one) turned
+// into errors.
+func unmarshalConfig(b []byte) (c *cmp.Config, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			c, err = nil, fmt.Errorf("the library's decoder panicked: %v", p)
+		}
+	}()
+	c = cmp.EmptyConfig(curve.Secp256k1{})
+	if err := c.UnmarshalBinary(b); err != nil {
+		return nil, err
+	}
+	return c, nil
 }
