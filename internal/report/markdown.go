@@ -130,6 +130,8 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 	if err := r.writeThreshold(bw); err != nil {
 		return err
 	}
+	p("\n")
+	r.writeThresholdECDSA(bw)
 
 	p("\n## Charts\n\n")
 	p("![end-to-end latency against payload size, per signer path](%s)\n\n", PayloadSVG)
