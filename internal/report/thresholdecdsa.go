@@ -166,6 +166,10 @@ var ecdsaMeasures = []ecdsaMeasure{
 		r, ok := signRow(rs, "same-zone", "1")
 		return value(r, ok, "cpu-ms/op", 1, 2)
 	}},
+	{"a signer's share, CPU on one goroutine (µs)", "", func(rs []thresholdbench.Result, _ bool) string {
+		r, ok := named(rs, "compute/party-share")
+		return value(r, ok, "cpu-µs/op", 1, 1)
+	}},
 	{"online payload (B/party)", "online-bytes", func(rs []thresholdbench.Result, _ bool) string {
 		r, ok := signRow(rs, "same-zone", "1")
 		return value(r, ok, "payload-B/party", 1, 0)

@@ -18,6 +18,7 @@ pkg: github.com/signerkit/signerkit/interop/cggmp21
 BenchmarkThreshold/cggmp21-2of3-secp256k1/keygen-2   1   31000000000 ns/op   33000 cpu-ms/op   90000 payload-B/op   95000 tls-B/op   99000 wire-B/op
 BenchmarkThreshold/cggmp21-2of3-secp256k1/presign-2   2   1400000000 ns/op   2.036 core-s/presig   17853 payload-B/party   18212 tls-B/party   19122 wire-B/party   0.7220 presigs/s
 BenchmarkThreshold/cggmp21-2of3-secp256k1/sign/net=same-zone/inflight=1-2   200   4473390 ns/op   2.233 cpu-ms/op   5.498 p50-ms   5.9 p99-ms   224.0 payload-B/party   0.5000 rtt-ms   223.5 signs/s   276.5 tls-B/party   354.5 wire-B/party
+BenchmarkThreshold/cggmp21-2of3-secp256k1/compute/party-share-2   100000   17699 ns/op   18.09 cpu-µs/op
 BenchmarkThreshold/cggmp21-2of3-secp256k1/sign/net=trio/inflight=50-2   200   4473390 ns/op   2.1 cpu-ms/op   41.5 p50-ms   60 p99-ms   224.0 payload-B/party   32.5 rtt-ms   600 signs/s   276.5 tls-B/party   354.5 wire-B/party
 `
 
@@ -41,7 +42,7 @@ func TestThresholdECDSARows(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(rows["dkls23-2of3-secp256k1"]) != 3 || len(rows["cggmp21-2of3-secp256k1"]) != 4 {
+	if len(rows["dkls23-2of3-secp256k1"]) != 3 || len(rows["cggmp21-2of3-secp256k1"]) != 5 {
 		t.Fatalf("rows %v", rows)
 	}
 	if !pkgs["github.com/signerkit/signerkit/interop/cggmp21"] || !pkgs["github.com/signerkit/signerkit/threshold/dkls23"] || len(pkgs) != 2 {
@@ -57,6 +58,7 @@ func TestThresholdECDSARows(t *testing.T) {
 		// DKLS23's median of its two runs; FROST's from the fixture.
 		"| online p50, same-zone, 1 in flight (ms) | 1.50 | 5.50 | 1.78 | ~7.5 | ~26 |",
 		"| online wire (B/party) | 450 | 354 | 380 | – | – |",
+		"| a signer's share, CPU on one goroutine (µs) | – | 18.1 | 254.0 | – | – |",
 		"| trio | 50 | 32.5 | – | – | 41.50 | 600 | – | – |",
 		"| transatlantic | 200 | 90.0 | – | – | – | – | 783.20 | 239 |",
 	} {

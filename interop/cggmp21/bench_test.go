@@ -17,6 +17,8 @@ import (
 	"time"
 
 	"github.com/signerkit/signerkit/netshape"
+	"github.com/taurusgroup/multi-party-sig/pkg/ecdsa"
+	"github.com/taurusgroup/multi-party-sig/pkg/party"
 )
 
 // Row is the prefix of every row, as cmd/signerbench reads it.
@@ -43,6 +45,7 @@ func cpuTime(b *testing.B) time.Duration {
 //	cggmp21-2of3-secp256k1/keygen
 //	cggmp21-2of3-secp256k1/presign
 //	cggmp21-2of3-secp256k1/sign/net=<profile>/inflight=<1|50|100|200>
+//	cggmp21-2of3-secp256k1/compute/<party-share|combine-verify>
 //
 // The presign and sign rows use the key of KeysFile; keygen makes new
 // ones, a minute of CPU each.
@@ -76,7 +79,56 @@ func BenchmarkThreshold(b *testing.B) {
 				}
 			})
 		}
+		b.Run("compute/party-share", func(b *testing.B) { benchShare(b, keys, &presigs) })
+		b.Run("compute/combine-verify", func(b *testing.B) { benchCombine(b, keys, &presigs) })
 	})
+}
+
+// onePresignature returns the first of *presigs, made if there is none.
+func onePresignature(b *testing.B, keys Keys, presigs *[]Presignature) Presignature {
+	if len(*presigs) == 0 {
+		m := newMesh(b)
+		ps, err := m.Presign(context.Background(), keys, 1, 2)
+		if err != nil {
+			b.Fatal(err)
+		}
+		*presigs = append(*presigs, ps)
+	}
+	return (*presigs)[0]
+}
+
+// reportCPU reports the CPU time since cpu0 per op as cpu-µs/op.
+func reportCPU(b *testing.B, cpu0 time.Duration) {
+	b.ReportMetric(float64((cpuTime(b)-cpu0).Nanoseconds())/1e3/float64(b.N), "cpu-µs/op")
+}
+
+// benchShare is a signer's online step alone, on one goroutine: its share
+// σ = k·m + r·χ of a hash.
+func benchShare(b *testing.B, keys Keys, presigs *[]Presignature) {
+	p := onePresignature(b, keys, presigs)
+	hash := sha256.Sum256([]byte("share"))
+	cpu0 := cpuTime(b)
+	for b.Loop() {
+		p[0].SignatureShare(hash[:])
+	}
+	reportCPU(b, cpu0)
+}
+
+// benchCombine is the last step, on one goroutine: summing the two shares
+// and the library's own verification of the result (which PresignOnline
+// makes before it returns a signature).
+func benchCombine(b *testing.B, keys Keys, presigs *[]Presignature) {
+	p := onePresignature(b, keys, presigs)
+	hash := sha256.Sum256([]byte("combine"))
+	shares := map[party.ID]ecdsa.SignatureShare{IDs[0]: p[0].SignatureShare(hash[:]), IDs[1]: p[1].SignatureShare(hash[:])}
+	pub := keys[0].PublicPoint()
+	cpu0 := cpuTime(b)
+	for b.Loop() {
+		if !p[0].Signature(shares).Verify(pub, hash[:]) {
+			b.Fatal("the combined signature does not verify")
+		}
+	}
+	reportCPU(b, cpu0)
 }
 
 // reportTraffic reports t per op of ops, divided among parties, as
