@@ -114,6 +114,7 @@ type Signer struct {
 	a, b    int // indexes
 	presigs []Presignature
 	next    atomic.Uint32
+	pub     curve.Point // the group key, which the library recomputes at each call
 }
 
 // NewSigner returns the Signer of signers a and b (1 … 3) with presigs,
@@ -123,7 +124,7 @@ func (m *Mesh) NewSigner(keys Keys, a, b int, presigs []Presignature) (*Signer, 
 	if len(presigs) == 0 {
 		return nil, errors.New("cggmp21: a Signer needs a presignature")
 	}
-	s := &Signer{m: m, keys: keys, a: a - 1, b: b - 1, presigs: presigs}
+	s := &Signer{m: m, keys: keys, a: a - 1, b: b - 1, presigs: presigs, pub: keys[0].PublicPoint()}
 	n := m.nodes[s.b]
 	n.mu.Lock()
 	n.onRequest = s.serve
@@ -132,7 +133,7 @@ func (m *Mesh) NewSigner(keys Keys, a, b int, presigs []Presignature) (*Signer, 
 }
 
 // Public returns the group key.
-func (s *Signer) Public() curve.Point { return s.keys[0].PublicPoint() }
+func (s *Signer) Public() curve.Point { return s.pub }
 
 // Sign signs a 32-byte hash (a message's SHA-256, as Cosmos and gno sign).
 func (s *Signer) Sign(ctx context.Context, hash [32]byte) (*ecdsa.Signature, error) {
