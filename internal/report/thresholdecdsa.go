@@ -118,6 +118,15 @@ func inverse(r thresholdbench.Result, ok bool, unit string, decimals int) string
 	return strconv.FormatFloat(1/v, 'f', decimals, 64)
 }
 
+// atSameZone reads unit of the sign row at one sign in flight on the
+// same-zone profile.
+func atSameZone(unit string, decimals int) func([]thresholdbench.Result, bool) string {
+	return func(rs []thresholdbench.Result, _ bool) string {
+		r, ok := signRow(rs, "same-zone", "1")
+		return value(r, ok, unit, 1, decimals)
+	}
+}
+
 // ecdsaMeasures are the summary table's rows. FROST's key generation is
 // its in-process DKG; its presignature is one party's nonce commitment
 // (frost.Commit), and its presigning rate and bytes those of the
@@ -159,30 +168,15 @@ var ecdsaMeasures = []ecdsaMeasure{
 		r, ok := named(rs, "presign")
 		return value(r, ok, "presigs/s", 1, 2)
 	}},
-	{"online p50, same-zone, 1 in flight (ms)", "online-p50", func(rs []thresholdbench.Result, _ bool) string {
-		r, ok := signRow(rs, "same-zone", "1")
-		return value(r, ok, "p50-ms", 1, 2)
-	}},
-	{"online CPU, same-zone, 1 in flight (ms/sign)", "", func(rs []thresholdbench.Result, _ bool) string {
-		r, ok := signRow(rs, "same-zone", "1")
-		return value(r, ok, "cpu-ms/op", 1, 2)
-	}},
+	{"online p50, same-zone, 1 in flight (ms)", "online-p50", atSameZone("p50-ms", 2)},
+	{"online CPU, same-zone, 1 in flight (ms/sign)", "", atSameZone("cpu-ms/op", 2)},
 	{"a signer's share, CPU on one goroutine (µs)", "", func(rs []thresholdbench.Result, _ bool) string {
 		r, ok := named(rs, "compute/party-share")
 		return value(r, ok, "cpu-µs/op", 1, 1)
 	}},
-	{"online payload (B/party)", "online-bytes", func(rs []thresholdbench.Result, _ bool) string {
-		r, ok := signRow(rs, "same-zone", "1")
-		return value(r, ok, "payload-B/party", 1, 0)
-	}},
-	{"online TLS (B/party)", "", func(rs []thresholdbench.Result, _ bool) string {
-		r, ok := signRow(rs, "same-zone", "1")
-		return value(r, ok, "tls-B/party", 1, 0)
-	}},
-	{"online wire (B/party)", "", func(rs []thresholdbench.Result, _ bool) string {
-		r, ok := signRow(rs, "same-zone", "1")
-		return value(r, ok, "wire-B/party", 1, 0)
-	}},
+	{"online payload (B/party)", "online-bytes", atSameZone("payload-B/party", 0)},
+	{"online TLS (B/party)", "", atSameZone("tls-B/party", 0)},
+	{"online wire (B/party)", "", atSameZone("wire-B/party", 0)},
 }
 
 // ecdsaColumn is a column of the tables: a scheme's name and rows.
