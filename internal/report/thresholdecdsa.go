@@ -20,7 +20,15 @@ type ECDSAScheme struct {
 
 // ECDSASchemes are the threshold ECDSA columns of the report, in order.
 // Their rows are read from `go test -bench` output whatever its package
-// (make bench-threshold-ecdsa gathers them).
+// (make bench-threshold-ecdsa gathers them). The tables read, below
+// BenchmarkThreshold/<Row>/:
+//
+//	keygen                               ns/op, cpu-ms/op
+//	presign                              core-s/presig, presigs/s, payload-B/party
+//	sign/net=<profile>/inflight=<n>      p50-ms, signs/s, rtt-ms, cpu-ms/op, payload-, tls-, wire-B/party
+//	compute/party-share                  cpu-µs/op
+//
+// and leave a dash where a row or unit is missing.
 var ECDSASchemes = []ECDSAScheme{
 	{"DKLS23", "dkls23-2of3-secp256k1", "ours: package threshold/dkls23"},
 	{"CGGMP21", "cggmp21-2of3-secp256k1",
