@@ -23,7 +23,7 @@ type ECDSAScheme struct {
 // (make bench-threshold-ecdsa gathers them). The tables read, below
 // BenchmarkThreshold/<Row>/:
 //
-//	keygen                               ns/op, cpu-ms/op
+//	keygen                               ns/op, cpu-ms/op, payload-B/op
 //	presign                              core-s/presig, presigs/s, payload-B/party
 //	sign/net=<profile>/inflight=<n>      p50-ms, signs/s, rtt-ms, cpu-ms/op, payload-, tls-, wire-B/party
 //	compute/party-share                  cpu-µs/op
@@ -152,6 +152,10 @@ var ecdsaMeasures = []ecdsaMeasure{
 		r, ok := named(rs, map[bool]string{true: "dkg/inprocess", false: "keygen"}[frost])
 		return value(r, ok, "cpu-ms/op", 1, 2)
 	}},
+	{"key generation payload, all parties (B)", "", func(rs []thresholdbench.Result, frost bool) string {
+		r, ok := named(rs, map[bool]string{true: "dkg/net=same-zone", false: "keygen"}[frost])
+		return value(r, ok, "payload-B/op", 1, 0)
+	}},
 	{"presignature CPU (core-s)", "presign-cpu", func(rs []thresholdbench.Result, frost bool) string {
 		if frost {
 			r, ok := named(rs, "presign/commit")
@@ -216,7 +220,7 @@ func (r *Report) writeThresholdECDSA(bw *bufio.Writer) {
 	if len(r.Threshold) == 0 {
 		state = "**not measured** in this report"
 	}
-	p("- **FROST** (Ed25519), ours: package threshold, the rows of the section above; %s. Threshold Schnorr needs no multiplication of secret shares, so it is the floor the ECDSA schemes are measured against. Its key generation is the in-process DKG, its presignature one party's nonce commitment.\n\n", state)
+	p("- **FROST** (Ed25519), ours: package threshold, the rows of the section above; %s. Threshold Schnorr needs no multiplication of secret shares, so it is the floor the ECDSA schemes are measured against. Its key generation is the in-process DKG (its bytes the same-zone networked one's), its presignature one party's nonce commitment.\n\n", state)
 	cols = append(cols, ecdsaColumn{"FROST", r.Threshold, true})
 	p("The last two columns are published figures (n2d-standard-16), not our measurements; their bytes are all parties' together, one way, where ours are per party (both directions over the parties taking part), so twice ours is theirs.\n\n")
 	p("| measure |")
