@@ -12,7 +12,7 @@ import (
 
 // Signers 1 and 2 of the cached test key make a presignature, then sign a
 // hash with it online; the low-S signature verifies under decred's
-// secp256k1.
+// secp256k1 and the textbook check.
 func Example() {
 	b, err := os.ReadFile(cggmp21.KeysFile)
 	if err != nil {
@@ -49,6 +49,6 @@ func Example() {
 	}
 	rs, _ := cggmp21.Signature(sig)
 	pub, _ := cggmp21.PublicKey(s.Public())
-	fmt.Println(len(rs), cggmp21.VerifyDecred(pub, hash[:], rs))
-	// Output: 64 <nil>
+	fmt.Println(len(rs), cggmp21.VerifyDecred(pub, hash[:], rs), cggmp21.VerifyTextbook(pub, hash[:], rs))
+	// Output: 64 <nil> <nil>
 }
