@@ -69,6 +69,9 @@ interop:
 	cd interop/cometbft040 && $(GO) vet ./... && $(GO) vet -tags bls12381 ./... && $(GO) test -tags bls12381 ./...
 	cd interop/horcrux && $(GO) vet ./... && $(GO) test ./...
 	cd interop/etcd && $(GO) vet ./... && $(GO) test ./...
+	cd interop/cggmp21 && $(GO) vet ./... && $(GO) test ./... && \
+		$(GO) test -run '^$$' -bench 'Threshold/cggmp21-2of3-secp256k1/presign$$' -benchtime 1x . && \
+		$(GO) test -run '^$$' -bench 'Threshold/cggmp21-2of3-secp256k1/^sign$$/net=same-zone/inflight=1$$' -benchtime 1x .
 
 ## install: go install ./cmd/signerkit, its version stamped from git
 ## (scripts/version-ldflags.sh), with cgo: without a C compiler it fails
@@ -167,6 +170,28 @@ overhead:
 ## scripts/softhsm-scaling/probe.c).
 softhsm-scaling:
 	scripts/softhsm-scaling/run.sh
+
+## bench-threshold-ecdsa: the 2-of-3 threshold rows side by side (FROST
+## of internal/thresholdbench, DKLS23 of threshold/dkls23 once it has rows,
+## the CGGMP21 comparator of interop/cggmp21) into one `go test -bench`
+## output, $(THRESHOLD_ECDSA_OUT)/bench.txt, and signerbench's report of
+## it there. THRESHOLD_ECDSA_BENCH narrows the rows, _BENCHTIME and _COUNT
+## set their runs. cggmp21-keys: the comparator's cached test key, made
+## anew (testdata/keys.bin; a key generation takes 10 to 60 s of CPU).
+THRESHOLD_ECDSA_OUT ?= signerbench-report/threshold-ecdsa
+THRESHOLD_ECDSA_BENCH ?= BenchmarkThreshold
+THRESHOLD_ECDSA_BENCHTIME ?= 1s
+THRESHOLD_ECDSA_COUNT ?= 1
+.PHONY: bench-threshold-ecdsa cggmp21-keys
+bench-threshold-ecdsa:
+	mkdir -p $(THRESHOLD_ECDSA_OUT)
+	{ $(GO) test -run '^$$' -bench '$(THRESHOLD_ECDSA_BENCH)' -benchtime $(THRESHOLD_ECDSA_BENCHTIME) -count $(THRESHOLD_ECDSA_COUNT) -timeout 0 \
+		./internal/thresholdbench $$(test -d threshold/dkls23 && echo ./threshold/dkls23/...) && \
+	  cd interop/cggmp21 && $(GO) test -run '^$$' -bench '$(THRESHOLD_ECDSA_BENCH)' -benchtime $(THRESHOLD_ECDSA_BENCHTIME) -count $(THRESHOLD_ECDSA_COUNT) -timeout 0 . ; \
+	} > $(THRESHOLD_ECDSA_OUT)/bench.txt
+	$(GO) run ./cmd/signerbench -q -input $(THRESHOLD_ECDSA_OUT)/bench.txt -out $(THRESHOLD_ECDSA_OUT)
+cggmp21-keys:
+	cd interop/cggmp21 && $(GO) generate .
 
 ## report: the decision report of every signer path on simulated devices,
 ## into docs/report (report.md and two SVG charts).

@@ -30,6 +30,12 @@
 //	go run ./cmd/signerbench -backends '^raw-ed25519$' -no-verify -no-phases \
 //	    -threshold '^sign/store=mem/' -threshold-benchtime 2000x   # every signing row of the threshold signer
 //
+// The threshold ECDSA table puts DKLS23's rows and those of the CGGMP21
+// comparator (BenchmarkThreshold/dkls23-2of3-secp256k1/… and
+// …/cggmp21-2of3-secp256k1/…, of any package) beside FROST's; they come
+// from -input only (make bench-threshold-ecdsa), and a scheme without
+// rows is marked not measured.
+//
 // -input also takes the whole suite's output (go test -bench . ./...):
 // each row belongs to the package of the pkg: line above it, and the
 // rows of packages the report does not read (guard's, the threshold
@@ -86,10 +92,11 @@ func main() {
 var thresholdPackage = reflect.TypeFor[thresholdbench.Result]().PkgPath()
 
 // otherPackages says which packages' benchmark lines -input left out, or
-// "" when none.
-func otherPackages(other map[string]int) string {
+// "" when none; read are packages whose lines the threshold ECDSA table
+// read.
+func otherPackages(other map[string]int, read map[string]bool) string {
 	pkgs := slices.DeleteFunc(slices.Sorted(maps.Keys(other)), func(p string) bool {
-		return p == thresholdPackage // read by the threshold tables
+		return p == thresholdPackage || read[p] // read by the threshold tables
 	})
 	if len(pkgs) == 0 {
 		return ""
@@ -229,20 +236,25 @@ func readInput(rep *report.Report, o *options, stderr io.Writer) error {
 	}
 	rows, verifies := parsed.Sign, parsed.Verify
 	var th []thresholdbench.Result
+	var ecdsa map[string][]thresholdbench.Result
+	var ecdsaPkgs map[string]bool
 	if !o.noThreshold {
 		if th, err = thresholdbench.ParseResults(bytes.NewReader(report.PackageLines(data, thresholdPackage))); err != nil {
 			return err
 		}
+		if ecdsa, ecdsaPkgs, err = report.ParseThresholdECDSA(data); err != nil {
+			return err
+		}
 	}
 	if !o.quiet {
-		if note := otherPackages(parsed.Other); note != "" {
+		if note := otherPackages(parsed.Other, ecdsaPkgs); note != "" {
 			fmt.Fprintln(stderr, note)
 		}
 	}
-	if len(rows) == 0 && len(verifies) == 0 && len(th) == 0 {
+	if len(rows) == 0 && len(verifies) == 0 && len(th) == 0 && len(ecdsa) == 0 {
 		return fmt.Errorf("%s: no BenchmarkSign, BenchmarkVerify or BenchmarkThreshold rows", o.input)
 	}
-	rep.Rows, rep.Verifies, rep.Threshold = rows, verifies, th
+	rep.Rows, rep.Verifies, rep.Threshold, rep.ThresholdECDSA = rows, verifies, th, ecdsa
 	rep.Source = "`go test -bench` output (means over each row's signs; no percentiles)"
 	rep.ThresholdSource = "read from `go test -bench` output: each value the median over the row's runs"
 	return nil

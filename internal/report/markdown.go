@@ -131,6 +131,8 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 		return err
 	}
 	r.writeOpenPGP(bw)
+	p("\n")
+	r.writeThresholdECDSA(bw)
 
 	p("\n## Charts\n\n")
 	p("![end-to-end latency against payload size, per signer path](%s)\n\n", PayloadSVG)

@@ -154,6 +154,10 @@ type Report struct {
 	// ThresholdSource says how they were taken.
 	Threshold       []thresholdbench.Result
 	ThresholdSource string
+	// ThresholdECDSA are the rows of the threshold ECDSA signers
+	// (ECDSASchemes) by their Row, read from `go test -bench` output;
+	// a scheme without rows has none.
+	ThresholdECDSA map[string][]thresholdbench.Result
 }
 
 func (r *Report) timeout() time.Duration {

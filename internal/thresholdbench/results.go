@@ -50,11 +50,14 @@ func (r Result) Kind() string {
 	return k
 }
 
-var resultLine = regexp.MustCompile(`^BenchmarkThreshold/` + regexp.QuoteMeta(Row) + `/(\S+?)(?:-\d+)?\s+(\d+)\s+(.+)$`)
-
 // ParseResults reads `go test -bench` output and returns the rows of
 // BenchmarkThreshold in the order first seen; other lines are skipped.
-func ParseResults(r io.Reader) ([]Result, error) {
+func ParseResults(r io.Reader) ([]Result, error) { return ParseRow(r, Row) }
+
+// ParseRow is ParseResults for the rows of BenchmarkThreshold/<row>/…,
+// such as the threshold ECDSA rows of other packages, named as ours.
+func ParseRow(r io.Reader, row string) ([]Result, error) {
+	resultLine := regexp.MustCompile(`^BenchmarkThreshold/` + regexp.QuoteMeta(row) + `/(\S+?)(?:-\d+)?\s+(\d+)\s+(.+)$`)
 	var out []Result
 	index := map[string]int{}
 	sc := bufio.NewScanner(r)
