@@ -16,8 +16,8 @@ import (
 // allows).
 const (
 	kosPad  = kappa + 64
-	otBatch = xi + kosPad   // extended transfers per multiplication
-	rowLen  = otBatch / 8   // bytes of one column of the extension matrix
+	otBatch = xi + kosPad    // extended transfers per multiplication
+	rowLen  = otBatch / 8    // bytes of one column of the extension matrix
 	colsLen = kappa * rowLen // bytes of the receiver's message u
 )
 
