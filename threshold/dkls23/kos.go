@@ -38,6 +38,7 @@ type otReceiverSetup struct {
 // each of the κ columns, and the check values x̃ = Σ χ_j·x_j and t̃ = Σ
 // χ_j·t_j (KOS15 Fig. 7, "Consistency check").
 type kosMsg struct {
+	Nonce  [32]byte // the multiplication's, see voleBob
 	U      [colsLen]byte
 	XTilde [16]byte
 	TTilde [32]byte

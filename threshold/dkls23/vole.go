@@ -53,6 +53,7 @@ var gadget = sync.OnceValue(func() *[xi]Scalar {
 // voleAliceMsg is Alice's reply to Bob's OT-extension message: the
 // correlated OT's corrections τ_j, the check's u and digest, and γ.
 type voleAliceMsg struct {
+	Nonce  [32]byte
 	Tau    [xi][corrLen]Scalar
 	U      Scalar
 	Digest [32]byte
@@ -61,16 +62,38 @@ type voleAliceMsg struct {
 
 // voleBob is Bob's state between his message and Alice's reply.
 type voleBob struct {
-	sid  []byte
+	sid  []byte // with Bob's nonce
 	beta [xi / 8]byte
 	b    Scalar
-	pads [xi][corrLen]Scalar // v_j = H(t_j)
+	rows *[otBatch][2]uint64 // t_j
+}
+
+// Freshness: the extension's seeds are fixed at key generation, so each
+// multiplication must expand them under a session id never used before.
+// Bob's PRG is keyed with the caller's sid and a nonce of his own (sent in
+// his message), and the pads H(t_j) with that and a nonce of Alice's (sent
+// in hers), so that neither depends on the caller's sid being unique:
+// reusing an expansion would reveal x ⊕ x' to Alice, and reusing pads
+// would reveal the sum of two of Alice's masks to Bob.
+
+// bobSID and padSID derive the two session ids.
+func bobSID(sid []byte, nonce *[32]byte) []byte {
+	d := newTranscript("vole-bob").add(sid).add(nonce[:]).sum()
+	return d[:]
+}
+
+func padSID(bobSID []byte, nonce *[32]byte) [32]byte {
+	return newTranscript("vole-pad").add(bobSID).add(nonce[:]).sum()
 }
 
 // voleBobStart draws Bob's bits and returns his state and his OT-extension
 // message. His random input is the returned state's b.
 func voleBobStart(setup *otReceiverSetup, sid []byte, rand io.Reader) (*voleBob, *kosMsg, error) {
-	bob := &voleBob{sid: sid}
+	var nonce [32]byte
+	if _, err := io.ReadFull(rand, nonce[:]); err != nil {
+		return nil, nil, err
+	}
+	bob := &voleBob{sid: bobSID(sid, &nonce)}
 	pad := make([]byte, kosPad/8)
 	if _, err := io.ReadFull(rand, bob.beta[:]); err != nil {
 		return nil, nil, err
@@ -78,11 +101,11 @@ func voleBobStart(setup *otReceiverSetup, sid []byte, rand io.Reader) (*voleBob,
 	if _, err := io.ReadFull(rand, pad); err != nil {
 		return nil, nil, err
 	}
-	msg, rows := kosReceive(setup, sid, bob.beta[:], pad)
+	msg, rows := kosReceive(setup, bob.sid, bob.beta[:], pad)
+	msg.Nonce = nonce
+	bob.rows = rows
 	g := gadget()
-	sd := sha256.Sum256(sid)
 	for j := range xi {
-		bob.pads[j] = rowPads(&sd, j, rows[j])
 		if bit(bob.beta[:], j) == 1 {
 			bob.b.Add(&g[j])
 		}
@@ -122,19 +145,23 @@ func dot(chi, v *[corrLen]Scalar) Scalar {
 // message and her share c.
 func voleAlice(setup *otSenderSetup, from int, sid []byte, a [ell]Scalar, msg *kosMsg, rand io.Reader) (*voleAliceMsg, [ell]Scalar, error) {
 	var c [ell]Scalar
-	rows, err := kosSend(setup, from, sid, msg)
+	bsid := bobSID(sid, &msg.Nonce)
+	rows, err := kosSend(setup, from, bsid, msg)
 	if err != nil {
 		return nil, c, err
 	}
+	out := new(voleAliceMsg)
+	if _, err := io.ReadFull(rand, out.Nonce[:]); err != nil {
+		return nil, c, err
+	}
+	sd := padSID(bsid, &out.Nonce)
 	var alpha [corrLen]Scalar // (ã, â)
 	for k := range corrLen {
 		if alpha[k], err = randomScalar(rand); err != nil {
 			return nil, c, err
 		}
 	}
-	out := new(voleAliceMsg)
 	tA := make([][corrLen]Scalar, xi)
-	sd := sha256.Sum256(sid)
 	delta := deltaWords(&setup.Delta)
 	g := gadget()
 	for j := range xi {
@@ -151,7 +178,7 @@ func voleAlice(setup *otSenderSetup, from int, sid []byte, a [ell]Scalar, msg *k
 			c[k].Add(&t)
 		}
 	}
-	chi := voleChallenge(sid, &out.Tau)
+	chi := voleChallenge(sd[:], &out.Tau)
 	out.U = dot(&chi, &alpha)
 	h := sha256.New()
 	for j := range xi {
@@ -170,12 +197,12 @@ func voleAlice(setup *otSenderSetup, from int, sid []byte, a [ell]Scalar, msg *k
 // share d, c + d = b·a.
 func (bob *voleBob) finish(from int, m *voleAliceMsg) ([ell]Scalar, error) {
 	var d [ell]Scalar
-	chi := voleChallenge(bob.sid, &m.Tau)
+	sd := padSID(bob.sid, &m.Nonce)
+	chi := voleChallenge(sd[:], &m.Tau)
 	g := gadget()
 	h := sha256.New()
 	for j := range xi {
-		var tB [corrLen]Scalar
-		tB = bob.pads[j]
+		tB := rowPads(&sd, j, bob.rows[j])
 		set := bit(bob.beta[:], j) == 1
 		if set {
 			for k := range corrLen {

@@ -1,0 +1,75 @@
+package dkls23
+
+import (
+	"crypto/rand"
+	"testing"
+)
+
+// route delivers out[i][j] (i's message to j) as in[j][i].
+func route(out map[int]map[int][]byte) map[int]map[int][]byte {
+	in := map[int]map[int][]byte{}
+	for i, m := range out {
+		for j, b := range m {
+			if in[j] == nil {
+				in[j] = map[int][]byte{}
+			}
+			in[j][i] = b
+		}
+	}
+	return in
+}
+
+// tamperFunc changes the message from i to j in place, before delivery.
+type tamperFunc func(from, to int, msg []byte)
+
+// runKeygen runs key generation among n parties in process, with tamper
+// (if not nil) applied to round round's messages, and returns the shares
+// or the first party's error.
+func runKeygen(t testing.TB, th, n int, round int, tamper tamperFunc) ([]*Share, error) {
+	t.Helper()
+	sid := []byte("keygen test")
+	ks := make([]*Keygen, n+1)
+	out := map[int]map[int][]byte{}
+	for i := 1; i <= n; i++ {
+		k, err := NewKeygen(sid, i, th, n, rand.Reader)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ks[i] = k
+		if out[i], err = k.Round1(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	apply(out, round == 1, tamper)
+	in := route(out)
+	out = map[int]map[int][]byte{}
+	for i := 1; i <= n; i++ {
+		var err error
+		if out[i], err = ks[i].Round2(in[i]); err != nil {
+			return nil, err
+		}
+	}
+	apply(out, round == 2, tamper)
+	in = route(out)
+	shares := []*Share{}
+	for i := 1; i <= n; i++ {
+		s, err := ks[i].Finish(in[i])
+		if err != nil {
+			return nil, err
+		}
+		shares = append(shares, s)
+	}
+	return shares, nil
+}
+
+// apply runs tamper over every message if on.
+func apply(out map[int]map[int][]byte, on bool, tamper tamperFunc) {
+	if !on || tamper == nil {
+		return
+	}
+	for i, m := range out {
+		for j, b := range m {
+			tamper(i, j, b)
+		}
+	}
+}

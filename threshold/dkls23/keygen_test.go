@@ -1,0 +1,88 @@
+package dkls23
+
+import (
+	"errors"
+	"testing"
+)
+
+// TestKeygen: every party ends with the same public key and public
+// shares, each share matches its public share, any two shares interpolate
+// to the key of the public key, and the OT seeds of each pair agree.
+func TestKeygen(t *testing.T) {
+	shares, err := runKeygen(t, 2, 3, 0, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range shares {
+		if !s.public.equal(shares[0].public) {
+			t.Fatal("parties disagree on the public key")
+		}
+		if !baseMul(&s.x).equal(s.publicShares[s.ID-1]) {
+			t.Fatalf("party %d's share does not match its public share", s.ID)
+		}
+	}
+	for _, set := range [][]int{{1, 2}, {1, 3}, {2, 3}} {
+		var sk Scalar
+		for _, i := range set {
+			l := lagrange(i, set)
+			l.Mul(&shares[i-1].x)
+			sk.Add(&l)
+		}
+		if !baseMul(&sk).equal(shares[0].public) {
+			t.Fatalf("shares %v do not interpolate to the key", set)
+		}
+	}
+	for _, a := range shares {
+		for _, b := range shares {
+			if a == b {
+				continue
+			}
+			al, bo := a.alice[b.ID], b.bob[a.ID]
+			for i := range kappa {
+				want := bo.Seeds0[i]
+				if bit(al.Delta[:], i) == 1 {
+					want = bo.Seeds1[i]
+				}
+				if al.Seeds[i] != want {
+					t.Fatalf("pair %d→%d: OT seeds disagree", a.ID, b.ID)
+				}
+			}
+		}
+	}
+}
+
+// TestKeygenMalicious: a party that lies in key generation is named.
+func TestKeygenMalicious(t *testing.T) {
+	const evil = 2
+	off := headerLen
+	cases := []struct {
+		name  string
+		round int
+		at    int // byte offset from the header
+		want  int // party named; 0 for an *EncodingError
+	}{
+		{"commitment", 1, 0, evil},
+		{"base OT proof", 1, 32 + pointLen + pointLen + 5, evil},
+		{"echo", 2, 0, evil},
+		{"decommitment salt", 2, 32 + 3, evil},
+		{"coefficient off the curve", 2, 64 + 10, 0},
+		{"share", 2, 64 + 2*pointLen + pointLen + scalarLen + 20, evil},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := runKeygen(t, 2, 3, c.round, func(from, to int, msg []byte) {
+				if from == evil {
+					msg[off+c.at] ^= 1
+				}
+			})
+			var ae *AbortError
+			var ee *EncodingError
+			switch {
+			case c.want == 0 && errors.As(err, &ee):
+			case c.want != 0 && errors.As(err, &ae) && ae.Party == c.want:
+			default:
+				t.Fatalf("%v, want an abort naming %d", err, c.want)
+			}
+		})
+	}
+}
