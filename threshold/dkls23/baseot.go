@@ -5,18 +5,17 @@ import (
 )
 
 // kappa is the number of base oblivious transfers, and the computational
-// security parameter of the OT extension (KOS15 §3 with κ = 128).
+// security parameter of the OT extension (κ = 128 in KOS15).
 const kappa = 128
 
 // Base OT: the "simplest OT" of Chou and Orlandi (ePrint 2015/267), with a
 // Schnorr proof that the sender knows the discrete logarithm of its A, as
-// DKLs19 §6 (ePrint 2019/523) prescribes for its base OTs. DKLS23 §3.1
-// leaves the base OT to the caller's choice of any F_OT realisation; this
-// is the one DKLs19 and DKLS23's own implementation notes use. It runs once
+// DKLs19 (ePrint 2019/523) uses for its base OTs; DKLS23 takes its
+// multiplication, base OTs included, from DKLs19. It runs once
 // per ordered pair of parties at key generation (128 transfers), never
 // while signing.
 //
-// Roles are those of the OT extension that follows (KOS15 §3): the
+// Roles are those of the OT extension that follows (KOS15): the
 // extension's receiver (the multiplication's Bob) is the base OT's sender
 // and learns both seeds of every transfer; the extension's sender (Alice)
 // is the base OT's receiver and learns one seed of each, chosen by the bits

@@ -9,9 +9,20 @@ import "fmt"
 // the party the protocol blames; 0 when no single party can be named (a
 // signature whose shares do not combine, since the last round's shares
 // cannot be checked one by one).
+//
+// A message from party j that does not decode is j's abort too: its Err
+// is the *EncodingError, which errors.As finds through it.
 type AbortError struct {
 	Party  int
 	Reason string
+	Err    error
+}
+
+func (e *AbortError) Unwrap() error { return e.Err }
+
+// malformed blames party for a message that did not decode.
+func malformed(party int, err error) error {
+	return &AbortError{Party: party, Reason: err.Error(), Err: err}
 }
 
 func (e *AbortError) Error() string {

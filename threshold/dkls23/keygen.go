@@ -10,11 +10,14 @@ import (
 // MaxParties bounds n, so that every message has a bounded length.
 const MaxParties = 16
 
-// Key generation: DKLS23 §6 (Protocol 6.1's F_DKG, realised as in its
-// §6.2 by Feldman-verifiable Shamir sharing with commitments and proofs of
-// knowledge), followed by the pairwise base OTs that set up every
-// multiplication the parties will run (DKLS23 §3.1: the OT setup is done
-// once, at key generation).
+// Key generation: DKLS23 signs with a Shamir-shared key from a DKG
+// functionality and points to a three-round DKG (Protocol 9.1 of ePrint
+// 2023/602) to realise it. This one is in the same family: Feldman-
+// verifiable Shamir sharing, each party committing to its coefficient
+// commitments before anyone opens, with a proof of knowledge of its
+// secret. It is followed by the pairwise base OTs that set up every
+// multiplication the parties will run, done once, at key generation, as
+// DKLS23 prescribes for the OT setup of its multiplications.
 //
 // Two rounds, all messages point to point:
 //
@@ -48,8 +51,8 @@ type Keygen struct {
 	commit [32]byte
 
 	commits map[int][32]byte
-	baseOT  map[int]*baseOTSender   // toward j's Alice, i is Bob
-	alice   map[int]*otSenderSetup  // i as Alice toward j
+	baseOT  map[int]*baseOTSender    // toward j's Alice, i is Bob
+	alice   map[int]*otSenderSetup   // i as Alice toward j
 	bob     map[int]*otReceiverSetup // i as Bob toward j
 }
 
@@ -174,7 +177,7 @@ func (k *Keygen) Round2(in map[int][]byte) (map[int][]byte, error) {
 	for _, j := range k.others() {
 		m, err := decodeKeygenMsg1(in[j])
 		if err != nil {
-			return nil, err
+			return nil, malformed(j, err)
 		}
 		if m.From != j || m.To != k.id {
 			return nil, abort(j, "keygen round 1: message addressed from %d to %d", m.From, m.To)
@@ -211,7 +214,7 @@ func (k *Keygen) Finish(in map[int][]byte) (*Share, error) {
 	for _, j := range k.others() {
 		m, err := decodeKeygenMsg2(in[j], k.t)
 		if err != nil {
-			return nil, err
+			return nil, malformed(j, err)
 		}
 		if err := k.checkMsg2(j, m, &echo); err != nil {
 			return nil, err

@@ -65,20 +65,24 @@ func TestKeygenMalicious(t *testing.T) {
 		{"base OT proof", 1, 32 + pointLen + pointLen + 5, evil},
 		{"echo", 2, 0, evil},
 		{"decommitment salt", 2, 32 + 3, evil},
-		{"coefficient off the curve", 2, 64 + 10, 0},
+		{"coefficient with a bad prefix", 2, 64, 0}, // 02/03 ^ 1<<2: not a compressed point
 		{"share", 2, 64 + 2*pointLen + pointLen + scalarLen + 20, evil},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			_, err := runKeygen(t, 2, 3, c.round, func(from, to int, msg []byte) {
 				if from == evil {
-					msg[off+c.at] ^= 1
+					if c.want == 0 {
+						msg[off+c.at] ^= 4
+					} else {
+						msg[off+c.at] ^= 1
+					}
 				}
 			})
 			var ae *AbortError
 			var ee *EncodingError
 			switch {
-			case c.want == 0 && errors.As(err, &ee):
+			case c.want == 0 && errors.As(err, &ee) && errors.As(err, &ae) && ae.Party == evil:
 			case c.want != 0 && errors.As(err, &ae) && ae.Party == c.want:
 			default:
 				t.Fatalf("%v, want an abort naming %d", err, c.want)

@@ -7,10 +7,10 @@ import (
 )
 
 // OT extension: KOS15 (Keller, Orsini, Scholl, "Actively Secure OT
-// Extension with Optimal Overhead", ePrint 2015/546), §3, Fig. 7, the
-// extension DKLs19 §6 and DKLS23 §5 use for the multiplication. The
+// Extension with Optimal Overhead", ePrint 2015/546), the
+// extension DKLs19 builds its multiplication on. The
 // receiver's choice bits are the xi bits of the multiplication's Bob; kosPad
-// random bits follow them for the consistency check (κ + s of KOS15 §3, s
+// random bits follow them for the consistency check (κ + s of KOS15, s
 // = 64), which the extension's sender verifies with the challenge drawn
 // from a hash of the receiver's message (Fiat–Shamir, as DKLs19 §5.1
 // allows).
@@ -197,7 +197,7 @@ func deltaWords(d *[kappa / 8]byte) [2]uint64 {
 }
 
 // rowPads hashes row j into the three scalars of the correlated OT's pad
-// (the correlation-robust hash of KOS15 §3, "Output"), for session sid.
+// (KOS15's correlation-robust hash), for session sid.
 func rowPads(sidDigest *[32]byte, j int, row [2]uint64) [corrLen]Scalar {
 	var buf [32 + 4 + 16 + 1]byte
 	copy(buf[:32], sidDigest[:])

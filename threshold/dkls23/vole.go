@@ -7,11 +7,11 @@ import (
 	"sync"
 )
 
-// The two-party multiplication: DKLS23 §3 defines the random vector OLE
+// The two-party multiplication: DKLS23 defines the random vector OLE
 // functionality F_RVOLE (Functionality 3.5) with which Protocol 3.6 signs,
-// and refers its realisation to the OT-based multiplication of DKLs19
+// and suggests realising it with the OT-based multiplication of DKLs19
 // (Protocol 1, ePrint 2019/523) with Bob's input left random, which drops
-// DKLs19's encoding of Bob's input (DKLS23 §5). Alice inputs a vector a of
+// DKLs19's encoding of Bob's input, in two messages (DKLs19 §5.1). Alice inputs a vector a of
 // ell = 2 scalars (her instance key and key share); Bob's input is a random
 // scalar b = ⟨g, β⟩ of his random bits β under the public gadget g; they
 // end with c (Alice) and d (Bob), c + d = b·a.
@@ -26,7 +26,7 @@ import (
 // bytes). She then sends γ = a − ã, and Bob adds b·γ to his share.
 const (
 	// xi is the number of OTs per multiplication, κ_q + 2s with κ_q = 256
-	// (the bits of q) and statistical parameter s = 80 (DKLs19 §5.1).
+	// (the bits of q) and statistical parameter s = 80, as DKLs19 sets ξ.
 	xi = 256 + 2*80
 	// ell is the length of Alice's input vector: (r_i, sk_i).
 	ell = 2
@@ -35,7 +35,7 @@ const (
 )
 
 // gadget returns g: g_k = 2^k for k < 256, then fixed pseudorandom scalars
-// (DKLs19 §5.1's gadget vector).
+// (DKLs19's gadget vector).
 var gadget = sync.OnceValue(func() *[xi]Scalar {
 	var g [xi]Scalar
 	var two Scalar
