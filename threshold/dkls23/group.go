@@ -73,11 +73,6 @@ func (p Point) bytes() []byte {
 	return secp256k1.NewPublicKey(&p.p.X, &p.p.Y).SerializeCompressed()
 }
 
-// publicKey returns P as decred's public key type.
-func (p Point) publicKey() *secp256k1.PublicKey {
-	return secp256k1.NewPublicKey(&p.p.X, &p.p.Y)
-}
-
 // decodePoint parses a compressed point on the curve; the identity and
 // anything off the curve are refused.
 func decodePoint(b []byte) (Point, bool) {

@@ -59,7 +59,6 @@ type Presign struct {
 	commits map[int][32]byte
 	bobs    map[int]*voleBob
 	c       map[int][ell]Scalar // outputs as Alice
-	msg1    map[int]*presignMsg1
 	done    bool
 }
 

@@ -268,3 +268,31 @@ func decodePresignMsg2(b []byte) (*presignMsg2, error) {
 	}
 	return m, r.err
 }
+
+// MarshalBinary encodes the online round's message (to 0: it goes to
+// whoever combines).
+func (s *SignShare) MarshalBinary() ([]byte, error) {
+	if s.From < 1 || s.From > MaxParties {
+		return nil, &UsageError{Reason: "sign share of no party"}
+	}
+	b := header(kindSignShare, s.From, 0, signShareLen)
+	b = append(b, s.R.bytes()...)
+	b = putScalar(b, &s.U)
+	return putScalar(b, &s.W), nil
+}
+
+// UnmarshalSignShare decodes a message made by MarshalBinary.
+func UnmarshalSignShare(b []byte) (*SignShare, error) {
+	r, from, to, err := open(b, kindSignShare, signShareLen)
+	if err != nil {
+		return nil, err
+	}
+	if to != 0 {
+		return nil, &EncodingError{Reason: "sign share addressed to a party"}
+	}
+	s := &SignShare{From: from}
+	s.R = r.point("R")
+	s.U = r.scalar("u")
+	s.W = r.scalar("w")
+	return s, r.err
+}
