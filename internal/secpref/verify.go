@@ -1,15 +1,16 @@
-package dkls23
+// Package secpref is a reference ECDSA verifier for secp256k1, for tests:
+// written with math/big from the curve's published parameters (SEC 2
+// §2.4.1), it shares no code with decred's secp256k1 (which the signers
+// use): affine coordinates, textbook addition and doubling, and
+// double-and-add. It is slow and not constant time, which a verifier of
+// public values may be. Tests verify threshold ECDSA signatures with it as
+// well as with decred, so that a bug shared by a signer and its verifier
+// cannot hide. Production code does not import it.
+package secpref
 
 import (
 	"math/big"
 )
-
-// An ECDSA verifier for secp256k1 written here with math/big from the
-// curve's published parameters (SEC 2 §2.4.1), sharing no code with decred
-// (whose field and scalar arithmetic this package uses): affine
-// coordinates, textbook addition and doubling, and double-and-add. It is
-// slow and not constant time, which a test verifier may be. Every
-// signature the tests make is verified by it as well as by decred.
 
 var (
 	bigP  = mustHex("fffffffffffffffffffffffffffffffffffffffffffffffffffffffefffffc2f")
@@ -98,9 +99,14 @@ func bigDecompress(b []byte) (bigPoint, bool) {
 	return bigPoint{x: x, y: y}, true
 }
 
-// bigVerify checks the ECDSA signature (r, s) of the 32-byte hash under
-// the compressed public key pub, and that s is low (s ≤ n/2).
-func bigVerify(pub, hash []byte, r, s *big.Int) bool {
+// Verify checks the ECDSA signature (r, s), 32 bytes each, big-endian, of
+// the 32-byte hash under the compressed public key pub, and that s is low
+// (s ≤ n/2), as Cosmos and gno require.
+func Verify(pub, hash []byte, rb, sb []byte) bool {
+	if len(hash) != 32 || len(rb) != 32 || len(sb) != 32 {
+		return false
+	}
+	r, s := new(big.Int).SetBytes(rb), new(big.Int).SetBytes(sb)
 	Q, ok := bigDecompress(pub)
 	if !ok || r.Sign() <= 0 || s.Sign() <= 0 || r.Cmp(bigN) >= 0 || s.Cmp(bigN) >= 0 {
 		return false
