@@ -1,0 +1,41 @@
+package dklsbench
+
+import (
+	"context"
+	"testing"
+
+	"github.com/signerkit/signerkit/internal/secpref"
+	"github.com/signerkit/signerkit/internal/thresholdbench"
+)
+
+// TestFixture: the fixture signs over TLS on a shaped network, every
+// signature verifies under the math/big verifier, a presignature is not
+// used twice (a sign beyond the pool fails), and traffic is counted.
+func TestFixture(t *testing.T) {
+	n, _ := thresholdbench.NetworkNamed("same-zone")
+	f, err := NewFixture(n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if err := f.Fill(5); err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range f.run(5, 3) {
+		if r.Err != nil {
+			t.Fatal(r.Err)
+		}
+		rr, ss := r.Sig.R(), r.Sig.S()
+		rb, sb := rr.Bytes(), ss.Bytes()
+		if !secpref.Verify(f.PublicKey(), r.Hash, rb[:], sb[:]) {
+			t.Fatal("a signature does not verify")
+		}
+	}
+	if r := f.Sign(context.Background()); r.Err == nil {
+		t.Fatal("signed without a presignature")
+	}
+	p, tl, w := f.Traffic()
+	if p == 0 || tl <= p || w <= tl {
+		t.Fatalf("traffic payload %d, TLS %d, wire %d", p, tl, w)
+	}
+}
