@@ -125,3 +125,33 @@ func FuzzUnmarshalSignShare(f *testing.F) {
 		})
 	})
 }
+
+// FuzzUnmarshalShare: a stored share decodes only if it is whole and
+// consistent, and re-encodes to the same bytes.
+func FuzzUnmarshalShare(f *testing.F) {
+	shares, err := runKeygen(f, 2, 3, 0, nil)
+	if err != nil {
+		f.Fatal(err)
+	}
+	b, err := shares[1].MarshalBinary()
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(b)
+	f.Add(b[:len(b)-1])
+	for _, at := range []int{2, 3, 4, 6, 6 + 31, 6 + 32 + 1, 6 + 32 + 33 + 5, len(b) - 1} {
+		bad := bytes.Clone(b)
+		bad[at] ^= 1
+		f.Add(bad)
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		s, err := UnmarshalShare(b)
+		checkDecode(t, b, err, func() []byte {
+			out, err := s.MarshalBinary()
+			if err != nil {
+				t.Fatal(err)
+			}
+			return out
+		})
+	})
+}

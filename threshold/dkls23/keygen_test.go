@@ -1,6 +1,8 @@
 package dkls23
 
 import (
+	"bytes"
+	"crypto/sha256"
 	"errors"
 	"testing"
 )
@@ -89,4 +91,40 @@ func TestKeygenMalicious(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestShareEncoding: a share survives its encoding and signs after it; a
+// share whose secret, public key or public shares were changed is
+// refused.
+func TestShareEncoding(t *testing.T) {
+	shares, err := runKeygen(t, 2, 3, 0, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, s := range shares {
+		b, err := s.MarshalBinary()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if shares[i], err = UnmarshalShare(b); err != nil {
+			t.Fatal(err)
+		}
+		for _, at := range []int{6 + 31, 6 + 32, 6 + 32 + pointLen, 6 + 32 + 3*pointLen} {
+			bad := bytes.Clone(b)
+			bad[at] ^= 1 // the secret's last byte; points' prefixes (02 ↔ 03)
+			if _, err := UnmarshalShare(bad); !errors.As(err, new(*EncodingError)) {
+				t.Fatalf("byte %d changed: %v, want an *EncodingError", at, err)
+			}
+		}
+	}
+	pre, err := runPresign(t, shares, []int{2, 3}, 0, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hash := sha256.Sum256([]byte("after a round trip through bytes"))
+	sig, err := signWith(pre, shares[0].PublicKey(), hash[:])
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkSig(t, shares[0].PublicKey(), hash[:], sig)
 }
