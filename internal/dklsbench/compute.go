@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/signerkit/signerkit/threshold/dkls23"
+	"github.com/signerkit/signerkit/threshold/dkls23/dkls23test"
 )
 
 // Steps names the steps ComputeRow times, in order.
@@ -62,7 +63,7 @@ func timeSteps(shares []*dkls23.Share, sid []byte) ([5]time.Duration, error) {
 			d[0] = 0 // party 2's is not counted
 		}
 	}
-	in := deliver(out)
+	in := dkls23test.Deliver(out)
 	out = map[int]map[int][]byte{}
 	pre := map[int]*dkls23.Presignature{}
 	hash := sha256.Sum256(sid)
@@ -89,7 +90,7 @@ func timeSteps(shares []*dkls23.Share, sid []byte) ([5]time.Duration, error) {
 			}
 		}
 		if k == 0 {
-			in = deliver(out)
+			in = dkls23test.Deliver(out)
 		}
 	}
 	err := timed(4, func() error { _, err := dkls23.Combine(shares[0].PublicKey(), hash[:], parts); return err })

@@ -20,6 +20,7 @@ import (
 	"github.com/signerkit/signerkit/internal/thresholdbench"
 	"github.com/signerkit/signerkit/netshape"
 	"github.com/signerkit/signerkit/threshold/dkls23"
+	"github.com/signerkit/signerkit/threshold/dkls23/dkls23test"
 )
 
 // Row is the prefix of every row: DKLS23 on secp256k1, any 2 of 3.
@@ -47,7 +48,7 @@ type Fixture struct {
 // NewFixture generates a key in process and starts the parties and the
 // coordinator's connections on n.
 func NewFixture(n thresholdbench.Network) (*Fixture, error) {
-	shares, err := Keygen()
+	_, shares, err := dkls23test.Keygen(2, 3)
 	if err != nil {
 		return nil, err
 	}
@@ -92,7 +93,7 @@ func (f *Fixture) Close() {
 func (f *Fixture) Fill(n int) error {
 	first := f.made.Add(uint64(n)) - uint64(n)
 	return parallel(n, func(i int) error {
-		pre, err := Presign(f.Shares, Signers)
+		_, pre, err := dkls23test.Presign(f.Shares, Signers)
 		if err != nil {
 			return err
 		}

@@ -12,6 +12,7 @@ import (
 	"github.com/signerkit/signerkit/internal/secpref"
 	"github.com/signerkit/signerkit/internal/thresholdbench"
 	"github.com/signerkit/signerkit/threshold/dkls23"
+	"github.com/signerkit/signerkit/threshold/dkls23/dkls23test"
 )
 
 // SignTimeout bounds each sign; a sign that takes longer fails the row.
@@ -34,7 +35,7 @@ func KeygenRow(b *testing.B) {
 	cpu0, ok := thresholdbench.CPUTime()
 	var sent int
 	for b.Loop() {
-		s, shares, err := keygenCounted()
+		s, shares, err := dkls23test.Keygen(2, 3)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -57,7 +58,7 @@ func PresignRow(b *testing.B) {
 	cpu0, ok := thresholdbench.CPUTime()
 	var sent int
 	for b.Loop() {
-		s, _, err := presignCounted(shares, Signers)
+		s, _, err := dkls23test.Presign(shares, Signers)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -75,7 +76,7 @@ func PresignParallelRow(b *testing.B) {
 	shares := fixtureShares(b)
 	cpu0, ok := thresholdbench.CPUTime()
 	t0 := time.Now()
-	if err := parallel(b.N, func(int) error { _, err := Presign(shares, Signers); return err }); err != nil {
+	if err := parallel(b.N, func(int) error { _, _, err := dkls23test.Presign(shares, Signers); return err }); err != nil {
 		b.Fatal(err)
 	}
 	elapsed := time.Since(t0)
@@ -86,7 +87,10 @@ func PresignParallelRow(b *testing.B) {
 }
 
 // sharesOnce is the key the presign and compute rows share.
-var sharesOnce = sync.OnceValues(Keygen)
+var sharesOnce = sync.OnceValues(func() ([]*dkls23.Share, error) {
+	_, shares, err := dkls23test.Keygen(2, 3)
+	return shares, err
+})
 
 func fixtureShares(b *testing.B) []*dkls23.Share {
 	b.Helper()
