@@ -4,7 +4,8 @@ import (
 	"context"
 	"testing"
 
-	"github.com/signerkit/signerkit/internal/secpref"
+	"github.com/signerkit/signerkit/internal/refsecp256k1"
+
 	"github.com/signerkit/signerkit/internal/thresholdbench"
 )
 
@@ -27,7 +28,7 @@ func TestFixture(t *testing.T) {
 		}
 		rr, ss := r.Sig.R(), r.Sig.S()
 		rb, sb := rr.Bytes(), ss.Bytes()
-		if !secpref.Verify(f.PublicKey(), r.Hash, rb[:], sb[:]) {
+		if !refsecp256k1.VerifyLowS(f.PublicKey(), r.Hash, rb[:], sb[:]) {
 			t.Fatal("a signature does not verify")
 		}
 	}

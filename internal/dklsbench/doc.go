@@ -17,7 +17,7 @@
 // signing party a presignature's id and the message hash, each answers
 // with its share, and the coordinator combines them into a signature
 // (which dkls23.Combine verifies with decred before returning it). After
-// the clock stops every signature is verified again with internal/secpref,
+// the clock stops every signature is verified again with internal/refsecp256k1,
 // an implementation sharing no code with decred, and any failure fails the
 // row. Presignatures are made in process, before each row's clock starts;
 // the presign rows measure them on their own.

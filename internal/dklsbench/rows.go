@@ -9,7 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/signerkit/signerkit/internal/secpref"
+	"github.com/signerkit/signerkit/internal/refsecp256k1"
+
 	"github.com/signerkit/signerkit/internal/thresholdbench"
 	"github.com/signerkit/signerkit/threshold/dkls23"
 	"github.com/signerkit/signerkit/threshold/dkls23/dkls23test"
@@ -128,7 +129,7 @@ func SignRow(b *testing.B, f *Fixture, k int) {
 		}
 		rr, ss := r.Sig.R(), r.Sig.S()
 		rb, sb := rr.Bytes(), ss.Bytes()
-		if !secpref.Verify(f.pub, r.Hash, rb[:], sb[:]) {
+		if !refsecp256k1.VerifyLowS(f.pub, r.Hash, rb[:], sb[:]) {
 			b.Fatal("a signature does not verify under the math/big verifier")
 		}
 		lat = append(lat, r.Took)

@@ -8,7 +8,7 @@ import (
 
 	"github.com/decred/dcrd/dcrec/secp256k1/v4"
 	"github.com/decred/dcrd/dcrec/secp256k1/v4/ecdsa"
-	"github.com/signerkit/signerkit/internal/secpref"
+	"github.com/signerkit/signerkit/internal/refsecp256k1"
 )
 
 // runPresign runs presigning among the parties of set, with tamper (if
@@ -75,7 +75,7 @@ func checkSig(t *testing.T, pub, hash []byte, sig *ecdsa.Signature) {
 	}
 	r, s := sig.R(), sig.S()
 	rb, sb := r.Bytes(), s.Bytes()
-	if !secpref.Verify(pub, hash, rb[:], sb[:]) {
+	if !refsecp256k1.VerifyLowS(pub, hash, rb[:], sb[:]) {
 		t.Fatal("the math/big verifier does not verify the signature (or S is high)")
 	}
 }
@@ -103,7 +103,7 @@ func TestSign(t *testing.T) {
 		other := sha256.Sum256([]byte("another message"))
 		r, s := sig.R(), sig.S()
 		rb, sb := r.Bytes(), s.Bytes()
-		if secpref.Verify(pub, other[:], rb[:], sb[:]) {
+		if refsecp256k1.VerifyLowS(pub, other[:], rb[:], sb[:]) {
 			t.Fatal("the signature verifies for another message")
 		}
 		// A presignature signs once.
