@@ -7,24 +7,11 @@ import (
 
 	"github.com/decred/dcrd/dcrec/secp256k1/v4"
 	"github.com/signerkit/signerkit/threshold/dkls23"
+	"github.com/signerkit/signerkit/threshold/dkls23/dkls23test"
 )
 
-// deliver turns each party's outgoing messages (by recipient) into each
-// party's incoming messages (by sender).
-func deliver(out map[int]map[int][]byte) map[int]map[int][]byte {
-	in := map[int]map[int][]byte{}
-	for from, msgs := range out {
-		for to, m := range msgs {
-			if in[to] == nil {
-				in[to] = map[int][]byte{}
-			}
-			in[to][from] = m
-		}
-	}
-	return in
-}
-
-// Three parties generate a 2-of-3 key; parties 1 and 3 presign and then
+// Three parties generate a 2-of-3 key (the messages, which a deployment
+// sends over mutual TLS, are handed over in memory by dkls23test.Deliver); parties 1 and 3 presign and then
 // sign a hash, and the signature verifies under the group's key.
 func Example() {
 	kg := map[int]*dkls23.Keygen{}
@@ -33,11 +20,11 @@ func Example() {
 		kg[id], _ = dkls23.NewKeygen([]byte("example key"), id, 2, 3, rand.Reader)
 		out[id], _ = kg[id].Round1()
 	}
-	in := deliver(out)
+	in := dkls23test.Deliver(out)
 	for id := 1; id <= 3; id++ {
 		out[id], _ = kg[id].Round2(in[id])
 	}
-	in = deliver(out)
+	in = dkls23test.Deliver(out)
 	shares := map[int]*dkls23.Share{}
 	for id := 1; id <= 3; id++ {
 		shares[id], _ = kg[id].Finish(in[id])
@@ -49,12 +36,12 @@ func Example() {
 	for _, id := range signers {
 		runs[id], out[id], _ = dkls23.NewPresign(shares[id], []byte("presign 1"), signers, rand.Reader)
 	}
-	in = deliver(out)
+	in = dkls23test.Deliver(out)
 	out = map[int]map[int][]byte{}
 	for _, id := range signers {
 		out[id], _ = runs[id].Round2(in[id])
 	}
-	in = deliver(out)
+	in = dkls23test.Deliver(out)
 	hash := sha256.Sum256([]byte("a gno transaction's sign bytes"))
 	var parts []*dkls23.SignShare
 	for _, id := range signers {
