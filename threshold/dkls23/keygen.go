@@ -54,6 +54,7 @@ type Keygen struct {
 	baseOT  map[int]*baseOTSender    // toward j's Alice, i is Bob
 	alice   map[int]*otSenderSetup   // i as Alice toward j
 	bob     map[int]*otReceiverSetup // i as Bob toward j
+	round   int                      // rounds run
 }
 
 // checkParties validates t, n and id.
@@ -93,6 +94,16 @@ func NewKeygen(sid []byte, id, t, n int, rand io.Reader) (*Keygen, error) {
 	return k, nil
 }
 
+// step moves to the next round if it is the one after want, once: each
+// round runs once, in order, even after a failure.
+func (k *Keygen) step(want int) error {
+	if k.round != want {
+		return &UsageError{Reason: fmt.Sprintf("keygen: round %d called after %d rounds", want+1, k.round)}
+	}
+	k.round++
+	return nil
+}
+
 // pokLabel binds party j's proof of knowledge to the run.
 func (k *Keygen) pokLabel(j int) []byte {
 	d := newTranscript("keygen-pok").add(k.sid).addUint(uint64(j)).sum()
@@ -127,6 +138,9 @@ func (k *Keygen) others() []int {
 
 // Round1 returns the round-1 message for every other party, by index.
 func (k *Keygen) Round1() (map[int][]byte, error) {
+	if err := k.step(0); err != nil {
+		return nil, err
+	}
 	out := map[int][]byte{}
 	for _, j := range k.others() {
 		s, m, err := newBaseOTSender(k.otSID(j, k.id), k.rand)
@@ -173,6 +187,9 @@ func evalPoints(c []Point, x int) Point {
 // Round2 takes every other party's round-1 message (by sender) and returns
 // the round-2 messages.
 func (k *Keygen) Round2(in map[int][]byte) (map[int][]byte, error) {
+	if err := k.step(1); err != nil {
+		return nil, err
+	}
 	msgs := map[int]*keygenMsg1{}
 	for _, j := range k.others() {
 		m, err := decodeKeygenMsg1(in[j])
@@ -208,6 +225,9 @@ func (k *Keygen) Round2(in map[int][]byte) (map[int][]byte, error) {
 // Finish takes every other party's round-2 message and returns this
 // party's key share.
 func (k *Keygen) Finish(in map[int][]byte) (*Share, error) {
+	if err := k.step(2); err != nil {
+		return nil, err
+	}
 	echo := k.echo()
 	x := eval(k.poly, k.id)
 	all := map[int][]Point{k.id: k.coeffs}

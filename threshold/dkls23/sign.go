@@ -58,6 +58,7 @@ type Presign struct {
 	commit  [32]byte
 	commits map[int][32]byte
 	bobs    map[int]*voleBob
+	round2  bool
 	c       map[int][ell]Scalar // outputs as Alice
 	done    bool
 }
@@ -136,6 +137,10 @@ func (p *Presign) echo() [32]byte {
 // Round2 takes the other parties' round-1 messages (by sender) and returns
 // the round-2 messages.
 func (p *Presign) Round2(in map[int][]byte) (map[int][]byte, error) {
+	if p.round2 {
+		return nil, &UsageError{Reason: "presign round 2 already run"}
+	}
+	p.round2 = true
 	id := p.share.ID
 	msgs := map[int]*presignMsg1{}
 	for _, j := range p.others() {
@@ -170,8 +175,8 @@ func (p *Presign) Round2(in map[int][]byte) (map[int][]byte, error) {
 // Finish takes the other parties' round-2 messages and returns the
 // presignature. A Presign finishes once.
 func (p *Presign) Finish(in map[int][]byte) (*Presignature, error) {
-	if p.done {
-		return nil, &UsageError{Reason: "presign run already finished"}
+	if p.done || !p.round2 {
+		return nil, &UsageError{Reason: "presign run finished, or its round 2 not run"}
 	}
 	p.done = true
 	id := p.share.ID

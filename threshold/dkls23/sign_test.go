@@ -188,3 +188,40 @@ func TestPresignMalicious(t *testing.T) {
 		})
 	}
 }
+
+// TestRoundsOnce: each round runs once and in order, a failure included.
+func TestRoundsOnce(t *testing.T) {
+	shares, err := runKeygen(t, 2, 3, 0, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, _, err := NewPresign(shares[0], []byte("s"), []int{1, 2}, rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.Finish(nil); !errors.As(err, new(*UsageError)) {
+		t.Fatalf("Finish before round 2: %v", err)
+	}
+	if _, err := p.Round2(nil); err == nil {
+		t.Fatal("round 2 without messages succeeded")
+	}
+	if _, err := p.Round2(nil); !errors.As(err, new(*UsageError)) {
+		t.Fatalf("round 2 again: %v", err)
+	}
+	k, err := NewKeygen([]byte("k"), 1, 2, 3, rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := k.Round2(nil); !errors.As(err, new(*UsageError)) {
+		t.Fatalf("keygen round 2 first: %v", err)
+	}
+	if _, err := k.Round1(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := k.Round1(); !errors.As(err, new(*UsageError)) {
+		t.Fatalf("keygen round 1 again: %v", err)
+	}
+	if _, _, err := NewPresign(shares[0], nil, []int{1, 1}, rand.Reader); !errors.As(err, new(*UsageError)) {
+		t.Fatalf("a set with a party twice: %v", err)
+	}
+}
