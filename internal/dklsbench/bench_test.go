@@ -23,6 +23,7 @@ func TestMain(m *testing.M) {
 //	dkls23-2of3-secp256k1/sign/net=<profile>/inflight=<n>
 //	dkls23-2of3-secp256k1/presign/inprocess
 //	dkls23-2of3-secp256k1/presign/parallel
+//	dkls23-2of3-secp256k1/presign/net=<profile>
 //	dkls23-2of3-secp256k1/compute/steps
 //	dkls23-2of3-secp256k1/keygen/inprocess
 func BenchmarkThreshold(b *testing.B) {
@@ -43,6 +44,9 @@ func BenchmarkThreshold(b *testing.B) {
 		})
 		b.Run("presign/inprocess", PresignRow)
 		b.Run("presign/parallel", PresignParallelRow)
+		for _, n := range thresholdbench.Networks() {
+			b.Run("presign/net="+n.Name, func(b *testing.B) { PresignNetRow(b, n) })
+		}
 		b.Run("compute/steps", ComputeRow)
 		b.Run("keygen/inprocess", KeygenRow)
 	})

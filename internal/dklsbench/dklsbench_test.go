@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/signerkit/signerkit/internal/refsecp256k1"
+	"github.com/signerkit/signerkit/threshold/dkls23/dkls23test"
 
 	"github.com/signerkit/signerkit/internal/thresholdbench"
 )
@@ -38,5 +39,28 @@ func TestFixture(t *testing.T) {
 	p, tl, w := f.Traffic()
 	if p == 0 || tl <= p || w <= tl {
 		t.Fatalf("traffic payload %d, TLS %d, wire %d", p, tl, w)
+	}
+}
+
+// TestPresignLink: two parties presign over a shaped TLS link, twice, and
+// count their bytes.
+func TestPresignLink(t *testing.T) {
+	n, _ := thresholdbench.NetworkNamed("trio")
+	_, shares, err := dkls23test.Keygen(2, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := newPresignLink(n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.close()
+	for i := range 2 {
+		if err := l.presign(shares, []byte{byte(i)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if s := l.counter.Stats(); l.payload.Load() < 4*40000 || s.Out.Bytes+s.In.Bytes < int64(l.payload.Load()) {
+		t.Fatalf("payload %d, TLS %+v", l.payload.Load(), s)
 	}
 }

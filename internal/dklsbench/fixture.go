@@ -184,8 +184,8 @@ func selfSigned() (tls.Certificate, *x509.CertPool, error) {
 // Frames: a 4-byte length of what follows, an 8-byte request id, the body.
 const frameHeader = 12
 
-// maxFrame bounds a frame's body.
-const maxFrame = 1 << 10
+// maxFrame bounds a frame's body: a presign round-2 message is 40 KB.
+const maxFrame = 1 << 16
 
 func writeFrame(w io.Writer, id uint64, body []byte) error {
 	b := make([]byte, frameHeader, frameHeader+len(body))
