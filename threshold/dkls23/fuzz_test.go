@@ -15,38 +15,28 @@ var fuzzSeeds = func() func(t testing.TB) map[string][]byte {
 			return seeds
 		}
 		seeds = map[string][]byte{}
-		shares, err := runKeygen(t, 2, 3, 1, func(from, to int, msg []byte) {
+		_, err := runKeygen(t, 2, 3, func(round, from, to int, msg []byte) {
 			if from == 1 && to == 2 {
-				seeds["keygen1"] = bytes.Clone(msg)
+				seeds["keygen"+string(rune('0'+round))] = bytes.Clone(msg)
 			}
 		})
 		if err != nil {
 			t.Fatal(err)
 		}
-		_, err = runKeygen(t, 2, 3, 2, func(from, to int, msg []byte) {
-			if from == 1 && to == 2 {
-				seeds["keygen2"] = bytes.Clone(msg)
+		pre, err := runPresign(t, testShares(t), []int{1, 2}, func(round, from, to int, msg []byte) {
+			if from == 1 {
+				seeds["presign"+string(rune('0'+round))] = bytes.Clone(msg)
 			}
 		})
 		if err != nil {
 			t.Fatal(err)
 		}
-		for round := 1; round <= 2; round++ {
-			pre, err := runPresign(t, shares, []int{1, 2}, round, func(from, to int, msg []byte) {
-				if from == 1 {
-					seeds["presign"+string(rune('0'+round))] = bytes.Clone(msg)
-				}
-			})
-			if err != nil {
-				t.Fatal(err)
-			}
-			h := sha256.Sum256([]byte("fuzz"))
-			s, err := pre[1].Sign(h[:])
-			if err != nil {
-				t.Fatal(err)
-			}
-			seeds["share"], _ = s.MarshalBinary()
+		h := sha256.Sum256([]byte("fuzz"))
+		s, err := pre[1].Sign(h[:])
+		if err != nil {
+			t.Fatal(err)
 		}
+		seeds["share"], _ = s.MarshalBinary()
 		return seeds
 	}
 }()
@@ -129,11 +119,7 @@ func FuzzUnmarshalSignShare(f *testing.F) {
 // FuzzUnmarshalShare: a stored share decodes only if it is whole and
 // consistent, and re-encodes to the same bytes.
 func FuzzUnmarshalShare(f *testing.F) {
-	shares, err := runKeygen(f, 2, 3, 0, nil)
-	if err != nil {
-		f.Fatal(err)
-	}
-	b, err := shares[1].MarshalBinary()
+	b, err := testShares(f)[1].MarshalBinary()
 	if err != nil {
 		f.Fatal(err)
 	}

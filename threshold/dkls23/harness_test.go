@@ -2,6 +2,9 @@ package dkls23
 
 import (
 	"crypto/rand"
+	"fmt"
+	"slices"
+	"sync"
 	"testing"
 )
 
@@ -19,13 +22,14 @@ func route(out map[int]map[int][]byte) map[int]map[int][]byte {
 	return in
 }
 
-// tamperFunc changes the message from i to j in place, before delivery.
-type tamperFunc func(from, to int, msg []byte)
+// tamperFunc changes round round's message from i to j in place, before
+// delivery.
+type tamperFunc func(round, from, to int, msg []byte)
 
 // runKeygen runs key generation among n parties in process, with tamper
-// (if not nil) applied to round round's messages, and returns the shares
-// or the first party's error.
-func runKeygen(t testing.TB, th, n int, round int, tamper tamperFunc) ([]*Share, error) {
+// (if not nil) applied to every message, and returns the shares or the
+// first party's error.
+func runKeygen(t testing.TB, th, n int, tamper tamperFunc) ([]*Share, error) {
 	t.Helper()
 	sid := []byte("keygen test")
 	ks := make([]*Keygen, n+1)
@@ -40,7 +44,7 @@ func runKeygen(t testing.TB, th, n int, round int, tamper tamperFunc) ([]*Share,
 			t.Fatal(err)
 		}
 	}
-	apply(out, round == 1, tamper)
+	apply(out, 1, tamper)
 	in := route(out)
 	out = map[int]map[int][]byte{}
 	for i := 1; i <= n; i++ {
@@ -49,7 +53,7 @@ func runKeygen(t testing.TB, th, n int, round int, tamper tamperFunc) ([]*Share,
 			return nil, err
 		}
 	}
-	apply(out, round == 2, tamper)
+	apply(out, 2, tamper)
 	in = route(out)
 	shares := []*Share{}
 	for i := 1; i <= n; i++ {
@@ -62,14 +66,33 @@ func runKeygen(t testing.TB, th, n int, round int, tamper tamperFunc) ([]*Share,
 	return shares, nil
 }
 
-// apply runs tamper over every message if on.
-func apply(out map[int]map[int][]byte, on bool, tamper tamperFunc) {
-	if !on || tamper == nil {
+// testKey is one 2-of-3 key made once for the tests that only use a key;
+// testShares returns a fresh slice of it.
+var testKey = sync.OnceValues(func() ([]*Share, error) { return runKeygen(panicTB{}, 2, 3, nil) })
+
+func testShares(t testing.TB) []*Share {
+	t.Helper()
+	shares, err := testKey()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return slices.Clone(shares)
+}
+
+// panicTB is the testing.TB of testKey, which runs outside any one test.
+type panicTB struct{ testing.TB }
+
+func (panicTB) Helper()           {}
+func (panicTB) Fatal(args ...any) { panic(fmt.Sprint(args...)) }
+
+// apply runs tamper over every message of round round.
+func apply(out map[int]map[int][]byte, round int, tamper tamperFunc) {
+	if tamper == nil {
 		return
 	}
 	for i, m := range out {
 		for j, b := range m {
-			tamper(i, j, b)
+			tamper(round, i, j, b)
 		}
 	}
 }

@@ -11,7 +11,7 @@ import (
 // shares, each share matches its public share, any two shares interpolate
 // to the key of the public key, and the OT seeds of each pair agree.
 func TestKeygen(t *testing.T) {
-	shares, err := runKeygen(t, 2, 3, 0, nil)
+	shares, err := runKeygen(t, 2, 3, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -72,8 +72,8 @@ func TestKeygenMalicious(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			_, err := runKeygen(t, 2, 3, c.round, func(from, to int, msg []byte) {
-				if from == evil {
+			_, err := runKeygen(t, 2, 3, func(round, from, to int, msg []byte) {
+				if round == c.round && from == evil {
 					if c.want == 0 {
 						msg[off+c.at] ^= 4
 					} else {
@@ -97,10 +97,7 @@ func TestKeygenMalicious(t *testing.T) {
 // share whose secret, public key or public shares were changed is
 // refused.
 func TestShareEncoding(t *testing.T) {
-	shares, err := runKeygen(t, 2, 3, 0, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	shares := testShares(t)
 	for i, s := range shares {
 		b, err := s.MarshalBinary()
 		if err != nil {
@@ -117,7 +114,7 @@ func TestShareEncoding(t *testing.T) {
 			}
 		}
 	}
-	pre, err := runPresign(t, shares, []int{2, 3}, 0, nil)
+	pre, err := runPresign(t, shares, []int{2, 3}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

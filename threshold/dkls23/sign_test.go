@@ -12,9 +12,9 @@ import (
 )
 
 // runPresign runs presigning among the parties of set, with tamper (if
-// not nil) applied to round round's messages, and returns their
-// presignatures by party or the first error.
-func runPresign(t testing.TB, shares []*Share, set []int, round int, tamper tamperFunc) (map[int]*Presignature, error) {
+// not nil) applied to every message, and returns their presignatures by
+// party or the first error.
+func runPresign(t testing.TB, shares []*Share, set []int, tamper tamperFunc) (map[int]*Presignature, error) {
 	t.Helper()
 	sid := make([]byte, 16)
 	rand.Read(sid)
@@ -27,7 +27,7 @@ func runPresign(t testing.TB, shares []*Share, set []int, round int, tamper tamp
 		}
 		ps[i], out[i] = p, m
 	}
-	apply(out, round == 1, tamper)
+	apply(out, 1, tamper)
 	in := route(out)
 	out = map[int]map[int][]byte{}
 	for _, i := range set {
@@ -36,7 +36,7 @@ func runPresign(t testing.TB, shares []*Share, set []int, round int, tamper tamp
 			return nil, err
 		}
 	}
-	apply(out, round == 2, tamper)
+	apply(out, 2, tamper)
 	in = route(out)
 	res := map[int]*Presignature{}
 	for _, i := range set {
@@ -84,13 +84,10 @@ func checkSig(t *testing.T, pub, hash []byte, sig *ecdsa.Signature) {
 // under both verifiers; the signature verifies for the pair's message
 // only.
 func TestSign(t *testing.T) {
-	shares, err := runKeygen(t, 2, 3, 0, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	shares := testShares(t)
 	pub := shares[0].PublicKey()
 	for _, set := range [][]int{{1, 2}, {1, 3}, {3, 2}} {
-		pre, err := runPresign(t, shares, set, 0, nil)
+		pre, err := runPresign(t, shares, set, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -118,11 +115,11 @@ func TestSign(t *testing.T) {
 // TestSign3of3 runs a 3-of-3 key, where each party multiplies with two
 // others and the echo of the commitments matters.
 func TestSign3of3(t *testing.T) {
-	shares, err := runKeygen(t, 3, 3, 0, nil)
+	shares, err := runKeygen(t, 3, 3, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	pre, err := runPresign(t, shares, []int{1, 2, 3}, 0, nil)
+	pre, err := runPresign(t, shares, []int{1, 2, 3}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -138,10 +135,7 @@ func TestSign3of3(t *testing.T) {
 // check that catches it; a lie only the signature can reveal (ψ) aborts
 // the combination.
 func TestPresignMalicious(t *testing.T) {
-	shares, err := runKeygen(t, 2, 3, 0, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	shares := testShares(t)
 	const evil = 3
 	h := headerLen
 	m2 := h + 32 + pointLen + 32 // Γ^u
@@ -168,8 +162,8 @@ func TestPresignMalicious(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			pre, err := runPresign(t, shares, []int{1, evil}, c.round, func(from, to int, msg []byte) {
-				if from == evil {
+			pre, err := runPresign(t, shares, []int{1, evil}, func(round, from, to int, msg []byte) {
+				if round == c.round && from == evil {
 					msg[c.at] ^= 1
 				}
 			})
@@ -191,10 +185,7 @@ func TestPresignMalicious(t *testing.T) {
 
 // TestRoundsOnce: each round runs once and in order, a failure included.
 func TestRoundsOnce(t *testing.T) {
-	shares, err := runKeygen(t, 2, 3, 0, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	shares := testShares(t)
 	p, _, err := NewPresign(shares[0], []byte("s"), []int{1, 2}, rand.Reader)
 	if err != nil {
 		t.Fatal(err)
