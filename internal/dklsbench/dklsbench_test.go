@@ -20,10 +20,14 @@ func TestFixture(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	if err := f.Fill(5); err != nil {
+	if err := f.Fill(9); err != nil {
 		t.Fatal(err)
 	}
-	for _, r := range f.run(5, 3) {
+	untimed, timed, _ := f.sustain(2, 5, func() {}, func() {})
+	if len(timed) != 5 || len(untimed) < 2 || len(untimed)+len(timed) > 9 {
+		t.Fatalf("%d untimed and %d timed signs", len(untimed), len(timed))
+	}
+	for _, r := range append(untimed, timed...) {
 		if r.Err != nil {
 			t.Fatal(r.Err)
 		}
@@ -31,6 +35,11 @@ func TestFixture(t *testing.T) {
 		rb, sb := rr.Bytes(), ss.Bytes()
 		if !refsecp256k1.VerifyLowS(f.PublicKey(), r.Hash, rb[:], sb[:]) {
 			t.Fatal("a signature does not verify")
+		}
+	}
+	for range 9 - len(untimed) - len(timed) {
+		if r := f.Sign(context.Background()); r.Err != nil {
+			t.Fatal(r.Err)
 		}
 	}
 	if r := f.Sign(context.Background()); r.Err == nil {
