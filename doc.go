@@ -49,6 +49,10 @@
 //     signer.Signer (URI scheme threshold:), the RFC 9591 protocol, one
 //     party run as a service (signerkit party), and loopback clusters for
 //     tests.
+//   - threshold/dkls23 and threshold/dkls23/dkls23test: threshold ECDSA on
+//     secp256k1 (DKLS23, t of n) as a protocol library (key generation,
+//     presigning, the online round), and its parties run in one process
+//     for tests.
 //   - guard: the double-sign guard around any signer, with state that
 //     survives a crash.
 //   - guard/migrate: read the state files of FilePV (CometBFT, gno),

@@ -570,3 +570,26 @@ func FuzzParsePublicKey(f *testing.F) {
 		}
 	})
 }
+
+// TestVerifyLowS: a decred signature (low S) verifies from bytes; its high
+// twin, a changed hash and a truncated r do not.
+func TestVerifyLowS(t *testing.T) {
+	rng := newRand(t)
+	priv, _ := randPriv(t, rng)
+	hash := randBytes(rng, 32)
+	sig := ecdsa.Sign(priv, hash)
+	r, s := sig.R(), sig.S()
+	rb, sb := r.Bytes(), s.Bytes()
+	pub := priv.PubKey().SerializeCompressed()
+	if !VerifyLowS(pub, hash, rb[:], sb[:]) {
+		t.Fatal("a decred signature does not verify")
+	}
+	s.Negate()
+	hb := s.Bytes()
+	if VerifyLowS(pub, hash, rb[:], hb[:]) {
+		t.Fatal("a high S verifies")
+	}
+	if VerifyLowS(pub, randBytes(rng, 32), rb[:], sb[:]) || VerifyLowS(pub, hash, rb[1:], sb[:]) {
+		t.Fatal("a changed hash or a short r verifies")
+	}
+}
