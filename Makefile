@@ -172,7 +172,7 @@ softhsm-scaling:
 	scripts/softhsm-scaling/run.sh
 
 ## bench-threshold-ecdsa: the 2-of-3 threshold rows side by side (FROST
-## of internal/thresholdbench, DKLS23 of threshold/dkls23 once it has rows,
+## of internal/thresholdbench, DKLS23 of internal/dklsbench,
 ## the CGGMP21 comparator of interop/cggmp21) into one `go test -bench`
 ## output, $(THRESHOLD_ECDSA_OUT)/bench.txt, and signerbench's report of
 ## it there. THRESHOLD_ECDSA_BENCH narrows the rows, _BENCHTIME and _COUNT
@@ -186,7 +186,7 @@ THRESHOLD_ECDSA_COUNT ?= 1
 bench-threshold-ecdsa:
 	mkdir -p $(THRESHOLD_ECDSA_OUT)
 	{ $(GO) test -run '^$$' -bench '$(THRESHOLD_ECDSA_BENCH)' -benchtime $(THRESHOLD_ECDSA_BENCHTIME) -count $(THRESHOLD_ECDSA_COUNT) -timeout 0 \
-		./internal/thresholdbench $$(test -d threshold/dkls23 && echo ./threshold/dkls23/...) && \
+		./internal/thresholdbench ./internal/dklsbench && \
 	  cd interop/cggmp21 && $(GO) test -run '^$$' -bench '$(THRESHOLD_ECDSA_BENCH)' -benchtime $(THRESHOLD_ECDSA_BENCHTIME) -count $(THRESHOLD_ECDSA_COUNT) -timeout 0 . ; \
 	} > $(THRESHOLD_ECDSA_OUT)/bench.txt
 	$(GO) run ./cmd/signerbench -q -input $(THRESHOLD_ECDSA_OUT)/bench.txt -out $(THRESHOLD_ECDSA_OUT)

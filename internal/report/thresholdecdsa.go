@@ -16,6 +16,9 @@ import (
 // report says of where they come from.
 type ECDSAScheme struct {
 	Name, Row, Label string
+	// Canon, when not nil, adds the rows the tables read (below) that the
+	// scheme's benchmarks name or measure otherwise, derived from its own.
+	Canon func([]thresholdbench.Result) []thresholdbench.Result
 }
 
 // ECDSASchemes are the threshold ECDSA columns of the report, in order.
@@ -30,9 +33,9 @@ type ECDSAScheme struct {
 //
 // and leave a dash where a row or unit is missing.
 var ECDSASchemes = []ECDSAScheme{
-	{"DKLS23", "dkls23-2of3-secp256k1", "ours: package threshold/dkls23"},
+	{"DKLS23", "dkls23-2of3-secp256k1", "ours: package threshold/dkls23", dklsCanon},
 	{"CGGMP21", "cggmp21-2of3-secp256k1",
-		"comparator: taurusgroup multi-party-sig v0.6.0-alpha (2021), lacks later upstream fixes, benchmark only (interop/cggmp21)"},
+		"comparator: taurusgroup multi-party-sig v0.6.0-alpha (2021), lacks later upstream fixes, benchmark only (interop/cggmp21)", nil},
 }
 
 // ParseThresholdECDSA returns the rows of each ECDSAScheme in data, `go
@@ -45,6 +48,9 @@ func ParseThresholdECDSA(data []byte) (rows map[string][]thresholdbench.Result, 
 		rs, err := thresholdbench.ParseRow(bytes.NewReader(data), s.Row)
 		if err != nil {
 			return nil, nil, fmt.Errorf("%s rows: %w", s.Name, err)
+		}
+		if len(rs) > 0 && s.Canon != nil {
+			rs = s.Canon(rs)
 		}
 		if len(rs) > 0 {
 			rows[s.Row] = rs
@@ -64,6 +70,49 @@ func ParseThresholdECDSA(data []byte) (rows map[string][]thresholdbench.Result, 
 		}
 	}
 	return rows, pkgs, nil
+}
+
+// dklsCanon derives the rows the tables read from package dklsbench's:
+// keygen from keygen/inprocess (its payload per party, times the three
+// parties); presign from presign/inprocess (CPU of both parties, payload
+// per party) and presign/parallel (the sustained rate); a signer's share
+// from compute/steps's sign-share-µs.
+func dklsCanon(rs []thresholdbench.Result) []thresholdbench.Result {
+	derive := func(name string, from map[string]struct {
+		row, unit string
+		scale     float64
+	}) {
+		if _, ok := named(rs, name); ok {
+			return
+		}
+		out := thresholdbench.Result{Name: name, Samples: map[string][]float64{}}
+		for unit, f := range from {
+			r, ok := named(rs, f.row)
+			if !ok {
+				continue
+			}
+			for _, v := range r.Samples[f.unit] {
+				out.Samples[unit] = append(out.Samples[unit], v*f.scale)
+			}
+		}
+		if len(out.Samples) > 0 {
+			rs = append(rs, out)
+		}
+	}
+	type src = struct {
+		row, unit string
+		scale     float64
+	}
+	derive("keygen", map[string]src{
+		"ns/op": {"keygen/inprocess", "ns/op", 1}, "cpu-ms/op": {"keygen/inprocess", "cpu-ms/op", 1},
+		"payload-B/op": {"keygen/inprocess", "payload-B/party", 3},
+	})
+	derive("presign", map[string]src{
+		"core-s/presig": {"presign/inprocess", "cpu-ms/op", 1e-3}, "payload-B/party": {"presign/inprocess", "payload-B/party", 1},
+		"presigs/s": {"presign/parallel", "presigns/s", 1},
+	})
+	derive("compute/party-share", map[string]src{"cpu-µs/op": {"compute/steps", "sign-share-µs", 1}})
+	return rs
 }
 
 // ecdsaPublished are the published figures of DKLS23 and CGGMP21 (2-of-3,

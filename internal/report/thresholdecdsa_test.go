@@ -2,6 +2,7 @@ package report
 
 import (
 	"bytes"
+	"math"
 	"strings"
 	"testing"
 )
@@ -99,5 +100,38 @@ func TestThresholdECDSAAbsent(t *testing.T) {
 	s = ecdsaSection(t, &Report{})
 	if strings.Count(s, "**not measured**") != 3 || strings.Contains(s, "| network | in flight |") {
 		t.Errorf("with no rows: want three schemes not measured and no online table:\n%s", s)
+	}
+}
+
+// TestThresholdECDSADKLSRowNames: package dklsbench's rows, as it names
+// and measures them, fill the DKLS23 column through dklsCanon.
+func TestThresholdECDSADKLSRowNames(t *testing.T) {
+	const in = `pkg: github.com/signerkit/signerkit/internal/dklsbench
+BenchmarkThreshold/dkls23-2of3-secp256k1/presign/inprocess-2 	 129	 9036250 ns/op	 7.568 cpu-ms/op	 3.784 cpu-ms/party	 50139 payload-B/party
+BenchmarkThreshold/dkls23-2of3-secp256k1/presign/parallel-2 	 1	 5740046 ns/op	 174.4 presigns/s
+BenchmarkThreshold/dkls23-2of3-secp256k1/compute/steps-2 	 1	 6804878 ns/op	 203.5 combine-µs	 1180 presign-finish-µs	 0.7080 sign-share-µs
+BenchmarkThreshold/dkls23-2of3-secp256k1/keygen/inprocess-2 	 1	 316894298 ns/op	 308.9 cpu-ms/op	 9178 payload-B/party
+`
+	rows, _, err := ParseThresholdECDSA([]byte(in))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rs := rows["dkls23-2of3-secp256k1"]
+	for _, c := range []struct {
+		row, unit string
+		want      float64
+	}{
+		{"keygen", "payload-B/op", 3 * 9178},
+		{"keygen", "cpu-ms/op", 308.9},
+		{"presign", "core-s/presig", 0.007568},
+		{"presign", "payload-B/party", 50139},
+		{"presign", "presigs/s", 174.4},
+		{"compute/party-share", "cpu-µs/op", 0.708},
+	} {
+		r, ok := named(rs, c.row)
+		v, has := r.Get(c.unit)
+		if !ok || !has || math.Abs(v-c.want) > 1e-9*max(1, c.want) {
+			t.Errorf("%s %s = %v (row %v, unit %v), want %v", c.row, c.unit, v, ok, has, c.want)
+		}
 	}
 }
