@@ -102,7 +102,7 @@ type node struct {
 	*proc
 	home string
 
-	mu      sync.Mutex
+	mu        sync.Mutex
 	commits   map[int64]time.Time
 	top       int64
 	changed   chan struct{}
@@ -160,6 +160,16 @@ func (n *node) height() int64 {
 // and when its log line arrived.
 func (n *node) waitAbove(t *testing.T, h int64, within time.Duration) (int64, time.Time) {
 	t.Helper()
+	next, at, ok := n.waitAboveFor(t, h, within)
+	if !ok {
+		t.Fatalf("no commit above height %d within %v", h, within)
+	}
+	return next, at
+}
+
+// waitAboveFor is waitAbove reporting a timeout instead of failing.
+func (n *node) waitAboveFor(t *testing.T, h int64, within time.Duration) (int64, time.Time, bool) {
+	t.Helper()
 	deadline := time.After(within)
 	for {
 		n.mu.Lock()
@@ -173,7 +183,7 @@ func (n *node) waitAbove(t *testing.T, h int64, within time.Duration) (int64, ti
 		}
 		n.mu.Unlock()
 		if top > h {
-			return h + 1, at
+			return h + 1, at, true
 		}
 		if n.exited() {
 			t.Fatalf("the node exited before height %d", h+1)
@@ -182,7 +192,7 @@ func (n *node) waitAbove(t *testing.T, h int64, within time.Duration) (int64, ti
 		case <-ch:
 		case <-time.After(time.Second):
 		case <-deadline:
-			t.Fatalf("no commit above height %d within %v", h, within)
+			return 0, time.Time{}, false
 		}
 	}
 }

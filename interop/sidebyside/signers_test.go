@@ -174,7 +174,8 @@ metrics_addr = "127.0.0.1:0"
 	d := skDaemon(t, filepath.Join(dir, "coordinator"), chainID, "threshold:config="+tcfg, r.listen(t, nil))
 	d.start(t)
 	s.procs = append(s.procs, d)
-	s.kills = append([]killTarget{{"coordinator", func(*testing.T) *proc { return d }}}, s.kills...)
+	coord := killTarget{"coordinator", func(*testing.T) *proc { return d }}
+	s.kills = append(append([]killTarget{coord}, s.kills...), coord)
 	return s
 }
 
@@ -250,6 +251,7 @@ maxReadSize: 1048576
 		{"leader", func(t *testing.T) *proc { return s.procs[leader(t)] }},
 		{"a follower", func(t *testing.T) *proc { return s.procs[(leader(t)+1)%3] }},
 		{"the other follower", func(t *testing.T) *proc { return s.procs[(leader(t)+2)%3] }},
+		{"leader", func(t *testing.T) *proc { return s.procs[leader(t)] }},
 	}
 	return s
 }
