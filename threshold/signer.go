@@ -101,7 +101,10 @@ type Signer struct {
 
 	mu      sync.Mutex
 	changed chan struct{} // closed and replaced when a pool grows
-	closed  atomic.Bool
+	// precommit is the last precommit signed and the members whose
+	// shares made it: its vote extension goes to them (under mu).
+	precommit precommitSigners
+	closed    atomic.Bool
 	// signs is read-held by each SignContext; Close takes it to wait for
 	// them. (A WaitGroup's Add at zero may not race its Wait.)
 	signs sync.RWMutex
@@ -277,6 +280,7 @@ type tally struct {
 
 type attemptResult struct {
 	sig     []byte
+	set     []*memberState // the members that made sig
 	err     error
 	culprit *memberState // the member that failed, if one did
 	// stale is set when a member found its pair used already
@@ -291,6 +295,7 @@ type attemptResult struct {
 func (s *Signer) sign(ctx context.Context, msg []byte, tl *tally) ([]byte, error) {
 	actx, cancel := context.WithCancel(ctx)
 	defer cancel()
+	pc, prefer := s.preferFor(msg)
 	// Every attempt but a hedge starts after a failure that excludes a
 	// member, so few are ever made; the cap is a backstop, and results
 	// has room for all so that no attempt blocks after sign returns.
@@ -309,7 +314,7 @@ func (s *Signer) sign(ctx context.Context, msg []byte, tl *tally) ([]byte, error
 		excluded := maps.Clone(failed)
 		maps.Copy(excluded, also)
 		// Only a sign with nothing in flight waits for commitments.
-		a, err := s.choose(ctx, excluded, running == 0)
+		a, err := s.choose(ctx, excluded, running == 0, prefer)
 		if err != nil || a == nil {
 			return false, err
 		}
@@ -338,6 +343,7 @@ func (s *Signer) sign(ctx context.Context, msg []byte, tl *tally) ([]byte, error
 		case r := <-results:
 			running--
 			if r.err == nil {
+				s.signed(pc, r.set)
 				return r.sig, nil
 			}
 			lastErr = r.err
@@ -401,10 +407,11 @@ type attempt struct {
 }
 
 // choose takes one commitment from the pools of t signers that are not
-// excluded, preferring those up, local and fast. When too few have
-// commitments it waits for the pools to refill, until ctx ends, if wait
-// is set. It returns nil when not enough signers are left.
-func (s *Signer) choose(ctx context.Context, excluded map[*memberState]bool, wait bool) (*attempt, error) {
+// excluded, preferring those in prefer, then those up, local and fast.
+// When too few have commitments it waits for the pools to refill, until
+// ctx ends, if wait is set. It returns nil when not enough signers are
+// left.
+func (s *Signer) choose(ctx context.Context, excluded map[*memberState]bool, wait bool, prefer map[*memberState]bool) (*attempt, error) {
 	for {
 		s.mu.Lock()
 		now := time.Now()
@@ -427,6 +434,11 @@ func (s *Signer) choose(ctx context.Context, excluded map[*memberState]bool, wai
 			slices.SortStableFunc(cands, func(a, b *memberState) int {
 				ad, bd := now.Before(a.downUntil), now.Before(b.downUntil)
 				switch {
+				case prefer[a] != prefer[b]:
+					if prefer[a] {
+						return -1
+					}
+					return 1
 				case ad != bd:
 					if ad {
 						return 1
@@ -572,7 +584,7 @@ func (s *Signer) attempt(ctx context.Context, a *attempt, msg []byte, tl *tally)
 		}
 		return attemptResult{err: err}
 	}
-	return attemptResult{sig: sig}
+	return attemptResult{sig: sig, set: a.set}
 }
 
 // shareFailed is the outcome of an attempt in which m's share request

@@ -25,6 +25,7 @@ type once struct {
 
 var (
 	cmtBuild, horcruxBuild, skBuild once
+	skBinDir                        string // removed by TestMain
 )
 
 func (o *once) get(t *testing.T, build func() (string, error)) string {
@@ -124,6 +125,7 @@ func skBin(t *testing.T) string {
 		if err != nil {
 			return "", err
 		}
+		skBinDir = dir
 		path := filepath.Join(dir, "signerkit")
 		return path, buildInto(filepath.Join("..", ".."), nil, path, "./cmd/signerkit")
 	})

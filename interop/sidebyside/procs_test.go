@@ -177,6 +177,21 @@ func readUsage(t *testing.T, procs []*proc) usage {
 	return u
 }
 
+// memoryBreakdown is each process's VmHWM, RssAnon and RssFile, for the
+// log.
+func memoryBreakdown(procs []*proc) string {
+	var b strings.Builder
+	for _, p := range procs {
+		s, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(p.pid()), "status"))
+		if err != nil {
+			continue
+		}
+		fmt.Fprintf(&b, "%s: VmHWM %d kB, RssAnon %d kB, RssFile %d kB; ", p.name,
+			statusKB(string(s), "VmHWM:"), statusKB(string(s), "RssAnon:"), statusKB(string(s), "RssFile:"))
+	}
+	return b.String()
+}
+
 func statusKB(status, field string) int64 {
 	for _, l := range strings.Split(status, "\n") {
 		if strings.HasPrefix(l, field) {

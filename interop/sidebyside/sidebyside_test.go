@@ -40,6 +40,14 @@ func loadSettings(t *testing.T) settings {
 	return s
 }
 
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if skBinDir != "" {
+		os.RemoveAll(skBinDir)
+	}
+	os.Exit(code)
+}
+
 // result is one phase's figures.
 type result struct {
 	signer, profile string
@@ -181,6 +189,9 @@ func measure(t *testing.T, st settings, n *node, r *relay, set *signerSet, res *
 		h1, t1 = n.waitAbove(t, h1, 60*time.Second)
 	}
 	u1 := readUsage(t, set.procs)
+	if len(set.procs) > 0 {
+		t.Logf("memory: %s", memoryBreakdown(set.procs))
+	}
 	res.heights, res.elapsed = h1-h0, t1.Sub(t0)
 	ts := n.commitTimes(h0, h1)
 	var gaps []time.Duration
