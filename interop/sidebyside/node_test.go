@@ -14,6 +14,7 @@ import (
 	"regexp"
 	"sort"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -107,6 +108,26 @@ type node struct {
 	top       int64
 	changed   chan struct{}
 	conflicts []string // log lines that speak of a conflicting vote
+	failures  []logLine
+}
+
+// logLine is a "failed signing" line of the node's log.
+type logLine struct {
+	at   time.Time
+	line string
+}
+
+// failureSince returns the first failed sign the node logged at or
+// after t, if any.
+func (n *node) failureSince(t time.Time) string {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	for _, f := range n.failures {
+		if !f.at.Before(t) {
+			return f.line
+		}
+	}
+	return ""
 }
 
 var commitLine = regexp.MustCompile(`finalizing commit of block.* height=(\d+)`)
@@ -127,6 +148,11 @@ func startNode(t *testing.T, home, pvAddr string) *node {
 		if conflictLine.MatchString(l) {
 			n.mu.Lock()
 			n.conflicts = append(n.conflicts, l)
+			n.mu.Unlock()
+		}
+		if i := strings.Index(l, "failed signing"); i >= 0 {
+			n.mu.Lock()
+			n.failures = append(n.failures, logLine{at, l[i:]})
 			n.mu.Unlock()
 		}
 		m := commitLine.FindStringSubmatch(l)

@@ -146,9 +146,11 @@ func (p *proc) pid() int {
 
 // usage is what /proc says of a set of processes at one moment.
 type usage struct {
-	ticks int64 // utime + stime, in clock ticks (USER_HZ, 100 a second on Linux)
-	hwmKB int64 // VmHWM: peak resident set
-	rssKB int64 // VmRSS now
+	ticks  int64 // utime + stime, in clock ticks (USER_HZ, 100 a second on Linux)
+	hwmKB  int64 // VmHWM: peak resident set
+	rssKB  int64 // VmRSS now
+	anonKB int64 // RssAnon now: private memory, the binary's pages not counted
+	pssKB  int64 // Pss now (smaps_rollup): each shared page split among its sharers
 }
 
 // readUsage sums the usage of the processes.
@@ -173,6 +175,10 @@ func readUsage(t *testing.T, procs []*proc) usage {
 		}
 		u.hwmKB += statusKB(string(s), "VmHWM:")
 		u.rssKB += statusKB(string(s), "VmRSS:")
+		u.anonKB += statusKB(string(s), "RssAnon:")
+		if r, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "smaps_rollup")); err == nil {
+			u.pssKB += statusKB(string(r), "Pss:")
+		}
 	}
 	return u
 }

@@ -21,21 +21,21 @@ func report(st settings, rs []result) string {
 	w("The machine was shared with six other engineers' builds and tests while this ran, so absolute figures are noisy; compare the ratios and the rows of this one run with each other.\n\n")
 	w("Each phase measured %v from one commit to the first commit after it (heights per minute from the node's own commit log lines). ", st.window)
 	w("Per-sign latency is the node's: a relay between the node and the signer ends CometBFT's SecretConnection on both sides and times each SignVote/SignProposal request from the node's request to the signer's answer. ")
-	w("CPU is the utime+stime of all the signer's processes (from /proc/<pid>/stat) over the window, as a share of one core; memory is the sum of their VmHWM (peak resident set) at the window's end. ")
+	w("CPU is the utime+stime of all the signer's processes (from /proc/<pid>/stat) over the window, as a share of one core. Memory is summed over the signer's processes at the window's end in three ways: VmHWM (peak resident set, the figure the goal is stated in), PSS (from smaps_rollup: a page shared by several processes, such as the pages of one binary that four processes run, counted once in all) and RssAnon (private memory, the binary's file pages left out). ")
 	w("The relay runs in the test process and is not counted for anyone.\n\n")
 	w("Placement: the node, its relay, signerkit's coordinator (`signerkit start`), signerkit's party 1 and horcrux's cosigner 1 share the node's machine; parties/cosigners 2 and 3 are on the profile's other hosts. ")
 	w("netshape shapes every link between hosts: coordinator → party 2 and 3 for signerkit, every cosigner → cosigner link and cosigners 2 and 3 → node for horcrux. RTT below is the node's host to the nearer other party, the least a 2-of-3 sign needs.\n\n")
 
 	w("## Threshold validator against horcrux (this run)\n\n")
-	w("| signer | parties' network | RTT (ms) | heights/min | × FilePV | block p50 (ms) | sign p50 (ms) | sign p99 (ms) | signs | CPU (%% of a core) | memory (MB, VmHWM) | processes |\n")
-	w("|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n")
+	w("| signer | parties' network | RTT (ms) | heights/min | × FilePV | block p50 (ms) | sign p50 (ms) | sign p99 (ms) | signs | CPU (%% of a core) | VmHWM (MB) | PSS (MB) | RssAnon (MB) | processes |\n")
+	w("|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n")
 	for _, r := range rs {
-		sign50, sign99, cpu, mem := "—", "—", "—", "—"
+		sign50, sign99, cpu, mem := "—", "—", "—", "— | — | —"
 		if r.signs > 0 {
 			sign50, sign99 = ms(r.p50), ms(r.p99)
 		}
 		if r.procs > 0 {
-			cpu, mem = fmt.Sprintf("%.1f", r.cpuPct), fmt.Sprintf("%.0f", r.hwmMB)
+			cpu, mem = fmt.Sprintf("%.1f", r.cpuPct), fmt.Sprintf("%.0f | %.0f | %.0f", r.hwmMB, r.pssMB, r.anonMB)
 		}
 		w("| %s | %s | %s | %.0f | %.3f | %s | %s | %s | %d | %s | %s | %d |\n", r.signer, r.profile, ms(r.quorumRTT),
 			r.perMinute(), r.perMinute()/filepv, ms(r.blockP50), sign50, sign99, r.signs, cpu, mem, r.procs)
@@ -45,14 +45,19 @@ func report(st settings, rs []result) string {
 	w("## Stalls after a kill (loopback)\n\n")
 	w("Each process killed with SIGKILL and started again at once (as systemd's `Restart=always` would); the stall is the time from the kill to the next commit, against the phase's median block interval.\n\n")
 	w("A chain of one validator halts for good when its signer answers a sign request with an error: CometBFT does not retry a signer's error, and no other validator moves the round on. A kill followed by %v without a commit is therefore shown as a halt; the harness then restarts the node, which asks again, and the run goes on.\n\n", haltAfter(rs))
-	w("| signer | killed | stall (ms) | block p50 (ms) |\n|---|---|--:|--:|\n")
+	w("| signer | killed | stall (ms) | block p50 (ms) | the node's first failed sign after the kill |\n|---|---|--:|--:|---|\n")
 	for _, r := range rs {
 		for _, s := range r.stalls {
 			d := ms(s.d)
 			if s.halted {
 				d = fmt.Sprintf("halted (no commit within %v)", s.d)
 			}
-			w("| %s | %s | %s | %s |\n", r.signer, s.target, d, ms(r.blockP50))
+			f := "none"
+			if s.failure != "" {
+				f = "`" + strings.ReplaceAll(tail(s.failure, 220), "`", "'") + "`"
+				f = strings.ReplaceAll(f, "|", "\\|")
+			}
+			w("| %s | %s | %s | %s | %s |\n", r.signer, s.target, d, ms(r.blockP50), f)
 		}
 	}
 	w("\n## No conflicting vote\n\n")
@@ -128,7 +133,9 @@ func goalsSection(w func(string, ...any), rs []result, filepv float64) {
 		}
 	}
 	w("| CPU ≤ ¼ of horcrux's (loopback) | %.1f%% against %.1f%%: %.2f× | %s |\n", sLoop.cpuPct, hLoop.cpuPct, sLoop.cpuPct/hLoop.cpuPct, yesNo(sLoop.cpuPct <= hLoop.cpuPct/4))
-	w("| memory ≤ ½ of horcrux's (loopback, VmHWM) | %.0f MB against %.0f MB: %.2f× | %s |\n", sLoop.hwmMB, hLoop.hwmMB, sLoop.hwmMB/hLoop.hwmMB, yesNo(sLoop.hwmMB <= hLoop.hwmMB/2))
+	w("| memory ≤ ½ of horcrux's (loopback, VmHWM summed) | %.0f MB against %.0f MB: %.2f× (PSS %.0f against %.0f MB: %.2f×; RssAnon %.0f against %.0f MB: %.2f×) | %s |\n",
+		sLoop.hwmMB, hLoop.hwmMB, sLoop.hwmMB/hLoop.hwmMB, sLoop.pssMB, hLoop.pssMB, sLoop.pssMB/hLoop.pssMB,
+		sLoop.anonMB, hLoop.anonMB, sLoop.anonMB/hLoop.anonMB, yesNo(sLoop.hwmMB <= hLoop.hwmMB/2))
 	var leader time.Duration // the shortest of horcrux's leader kills
 	for _, s := range hLoop.stalls {
 		if strings.HasPrefix(s.target, "leader") && (leader == 0 || s.d < leader) {

@@ -59,6 +59,7 @@ type result struct {
 	p50, p99        time.Duration
 	cpuPct          float64 // of one core, summed over the signer's processes
 	hwmMB, rssMB    float64
+	anonMB, pssMB   float64
 	procs           int
 	stalls          []stallResult
 	checkedHeights  int64
@@ -69,6 +70,9 @@ type stallResult struct {
 	target string
 	d      time.Duration
 	halted bool // no commit within d: the chain halted
+	// failure is the node's first "failed signing" log line after the
+	// kill, if any.
+	failure string
 }
 
 func (r result) perMinute() float64 { return float64(r.heights) / r.elapsed.Minutes() }
@@ -208,6 +212,7 @@ func measure(t *testing.T, st settings, n *node, r *relay, set *signerSet, res *
 	if len(set.procs) > 0 {
 		res.cpuPct = float64(u1.ticks-u0.ticks) / clockTicks / res.elapsed.Seconds() * 100
 		res.hwmMB, res.rssMB = float64(u1.hwmKB)/1024, float64(u1.rssKB)/1024
+		res.anonMB, res.pssMB = float64(u1.anonKB)/1024, float64(u1.pssKB)/1024
 	}
 }
 
@@ -230,15 +235,16 @@ func killStall(t *testing.T, n *node, kt killTarget, haltAfter time.Duration) st
 	for {
 		next, at, ok := n.waitAboveFor(t, h, haltAfter-time.Since(killAt))
 		if !ok {
-			t.Logf("killed %s at height %d: no commit within %v; restarting the node", name, h, haltAfter)
+			failure := n.failureSince(killAt)
+			t.Logf("killed %s at height %d: no commit within %v (%s); restarting the node", name, h, haltAfter, failure)
 			n.stop()
 			n.start(t)
 			n.waitAbove(t, h, 120*time.Second)
-			return stallResult{target: name, d: haltAfter, halted: true}
+			return stallResult{target: name, d: haltAfter, halted: true, failure: failure}
 		}
 		if at.After(killAt) {
 			t.Logf("killed %s at height %d: next commit after %v", name, h, at.Sub(killAt))
-			return stallResult{target: name, d: at.Sub(killAt)}
+			return stallResult{target: name, d: at.Sub(killAt), failure: n.failureSince(killAt)}
 		}
 		h = next
 	}
