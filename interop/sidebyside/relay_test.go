@@ -14,6 +14,7 @@ import (
 	cmted25519 "github.com/cometbft/cometbft/crypto/ed25519"
 	cmtconn "github.com/cometbft/cometbft/p2p/conn"
 	privvalproto "github.com/cometbft/cometbft/proto/tendermint/privval"
+	cmtproto "github.com/cometbft/cometbft/proto/tendermint/types"
 
 	"github.com/signerkit/signerkit/netshape"
 )
@@ -34,9 +35,14 @@ type relay struct {
 }
 
 type sample struct {
-	at time.Time // when the answer came
-	d  time.Duration
+	at   time.Time // when the answer came
+	d    time.Duration
+	kind string // signKinds
 }
+
+// signKinds are the requests timed: a precommit for a block carries its
+// vote extension, which CometBFT v0.38 always has signed with it.
+var signKinds = []string{"proposal", "prevote", "precommit"}
 
 func newRelay(t *testing.T, nodeAddr string) *relay {
 	r := &relay{node: nodeAddr, conns: map[net.Conn]bool{}}
@@ -110,7 +116,7 @@ func (r *relay) pair(sc net.Conn) {
 	}
 	type request struct {
 		at   time.Time
-		sign bool
+		kind string // "" for anything but a sign request
 	}
 	reqs := make(chan request, 8)
 	go func() {
@@ -121,7 +127,7 @@ func (r *relay) pair(sc net.Conn) {
 			if err != nil {
 				return
 			}
-			reqs <- request{time.Now(), isSign(body)}
+			reqs <- request{time.Now(), signKind(body)}
 			if _, err := s.Write(frame); err != nil {
 				return
 			}
@@ -136,9 +142,9 @@ func (r *relay) pair(sc net.Conn) {
 		now := time.Now()
 		select {
 		case q := <-reqs:
-			if q.sign {
+			if q.kind != "" {
 				r.mu.Lock()
-				r.signs = append(r.signs, sample{now, now.Sub(q.at)})
+				r.signs = append(r.signs, sample{now, now.Sub(q.at), q.kind})
 				r.mu.Unlock()
 			}
 		default:
@@ -168,26 +174,32 @@ func readFrame(br *bufio.Reader) (frame, body []byte, err error) {
 	return frame, body, nil
 }
 
-func isSign(body []byte) bool {
+// signKind returns the kind of sign request body is, or "".
+func signKind(body []byte) string {
 	var m privvalproto.Message
 	if err := m.Unmarshal(body); err != nil {
-		return false
+		return ""
 	}
-	switch m.Sum.(type) {
-	case *privvalproto.Message_SignVoteRequest, *privvalproto.Message_SignProposalRequest:
-		return true
+	switch req := m.Sum.(type) {
+	case *privvalproto.Message_SignProposalRequest:
+		return "proposal"
+	case *privvalproto.Message_SignVoteRequest:
+		if req.SignVoteRequest.Vote.GetType() == cmtproto.PrecommitType {
+			return "precommit"
+		}
+		return "prevote"
 	}
-	return false
+	return ""
 }
 
-// latencies returns the sign latencies answered between from and to,
-// sorted.
-func (r *relay) latencies(from, to time.Time) []time.Duration {
+// latencies returns the latencies of the sign requests of kind (any, if
+// empty) answered between from and to, sorted.
+func (r *relay) latencies(from, to time.Time, kind string) []time.Duration {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	var ds []time.Duration
 	for _, s := range r.signs {
-		if !s.at.Before(from) && !s.at.After(to) {
+		if !s.at.Before(from) && !s.at.After(to) && (kind == "" || s.kind == kind) {
 			ds = append(ds, s.d)
 		}
 	}

@@ -41,6 +41,20 @@ func report(st settings, rs []result) string {
 			r.perMinute(), r.perMinute()/filepv, ms(r.blockP50), sign50, sign99, r.signs, cpu, mem, r.procs)
 	}
 	w("\nFilePV's heights per minute, the ratio's base, are the mean of its rows (%.0f).\n\n", filepv)
+	w("### Sign latency by request\n\n")
+	w("CometBFT v0.38 has every precommit for a block signed with its vote extension, in one request: signerkit's daemon signs the two one after the other, so a threshold precommit costs two rounds to the parties, where a proposal or prevote costs one.\n\n")
+	w("| signer | network | proposal p50 / p99 (ms) | prevote p50 / p99 (ms) | precommit + extension p50 / p99 (ms) |\n|---|---|--:|--:|--:|\n")
+	for _, r := range rs {
+		if r.signs == 0 {
+			continue
+		}
+		w("| %s | %s |", r.signer, r.profile)
+		for _, k := range signKinds {
+			w(" %s / %s |", ms(r.byKind[k][0]), ms(r.byKind[k][1]))
+		}
+		w("\n")
+	}
+	w("\n")
 
 	w("## Stalls after a kill (loopback)\n\n")
 	w("Each process killed with SIGKILL and started again at once (as systemd's `Restart=always` would); the stall is the time from the kill to the next commit, against the phase's median block interval.\n\n")

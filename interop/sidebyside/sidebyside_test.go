@@ -57,7 +57,8 @@ type result struct {
 	blockP50        time.Duration
 	signs           int
 	p50, p99        time.Duration
-	cpuPct          float64 // of one core, summed over the signer's processes
+	byKind          map[string][2]time.Duration // p50, p99 by signKinds
+	cpuPct          float64                     // of one core, summed over the signer's processes
 	hwmMB, rssMB    float64
 	anonMB, pssMB   float64
 	procs           int
@@ -205,8 +206,13 @@ func measure(t *testing.T, st settings, n *node, r *relay, set *signerSet, res *
 	sort.Slice(gaps, func(i, j int) bool { return gaps[i] < gaps[j] })
 	res.blockP50 = quantile(gaps, 0.5)
 	if r != nil {
-		ds := r.latencies(t0, t1)
+		ds := r.latencies(t0, t1, "")
 		res.signs, res.p50, res.p99 = len(ds), quantile(ds, 0.5), quantile(ds, 0.99)
+		res.byKind = map[string][2]time.Duration{}
+		for _, k := range signKinds {
+			ds := r.latencies(t0, t1, k)
+			res.byKind[k] = [2]time.Duration{quantile(ds, 0.5), quantile(ds, 0.99)}
+		}
 	}
 	res.procs = len(set.procs)
 	if len(set.procs) > 0 {
