@@ -14,35 +14,38 @@ type precommitSigners struct {
 	set           []*memberState
 }
 
-// preferFor looks at msg: for a CometBFT v0.38 vote extension it returns
-// the members that made the shares of its precommit, which choose asks
-// first, since a party's guard signs an extension only right after the
-// precommit it signed itself, and any other party refuses it. For a
-// precommit it returns the record that signed files once the precommit
-// is signed. Anything else gets neither.
-func (s *Signer) preferFor(msg []byte) (*precommitSigners, map[*memberState]bool) {
+// precommitOf looks at msg. For a CometBFT v0.38 vote extension whose
+// precommit this coordinator signed, it returns the members that did not
+// make that precommit's shares: a party's guard signs an extension only
+// right after the precommit it signed itself, so any other party refuses
+// it, and sign must not ask them (not even in a hedge). For a precommit
+// it returns the record that signed files once the precommit is signed.
+// The map is never nil.
+func (s *Signer) precommitOf(msg []byte) (*precommitSigners, map[*memberState]bool) {
+	others := map[*memberState]bool{}
 	m, err := signbytes.Parse(msg)
 	if err != nil {
-		return nil, nil
+		return nil, others
 	}
 	switch m.Phase {
 	case signbytes.Precommit:
-		return &precommitSigners{chainID: m.ChainID, height: m.Height, round: m.Round}, nil
+		return &precommitSigners{chainID: m.ChainID, height: m.Height, round: m.Round}, others
 	case signbytes.VoteExtension:
 	default:
-		return nil, nil
+		return nil, others
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	pc := s.precommit
 	if pc.chainID != m.ChainID || pc.height != m.Height || pc.round != m.Round {
-		return nil, nil
+		return nil, others
 	}
-	prefer := make(map[*memberState]bool, len(pc.set))
-	for _, ms := range pc.set {
-		prefer[ms] = true
+	for _, ms := range s.members {
+		if !slices.Contains(pc.set, ms) {
+			others[ms] = true
+		}
 	}
-	return nil, prefer
+	return nil, others
 }
 
 // signed files the members that made a precommit's signature, for its

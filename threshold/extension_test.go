@@ -3,8 +3,12 @@ package threshold_test
 import (
 	"bytes"
 	"testing"
+	"time"
 
+	"github.com/signerkit/signerkit/guard"
 	"github.com/signerkit/signerkit/signbytes"
+	"github.com/signerkit/signerkit/threshold/frost"
+	"github.com/signerkit/signerkit/threshold/thresholdtest"
 )
 
 // TestExtensionAfterItsPrecommit: CometBFT v0.38 asks for a precommit for
@@ -28,5 +32,50 @@ func TestExtensionAfterItsPrecommit(t *testing.T) {
 		}
 		mustSign(t, ss[0], pc)
 		mustSign(t, ss[0], ext)
+	}
+}
+
+// TestExtensionNotHedgedAway: while a party that signed the precommit is
+// slow, the extension's sign waits for it rather than hedge to the third
+// party, which did not sign the precommit and would refuse the extension
+// as a double sign (a refusal ends the sign at once).
+func TestExtensionNotHedgedAway(t *testing.T) {
+	h := newHangSwitch()
+	c := startCluster(t, thresholdtest.Options{
+		WrapListener: h.wrap,
+		Guard: func(frost.Identifier) *guard.Config {
+			return &guard.Config{Dir: t.TempDir(), AutoInit: true, ChainIDs: []string{"c1"}}
+		},
+	})
+	cfg := c.Config
+	cfg.HedgeAfter = 5 * time.Millisecond
+	s := newSigner(t, cfg)
+	bid := signbytes.BlockID{Hash: bytes.Repeat([]byte{7}, 32), PartSetHeader: signbytes.PartSetHeader{Total: 1, Hash: make([]byte, 32)}}
+	for h0 := int64(1); h0 <= 3; h0++ {
+		pc, err := signbytes.Message{Format: signbytes.CometBFT, Phase: signbytes.Precommit, Height: h0, ChainID: "c1", BlockID: bid}.Bytes()
+		if err != nil {
+			t.Fatal(err)
+		}
+		ext, err := signbytes.Message{Format: signbytes.CometBFT, Phase: signbytes.VoteExtension, Height: h0, ChainID: "c1", Extension: []byte("ext")}.Bytes()
+		if err != nil {
+			t.Fatal(err)
+		}
+		before := map[frost.Identifier]uint64{}
+		for _, p := range s.Stats() {
+			before[p.ID] = p.Shares
+		}
+		mustSign(t, s, pc)
+		var signer frost.Identifier
+		for _, p := range s.Stats() {
+			if p.Shares > before[p.ID] {
+				signer = p.ID
+				break
+			}
+		}
+		// One of the precommit's parties hangs for 200 ms, 40 hedge
+		// delays.
+		h.set(signer, true)
+		time.AfterFunc(200*time.Millisecond, func() { h.set(signer, false) })
+		mustSign(t, s, ext)
 	}
 }

@@ -295,13 +295,15 @@ type attemptResult struct {
 func (s *Signer) sign(ctx context.Context, msg []byte, tl *tally) ([]byte, error) {
 	actx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	pc, prefer := s.preferFor(msg)
+	pc, others := s.precommitOf(msg)
 	// Every attempt but a hedge starts after a failure that excludes a
 	// member, so few are ever made; the cap is a backstop, and results
 	// has room for all so that no attempt blocks after sign returns.
 	maxAttempts := 2 * len(s.members)
 	results := make(chan attemptResult, maxAttempts)
-	failed := map[*memberState]bool{}
+	// A vote extension's failed set starts with the members that did not
+	// sign its precommit: they would refuse it.
+	failed := others
 	running := 0
 	var lastErr error
 	var pending []*attempt
@@ -314,7 +316,7 @@ func (s *Signer) sign(ctx context.Context, msg []byte, tl *tally) ([]byte, error
 		excluded := maps.Clone(failed)
 		maps.Copy(excluded, also)
 		// Only a sign with nothing in flight waits for commitments.
-		a, err := s.choose(ctx, excluded, running == 0, prefer)
+		a, err := s.choose(ctx, excluded, running == 0)
 		if err != nil || a == nil {
 			return false, err
 		}
@@ -407,11 +409,10 @@ type attempt struct {
 }
 
 // choose takes one commitment from the pools of t signers that are not
-// excluded, preferring those in prefer, then those up, local and fast.
-// When too few have commitments it waits for the pools to refill, until
-// ctx ends, if wait is set. It returns nil when not enough signers are
-// left.
-func (s *Signer) choose(ctx context.Context, excluded map[*memberState]bool, wait bool, prefer map[*memberState]bool) (*attempt, error) {
+// excluded, preferring those up, local and fast. When too few have
+// commitments it waits for the pools to refill, until ctx ends, if wait
+// is set. It returns nil when not enough signers are left.
+func (s *Signer) choose(ctx context.Context, excluded map[*memberState]bool, wait bool) (*attempt, error) {
 	for {
 		s.mu.Lock()
 		now := time.Now()
@@ -434,11 +435,6 @@ func (s *Signer) choose(ctx context.Context, excluded map[*memberState]bool, wai
 			slices.SortStableFunc(cands, func(a, b *memberState) int {
 				ad, bd := now.Before(a.downUntil), now.Before(b.downUntil)
 				switch {
-				case prefer[a] != prefer[b]:
-					if prefer[a] {
-						return -1
-					}
-					return 1
 				case ad != bd:
 					if ad {
 						return 1
