@@ -40,7 +40,8 @@ func report(st settings, rs []result) string {
 		w("| %s | %s | %s | %.0f | %.3f | %s | %s | %s | %d | %s | %s | %d |\n", r.signer, r.profile, ms(r.quorumRTT),
 			r.perMinute(), r.perMinute()/filepv, ms(r.blockP50), sign50, sign99, r.signs, cpu, mem, r.procs)
 	}
-	w("\nFilePV's heights per minute, the ratio's base, are the mean of its rows (%.0f).\n\n", filepv)
+	lo, hi := filePVSpread(rs)
+	w("\nFilePV's heights per minute, the ratio's base, are the mean of its rows (%.0f); its first and last rows, the same node and signer minutes apart, differ by %.0f%%, which is how much the host's load alone moves this figure.\n\n", filepv, (hi/lo-1)*100)
 	w("### Sign latency by request\n\n")
 	w("CometBFT v0.38 has every precommit for a block signed with its vote extension, in one request: signerkit's daemon signs the two one after the other, so a threshold precommit costs two rounds to the parties, where a proposal or prevote costs one.\n\n")
 	w("| signer | network | proposal p50 / p99 (ms) | prevote p50 / p99 (ms) | precommit + extension p50 / p99 (ms) |\n|---|---|--:|--:|--:|\n")
@@ -96,6 +97,20 @@ func haltAfter(rs []result) time.Duration {
 		}
 	}
 	return 30 * time.Second
+}
+
+// filePVSpread returns the lowest and highest of FilePV's rows.
+func filePVSpread(rs []result) (lo, hi float64) {
+	for _, r := range rs {
+		if r.signer != kindFilePV {
+			continue
+		}
+		if lo == 0 || r.perMinute() < lo {
+			lo = r.perMinute()
+		}
+		hi = max(hi, r.perMinute())
+	}
+	return max(lo, 1), max(hi, 1)
 }
 
 func filePVRate(rs []result) float64 {
@@ -206,8 +221,16 @@ func whySection(w func(string, ...any), rs []result) {
 		w("- **%s** (RTT %s ms): signerkit prevote %s ms, precommit + extension %s ms, all requests %s ms; horcrux %s, %s, %s ms.\n", tp.name, ms(r.quorumRTT),
 			ms(r.byKind["prevote"][0]), ms(r.byKind["precommit"][0]), ms(r.p50), ms(h.byKind["prevote"][0]), ms(h.byKind["precommit"][0]), ms(h.p50))
 	}
-	w("- **The second round.** A precommit's extension is signed only after the precommit, by the same two parties (a party's guard refuses an extension after a precommit it did not sign), so on a shaped network a precommit costs two round trips and a third of the requests sit near 2 × RTT; the p50 over all requests lands between one and two RTTs. Signing the precommit and its extension in one request to each party (the guard admitting the pair together) would make every request one round trip; that is a change to the party protocol and the guard, not made here.\n")
-	w("- **Memory.** Summed VmHWM counts each process's pages of its own binary: signerkit's four processes run one 23 MB binary whose resident pages count four times. Counted once (PSS), signerkit's processes hold %.0f MB against horcrux's %.0f MB (%.2f×); private memory (RssAnon) %.0f MB against %.0f MB (%.2f×). Holding one share in the coordinator (`[local]`, docs/threshold.md) would save one process.\n",
-		sLoop.pssMB, hLoop.pssMB, sLoop.pssMB/hLoop.pssMB, sLoop.anonMB, hLoop.anonMB, sLoop.anonMB/hLoop.anonMB)
+	w("- **The second round.** A precommit's extension is signed only after the precommit, by the same two parties (a party's guard refuses an extension after a precommit it did not sign), so on a shaped network a precommit costs two round trips and a third of the requests sit near 2 × RTT; the p50 over all requests lands between one and two RTTs. horcrux's precommits cost what its prevotes do: it signs the vote and its extension in one round. Signing the precommit and its extension in one request to each party (the guard admitting the pair together) would make every signerkit request one round trip; that is a change to the party protocol and the guard, not made here.\n")
+	w("- **Memory.** Summed VmHWM counts each process's resident pages of its own binary: signerkit's four processes run one binary (%.0f MB on disk), whose pages count four times; horcrux's three run one of %.0f MB. Counted once (PSS), signerkit's processes hold %.0f MB against horcrux's %.0f MB (%.2f×); private memory (RssAnon) %.0f MB against %.0f MB (%.2f×). Holding one share in the coordinator (`[local]`, docs/threshold.md) would save one process.\n",
+		fileMB(skBuild.path), fileMB(horcruxBuild.path), sLoop.pssMB, hLoop.pssMB, sLoop.pssMB/hLoop.pssMB, sLoop.anonMB, hLoop.anonMB, sLoop.anonMB/hLoop.anonMB)
 	w("- **Noise.** The host's load average stayed far above its two cores while this ran (other engineers' builds and tests), so a latency in milliseconds includes waits for a core; the rows of this run share that load.\n\n")
+}
+
+func fileMB(path string) float64 {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return 0
+	}
+	return float64(fi.Size()) / (1 << 20)
 }
