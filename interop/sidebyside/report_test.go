@@ -224,7 +224,18 @@ func whySection(w func(string, ...any), rs []result) {
 	w("- **The second round.** A precommit's extension is signed only after the precommit, by the same two parties (a party's guard refuses an extension after a precommit it did not sign), so on a shaped network a precommit costs two round trips and a third of the requests sit near 2 × RTT; the p50 over all requests lands between one and two RTTs. horcrux's precommits cost what its prevotes do: it signs the vote and its extension in one round. Signing the precommit and its extension in one request to each party (the guard admitting the pair together) would make every signerkit request one round trip; that is a change to the party protocol and the guard, not made here.\n")
 	w("- **Memory.** Summed VmHWM counts each process's resident pages of its own binary: signerkit's four processes run one binary (%.0f MB on disk), whose pages count four times; horcrux's three run one of %.0f MB. Counted once (PSS), signerkit's processes hold %.0f MB against horcrux's %.0f MB (%.2f×); private memory (RssAnon) %.0f MB against %.0f MB (%.2f×). Holding one share in the coordinator (`[local]`, docs/threshold.md) would save one process.\n",
 		fileMB(skBuild.path), fileMB(horcruxBuild.path), sLoop.pssMB, hLoop.pssMB, sLoop.pssMB/hLoop.pssMB, sLoop.anonMB, hLoop.anonMB, sLoop.anonMB/hLoop.anonMB)
-	w("- **Noise.** The host's load average stayed far above its two cores while this ran (other engineers' builds and tests), so a latency in milliseconds includes waits for a core; the rows of this run share that load.\n\n")
+	if load := loadAverage(); load > float64(runtime.NumCPU()) {
+		w("- **Noise.** The host's load average (%.1f over the last minute when the report was written) was above its %d cores (other engineers' builds and tests), so a latency in milliseconds includes waits for a core; the rows of this run share that load.\n", load, runtime.NumCPU())
+	}
+	w("\n")
+}
+
+// loadAverage is the last minute's load average, or 0.
+func loadAverage() float64 {
+	b, _ := os.ReadFile("/proc/loadavg")
+	var l float64
+	fmt.Sscanf(string(b), "%f", &l)
+	return l
 }
 
 func fileMB(path string) float64 {
