@@ -9,7 +9,7 @@ import (
 )
 
 // report renders docs/report/threshold-vs-horcrux.md from one run.
-func report(st settings, rs []result) string {
+func report(st settings, rs []result, syncP50, syncP90 time.Duration) string {
 	var b strings.Builder
 	w := func(format string, a ...any) { fmt.Fprintf(&b, format, a...) }
 	filepv := filePVRate(rs)
@@ -83,7 +83,7 @@ func report(st settings, rs []result) string {
 	}
 	w("\n")
 	goalsSection(w, rs, filepv)
-	whySection(w, rs)
+	whySection(w, rs, syncP50, syncP90)
 	independentSection(w)
 	return b.String()
 }
@@ -200,7 +200,7 @@ func independentSection(w func(string, ...any)) {
 // extension), the one-key daemon's latency as the floor of relay,
 // daemon and state sync, and memory with the shared binary's pages
 // counted once (PSS) and left out (RssAnon).
-func whySection(w func(string, ...any), rs []result) {
+func whySection(w func(string, ...any), rs []result, syncP50, syncP90 time.Duration) {
 	sLoop, okS := find(rs, kindSKThreshold, "loopback")
 	hLoop, okH := find(rs, kindHorcrux, "loopback")
 	one, okOne := find(rs, kindInprocess, "loopback")
@@ -211,6 +211,8 @@ func whySection(w func(string, ...any), rs []result) {
 	if okOne {
 		w("- **Latency on loopback.** signerkit with one key answers the node in %s ms (p50): the relay, the daemon and its state sync. The 2-of-3 coordinator adds the parties: a prevote, one round, takes %s ms; a precommit, two rounds (the vote, then its extension), %s ms. horcrux's are %s and %s ms.\n",
 			ms(one.p50), ms(sLoop.byKind["prevote"][0]), ms(sLoop.byKind["precommit"][0]), ms(hLoop.byKind["prevote"][0]), ms(hLoop.byKind["precommit"][0]))
+		w("- **Where a round's time goes.** A party's share waits for two syncs, one after the other (its guard's state file, then its nonce store marking the pair used), and the coordinator's signature for a third (its own guard's state): on this host a small write and fsync took %s ms at p50 and %s ms at p90 when the run began, so three in a row are about %s ms of the prevote's %s ms. The rest is the FROST share and its aggregation and check (about 0.25 and 0.21 ms of CPU, docs/threshold.md), TLS and loopback. The one-key daemon syncs once.\n",
+			ms(syncP50), ms(syncP90), ms(3*syncP50), ms(sLoop.byKind["prevote"][0]))
 	}
 	for _, tp := range topologies()[1:] {
 		r, ok1 := find(rs, kindSKThreshold, tp.name)

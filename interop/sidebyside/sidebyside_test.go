@@ -3,6 +3,7 @@ package sidebyside
 import (
 	"fmt"
 	"os"
+	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
@@ -83,6 +84,7 @@ func (r result) perMinute() float64 { return float64(r.heights) / r.elapsed.Minu
 // for conflicting votes after its node stops.
 func TestSideBySide(t *testing.T) {
 	st := loadSettings(t)
+	syncP50, syncP90 := syncLatency(t)
 	tp := newTemplate(t)
 	k := newKeys(t, tp, true)
 	var results []result
@@ -122,7 +124,7 @@ func TestSideBySide(t *testing.T) {
 		}
 	}
 	if st.report != "" {
-		if err := os.WriteFile(st.report, []byte(report(st, results)), 0o644); err != nil {
+		if err := os.WriteFile(st.report, []byte(report(st, results, syncP50, syncP90)), 0o644); err != nil {
 			t.Fatal(err)
 		}
 		t.Logf("wrote %s", st.report)
@@ -258,4 +260,29 @@ func killStall(t *testing.T, n *node, kt killTarget, haltAfter time.Duration) st
 
 func ms(d time.Duration) string {
 	return strconv.FormatFloat(float64(d)/float64(time.Millisecond), 'f', 2, 64)
+}
+
+// syncLatency times 200 small writes, each followed by fsync, in a
+// directory on the disk the signers' state directories are on: the cost
+// of each durable state write a sign waits for.
+func syncLatency(t *testing.T) (p50, p90 time.Duration) {
+	t.Helper()
+	f, err := os.Create(filepath.Join(t.TempDir(), "sync"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var ds []time.Duration
+	for range 200 {
+		start := time.Now()
+		if _, err := f.WriteAt([]byte("height 1 round 0 step 3"), 0); err != nil {
+			t.Fatal(err)
+		}
+		if err := f.Sync(); err != nil {
+			t.Fatal(err)
+		}
+		ds = append(ds, time.Since(start))
+	}
+	sort.Slice(ds, func(i, j int) bool { return ds[i] < ds[j] })
+	return quantile(ds, 0.5), quantile(ds, 0.9)
 }
