@@ -15,7 +15,7 @@ VULNDB_VERSION := v0.0.0-20261105234957-e22db6528018
 VULNCHECK_GO ?= go1.26.11
 FUZZTIME ?= 15s
 
-.PHONY: install dist demo interop test deps fmt-check vet lint staticcheck deprecated govulncheck build-nocgo race bench bench-smoke benchcmp fuzz benchstat overhead softhsm-scaling report multicoord
+.PHONY: install dist demo interop test deps fmt-check vet lint staticcheck deprecated govulncheck build-nocgo race bench bench-smoke benchcmp fuzz benchstat overhead softhsm-scaling report multicoord sidebyside
 
 ## test: install test dependencies, then check formatting, vet, lint, build
 ## without cgo and run every test under the race detector.
@@ -72,6 +72,15 @@ interop:
 	cd interop/cggmp21 && $(GO) vet ./... && $(GO) test ./... && \
 		$(GO) test -run '^$$' -bench 'Threshold/cggmp21-2of3-secp256k1/presign$$' -benchtime 1x . && \
 		$(GO) test -run '^$$' -bench 'Threshold/cggmp21-2of3-secp256k1/^sign$$/net=same-zone/inflight=1$$' -benchtime 1x .
+	cd interop/sidebyside && $(GO) vet ./... && $(GO) test ./...
+
+## sidebyside: signerkit's FROST 2-of-3 against horcrux v3.3.2's 2-of-3 on
+## one CometBFT v0.38.26 node, on loopback and three netshape profiles
+## (interop/sidebyside; make interop runs its 20-height smoke version);
+## writes docs/report/threshold-vs-horcrux.md. About 15 minutes.
+sidebyside:
+	cd interop/sidebyside && SIDEBYSIDE_FULL=1 SIDEBYSIDE_REPORT=$(CURDIR)/docs/report/threshold-vs-horcrux.md \
+		$(GO) test -run TestSideBySide -count=1 -timeout 60m -v ./...
 
 ## install: go install ./cmd/signerkit, its version stamped from git
 ## (scripts/version-ldflags.sh), with cgo: without a C compiler it fails

@@ -109,7 +109,10 @@ type Signer struct {
 
 	mu      sync.Mutex
 	changed chan struct{} // closed and replaced when a pool grows
-	closed  atomic.Bool
+	// precommit is the last precommit signed and the members whose
+	// shares made it: its vote extension goes to them (under mu).
+	precommit precommitSigners
+	closed    atomic.Bool
 	// signs is read-held by each SignContext; Close takes it to wait for
 	// them. (A WaitGroup's Add at zero may not race its Wait.)
 	signs sync.RWMutex
@@ -288,6 +291,7 @@ type tally struct {
 
 type attemptResult struct {
 	sig     []byte
+	set     []*memberState // the members that made sig
 	err     error
 	culprit *memberState // the member that failed, if one did
 	// stale is set when a member found its pair used already
@@ -302,6 +306,7 @@ type attemptResult struct {
 func (s *Signer) sign(ctx context.Context, msg []byte, tl *tally) ([]byte, error) {
 	actx, cancel := context.WithCancel(ctx)
 	defer cancel()
+	pc, others := s.precommitOf(msg)
 	// Every attempt but a hedge starts after a failure that excludes a
 	// member, so few are ever made; the cap is a backstop, and results
 	// has room for all so that no attempt blocks after sign returns.
@@ -334,7 +339,16 @@ func (s *Signer) sign(ctx context.Context, msg []byte, tl *tally) ([]byte, error
 		}()
 		return true, nil
 	}
-	if ok, err := launch(nil); !ok {
+	// A vote extension is asked first of the members whose shares made
+	// its precommit (others are left out of the first attempt only): each
+	// of them has just signed that precommit. A party also signs an
+	// extension it did not see the precommit of (partyguard.go), so a
+	// retry or a hedge may go to the third.
+	ok, err := launch(others)
+	if !ok && err == nil && len(others) > 0 {
+		ok, err = launch(nil)
+	}
+	if !ok {
 		if err == nil {
 			err = fmt.Errorf("threshold: fewer than %d signers available: %w", s.t, signer.ErrDeviceNotFound)
 		}
@@ -349,6 +363,7 @@ func (s *Signer) sign(ctx context.Context, msg []byte, tl *tally) ([]byte, error
 		case r := <-results:
 			running--
 			if r.err == nil {
+				s.signed(pc, r.set)
 				return r.sig, nil
 			}
 			lastErr = r.err
@@ -585,7 +600,7 @@ func (s *Signer) attempt(ctx context.Context, a *attempt, msg []byte, tl *tally)
 		}
 		return attemptResult{err: err}
 	}
-	return attemptResult{sig: sig}
+	return attemptResult{sig: sig, set: a.set}
 }
 
 // shareFailed is the outcome of an attempt in which m's share request
