@@ -263,7 +263,12 @@ func (g *Guard) usable(ctx context.Context) error {
 }
 
 // sign applies the rules to r.
-func (g *Guard) sign(ctx context.Context, r *Request) (Signed, error) {
+func (g *Guard) sign(ctx context.Context, r *Request) (Signed, error) { return g.signWith(ctx, r, nil) }
+
+// signWith applies the rules to r; x, when not nil, is a vote extension
+// the key signs alongside r, a new precommit, kept only once r's state is
+// written (see SignWithExtension).
+func (g *Guard) signWith(ctx context.Context, r *Request, x *extJob) (Signed, error) {
 	m, msg := &r.m, r.msg
 	if err := checkMessage(*m, msg); err != nil {
 		return Signed{}, err
@@ -277,18 +282,18 @@ func (g *Guard) sign(ctx context.Context, r *Request) (Signed, error) {
 	}
 	defer c.release()
 	if g.store == nil {
-		return g.signLocked(ctx, c, r, nil)
+		return g.signLocked(ctx, c, r, nil, x)
 	}
 	// A Swap that loses to another Guard has c hold the state that won:
 	// the rules run again on it, with the signature already made.
 	var sig []byte
-	return retry(ctx, func() (Signed, error) { return g.signLocked(ctx, c, r, &sig) })
+	return retry(ctx, func() (Signed, error) { return g.signLocked(ctx, c, r, &sig, x) })
 }
 
 // signLocked applies the rules to r on chain c, whose lock the caller
 // holds. With a Store, *made keeps the signature across tries, so that a
 // lost Swap does not cost a second sign by the key.
-func (g *Guard) signLocked(ctx context.Context, c *chain, r *Request, made *[]byte) (Signed, error) {
+func (g *Guard) signLocked(ctx context.Context, c *chain, r *Request, made *[]byte, x *extJob) (Signed, error) {
 	m, msg := &r.m, r.msg
 	if err := g.load(ctx, c); err != nil {
 		return Signed{}, err
@@ -328,6 +333,7 @@ func (g *Guard) signLocked(ctx context.Context, c *chain, r *Request, made *[]by
 		sig = *made
 	}
 	if sig == nil {
+		g.startExt(ctx, x)
 		g.signs.Add(1)
 		var err error
 		if sig, err = g.signKey(ctx, r); err != nil {
@@ -345,6 +351,7 @@ func (g *Guard) signLocked(ctx context.Context, c *chain, r *Request, made *[]by
 	if err := g.write(ctx, c, next, m.Phase == signbytes.Precommit && !m.BlockID.IsZero()); err != nil {
 		return Signed{}, err
 	}
+	x.keep(c)
 	return Signed{Signature: sig, SignBytes: bytes.Clone(msg), Timestamp: m.Timestamp}, nil
 }
 

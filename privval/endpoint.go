@@ -325,7 +325,20 @@ func (e *Endpoint) signVote(ctx context.Context, req request, info *RequestInfo)
 	}
 	m := signbytes.Message{Format: e.format, Phase: phase, Height: v.Height, Round: int64(v.Round),
 		BlockID: v.BlockID, Timestamp: v.Timestamp, ChainID: req.chainID}
-	s, err := e.sign(ctx, m, info)
+	var s, es guard.Signed
+	var err error
+	if ext {
+		// The precommit and its extension are signed together: one
+		// round to a threshold key's parties, not two.
+		em := signbytes.Message{Format: signbytes.CometBFT, Phase: signbytes.VoteExtension, Height: v.Height,
+			Round: int64(v.Round), ChainID: req.chainID, Extension: v.Extension}
+		s, es, err = e.g.SignWithExtension(ctx, m, em)
+		if err == nil {
+			info.Cached, info.TimestampChanged = s.Cached, s.TimestampChanged
+		}
+	} else {
+		s, err = e.sign(ctx, m, info)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -334,16 +347,7 @@ func (e *Endpoint) signVote(ctx context.Context, req request, info *RequestInfo)
 	if s.TimestampChanged {
 		out.Timestamp = s.Timestamp
 	}
-	out.ExtensionSignature = nil
-	if ext {
-		em := signbytes.Message{Format: signbytes.CometBFT, Phase: signbytes.VoteExtension, Height: v.Height,
-			Round: int64(v.Round), ChainID: req.chainID, Extension: v.Extension}
-		es, err := e.sign(ctx, em, nil)
-		if err != nil {
-			return nil, err
-		}
-		out.ExtensionSignature = es.Signature
-	}
+	out.ExtensionSignature = es.Signature
 	return &out, nil
 }
 
