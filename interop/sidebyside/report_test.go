@@ -43,7 +43,7 @@ func report(st settings, rs []result, syncP50, syncP90 time.Duration) string {
 	lo, hi := filePVSpread(rs)
 	w("\nFilePV's heights per minute, the ratio's base, are the mean of its rows (%.0f); its first and last rows, the same node and signer minutes apart, differ by %.0f%%, which is how much the host's load alone moves this figure.\n\n", filepv, (hi/lo-1)*100)
 	w("### Sign latency by request\n\n")
-	w("CometBFT v0.38 has every precommit for a block signed with its vote extension, in one request: signerkit's daemon signs the two one after the other, so a threshold precommit costs two rounds to the parties, where a proposal or prevote costs one.\n\n")
+	w("CometBFT v0.38 has every precommit for a block signed with its vote extension, in one request: signerkit's daemon has its key sign the two at once (guard.SignWithExtension), and releases them only once the precommit is recorded, so a threshold precommit costs one round to the parties, as a proposal or prevote does.\n\n")
 	w("| signer | network | proposal p50 / p99 (ms) | prevote p50 / p99 (ms) | precommit + extension p50 / p99 (ms) |\n|---|---|--:|--:|--:|\n")
 	for _, r := range rs {
 		if r.signs == 0 {
@@ -209,7 +209,7 @@ func whySection(w func(string, ...any), rs []result, syncP50, syncP90 time.Durat
 	}
 	w("## What the figures say about the goals\n\n")
 	if okOne {
-		w("- **Latency on loopback.** signerkit with one key answers the node in %s ms (p50): the relay, the daemon and its state sync. The 2-of-3 coordinator adds the parties: a prevote, one round, takes %s ms; a precommit, two rounds (the vote, then its extension), %s ms. horcrux's are %s and %s ms.\n",
+		w("- **Latency on loopback.** signerkit with one key answers the node in %s ms (p50): the relay, the daemon and its state sync. The 2-of-3 coordinator adds the parties: a prevote takes %s ms; a precommit with its extension, two shares from each of the two parties asked in the same round, %s ms. horcrux's are %s and %s ms.\n",
 			ms(one.p50), ms(sLoop.byKind["prevote"][0]), ms(sLoop.byKind["precommit"][0]), ms(hLoop.byKind["prevote"][0]), ms(hLoop.byKind["precommit"][0]))
 		w("- **Where a round's time goes.** A party's share waits for two syncs, one after the other (its guard's state file, then its nonce store marking the pair used), and the coordinator's signature for a third (its own guard's state): on this host a small write and fsync took %s ms at p50 and %s ms at p90 when the run began, so three in a row are about %s ms of the prevote's %s ms. The rest is the FROST share and its aggregation and check (about 0.25 and 0.21 ms of CPU, docs/threshold.md), TLS and loopback. The one-key daemon syncs once.\n",
 			ms(syncP50), ms(syncP90), ms(3*syncP50), ms(sLoop.byKind["prevote"][0]))
@@ -223,7 +223,7 @@ func whySection(w func(string, ...any), rs []result, syncP50, syncP90 time.Durat
 		w("- **%s** (RTT %s ms): signerkit prevote %s ms, precommit + extension %s ms, all requests %s ms; horcrux %s, %s, %s ms.\n", tp.name, ms(r.quorumRTT),
 			ms(r.byKind["prevote"][0]), ms(r.byKind["precommit"][0]), ms(r.p50), ms(h.byKind["prevote"][0]), ms(h.byKind["precommit"][0]), ms(h.p50))
 	}
-	w("- **The second round.** A precommit's extension is signed only after the precommit, by the same two parties (a party's guard refuses an extension after a precommit it did not sign), so on a shaped network a precommit costs two round trips and a third of the requests sit near 2 × RTT; the p50 over all requests lands between one and two RTTs. horcrux's precommits cost what its prevotes do: it signs the vote and its extension in one round. Signing the precommit and its extension in one request to each party (the guard admitting the pair together) would make every signerkit request one round trip; that is a change to the party protocol and the guard, not made here.\n")
+	w("- **One round for a precommit and its extension.** The coordinator's guard has the threshold key sign the extension concurrently with its precommit, over the connections already open to the parties, and releases the extension only once the precommit is signed and its state synced (a refused precommit starts no extension sign; a failed one drops it). A party signs an extension at or after its last vote, so the order in which the two requests reach it does not matter. A precommit therefore costs one round trip, as horcrux's does.\n")
 	w("- **Memory.** Summed VmHWM counts each process's resident pages of its own binary: signerkit's four processes run one binary (%.0f MB on disk), whose pages count four times; horcrux's three run one of %.0f MB. Counted once (PSS), signerkit's processes hold %.0f MB against horcrux's %.0f MB (%.2f×); private memory (RssAnon) %.0f MB against %.0f MB (%.2f×). Holding one share in the coordinator (`[local]`, docs/threshold.md) would save one process.\n",
 		fileMB(skBuild.path), fileMB(horcruxBuild.path), sLoop.pssMB, hLoop.pssMB, sLoop.pssMB/hLoop.pssMB, sLoop.anonMB, hLoop.anonMB, sLoop.anonMB/hLoop.anonMB)
 	if load := loadAverage(); load > float64(runtime.NumCPU()) {
