@@ -193,8 +193,9 @@ func (b *backend) phase(chain, phase string) *phaseMetrics {
 // under its precommit, as the node asks for both in one request.
 func (b *backend) SignGuarded(ctx context.Context, r *guard.Request) ([]byte, error) {
 	m := r.Message()
-	// An extension moves no device state: the guard signs one only right
-	// after its precommit, which already cleared any lost sign.
+	// An extension moves no device state: the guard signs one only with
+	// its precommit (SignWithExtension) or right after it, and the
+	// precommit's own sign is the one marked.
 	return b.sign(ctx, m.ChainID, m.Phase.Vote().String(), r.SignBytes(), m.Phase != signbytes.VoteExtension)
 }
 

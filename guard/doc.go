@@ -105,8 +105,12 @@
 //
 // A CometBFT v0.38 vote extension is signed only when the chain's last
 // signed message is the precommit for a block at the same height and round,
-// so sign the precommit first, then its extension. Extensions change no
-// state and cost no sync. The last extension signed is kept in memory, so
+// so sign the precommit first, then its extension, or both together with
+// SignWithExtension: the key signs the extension concurrently with the
+// precommit (one round trip for a remote or threshold key, not two), and
+// the extension's signature is released only once the precommit is signed
+// and its state synced, dropped if the precommit is refused or fails.
+// Extensions change no state and cost no sync. The last extension signed is kept in memory, so
 // the sentries that each forward the precommit get its extension's
 // signature again without a second backend sign. (FilePV signs extensions
 // without any check; they are not slashable, but a signer that signs
