@@ -47,7 +47,8 @@ func (c *holdConn) Write(p []byte) (int, error) {
 // round trip to the parties, not two: with every party's answers held
 // back, the parties are asked for, and make, the shares of both before
 // the coordinator has any answer. A sequential sign would stop at the
-// precommit's two shares. Both signatures verify with crypto/ed25519.
+// precommit's two shares. Both go to the same pair of parties. Both
+// signatures verify with crypto/ed25519.
 func TestPrecommitAndExtensionOneRound(t *testing.T) {
 	h := newHangSwitch()
 	opts := thresholdtest.Options{
@@ -86,6 +87,10 @@ func TestPrecommitAndExtensionOneRound(t *testing.T) {
 			return n
 		}
 		before := shares()
+		each := map[frost.Identifier]uint64{}
+		for id := frost.Identifier(1); id <= 3; id++ {
+			each[id] = c.Party(id).ServeStats().Shares
+		}
 		release := h.hangAll(1, 2, 3)
 		pc := signbytes.Message{Format: signbytes.CometBFT, Phase: signbytes.Precommit, Height: height, ChainID: "c1", BlockID: bid}
 		ext := signbytes.Message{Format: signbytes.CometBFT, Phase: signbytes.VoteExtension, Height: height, ChainID: "c1", Extension: []byte("ext")}
@@ -125,6 +130,12 @@ func TestPrecommitAndExtensionOneRound(t *testing.T) {
 		}
 		if n := shares() - before; n != 4 {
 			t.Fatalf("height %d: %d shares for a precommit and its extension, want 4", height, n)
+		}
+		// Both went to the same pair: the fastest, chosen at once.
+		for id := frost.Identifier(1); id <= 3; id++ {
+			if d := c.Party(id).ServeStats().Shares - each[id]; d != 0 && d != 2 {
+				t.Fatalf("height %d: party %d made %d shares, want the pair to make both", height, id, d)
+			}
 		}
 	}
 }
