@@ -22,8 +22,9 @@ import (
 // nothing. A replay of the same bytes gets both signatures cached.
 //
 // pre must be a precommit for a block and ext a vote extension of the
-// same chain, height and round, both in the dialect m.Format; anything
-// else is an error wrapping signer.ErrInvalidMessage. When the precommit
+// same chain, height and round, both in the CometBFT dialect (the only
+// one with vote extensions); anything else is an error wrapping
+// signer.ErrInvalidMessage. When the precommit
 // was signed but the extension's sign failed, the error is returned and
 // the precommit stays recorded: asking again gets it cached and signs
 // the extension.
@@ -32,7 +33,7 @@ func (g *Guard) SignWithExtension(ctx context.Context, pre, ext signbytes.Messag
 		return Signed{}, Signed{}, err
 	}
 	if pre.Phase != signbytes.Precommit || pre.BlockID.IsZero() || ext.Phase != signbytes.VoteExtension ||
-		ext.ChainID != pre.ChainID || ext.Height != pre.Height || ext.Round != pre.Round {
+		pre.Format != signbytes.CometBFT || ext.Format != signbytes.CometBFT || ext.ChainID != pre.ChainID || ext.Height != pre.Height || ext.Round != pre.Round {
 		return Signed{}, Signed{}, fmt.Errorf("guard: a precommit for a block and the vote extension of its height and round are needed: %w", signer.ErrInvalidMessage)
 	}
 	pr, err := g.NewRequest(pre)

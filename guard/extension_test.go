@@ -169,12 +169,13 @@ func TestSignWithExtensionRefused(t *testing.T) {
 	// Mismatched pairs are invalid.
 	p6, x6 := pair(6, 0, 0xaa, 0x42, baseTime)
 	for name, bad := range map[string][2]signbytes.Message{
-		"other height": {p6, func() signbytes.Message { y := x6; y.Height = 7; return y }()},
-		"other round":  {p6, func() signbytes.Message { y := x6; y.Round = 1; return y }()},
-		"other chain":  {p6, func() signbytes.Message { y := x6; y.ChainID = "other"; return y }()},
-		"nil block":    {func() signbytes.Message { y := p6; y.BlockID = signbytes.BlockID{}; return y }(), x6},
-		"prevote":      {func() signbytes.Message { y := p6; y.Phase = signbytes.Prevote; return y }(), x6},
-		"two votes":    {p6, p6},
+		"other height":  {p6, func() signbytes.Message { y := x6; y.Height = 7; return y }()},
+		"other round":   {p6, func() signbytes.Message { y := x6; y.Round = 1; return y }()},
+		"other chain":   {p6, func() signbytes.Message { y := x6; y.ChainID = "other"; return y }()},
+		"nil block":     {func() signbytes.Message { y := p6; y.BlockID = signbytes.BlockID{}; return y }(), x6},
+		"prevote":       {func() signbytes.Message { y := p6; y.Phase = signbytes.Prevote; return y }(), x6},
+		"two votes":     {p6, p6},
+		"tm2 precommit": {func() signbytes.Message { y := p6; y.Format = signbytes.TM2; return y }(), x6},
 	} {
 		if _, _, err := g.SignWithExtension(ctx, bad[0], bad[1]); !errors.Is(err, signer.ErrInvalidMessage) {
 			t.Fatalf("%s: %v, want ErrInvalidMessage", name, err)
