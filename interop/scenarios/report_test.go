@@ -45,7 +45,7 @@ func find(results []*result, id string) *result {
 	return nil
 }
 
-func report(results []*result, blocks int64) string {
+func report(results []*result, blocks int64, failed []scenario) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# Sign latency on a live gno network\n\n")
 	fmt.Fprintf(&b, "Written by `make scenarios` (interop/scenarios): four gnoland v1.7.1 validators on loopback, "+
@@ -54,7 +54,7 @@ func report(results []*result, blocks int64) string {
 		"the simulated devices sleep their modeled time (real-time mode), so a device's share of a sign is the simulator's model "+
 		"(docs/latency-profiles.md), and everything around it is measured.\n\n", blocks, timeoutCommit)
 	originalTable(&b, results)
-	goals(&b, results)
+	goals(&b, results, failed)
 	overheadTable(&b, results)
 	floorSection(&b, results)
 	chainTable(&b, results)
@@ -211,8 +211,11 @@ func sources(b *strings.Builder) {
 }
 
 // goals checks the issue's goals against what was measured.
-func goals(b *strings.Builder, results []*result) {
+func goals(b *strings.Builder, results []*result, failed []scenario) {
 	fmt.Fprintf(b, "## Goals\n\n")
+	for _, sc := range failed {
+		fmt.Fprintf(b, "- Scenario (%s), %s, did not finish in this run (the test failed; its log says why): its rows are missing or say not run.\n", sc.id, sc.title)
+	}
 	if r := find(results, "c"); r != nil {
 		m := meanOf(voteSigns(r.node[ledgerSim]))
 		fmt.Fprintf(b, "- Ledger through our transport ≤ 535 ms per sign on the live network: %s ms mean (%s).\n", ms(m), yes(m <= 535))

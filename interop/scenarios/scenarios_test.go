@@ -73,19 +73,25 @@ func TestScenarios(t *testing.T) {
 	}
 	t.Setenv(kbPassEnv, "scenario passphrase")
 	var results []*result
+	var failed []scenario
 	for _, sc := range allScenarios {
 		if which != "all" && !contains(strings.Split(which, ","), sc.id) {
 			continue
 		}
-		t.Run(sc.id, func(t *testing.T) { results = append(results, runScenario(t, sc, blocks)) })
+		if !t.Run(sc.id, func(t *testing.T) { results = append(results, runScenario(t, sc, blocks)) }) {
+			failed = append(failed, sc)
+		}
 	}
-	if path := os.Getenv("SK_SCENARIO_REPORT"); path != "" && !t.Failed() {
-		if err := os.WriteFile(path, []byte(report(results, blocks)), 0o644); err != nil {
+	// The report is written even when a scenario failed: it names the
+	// failed ones, and the test still fails.
+	text := report(results, blocks, failed)
+	if path := os.Getenv("SK_SCENARIO_REPORT"); path != "" && len(results) > 0 {
+		if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
 			t.Fatal(err)
 		}
 		t.Logf("wrote %s", path)
 	} else {
-		t.Log("\n" + report(results, blocks))
+		t.Log("\n" + text)
 	}
 }
 
