@@ -91,9 +91,10 @@ func overheadTable(b *strings.Builder, results []*result) {
 	fmt.Fprintf(b, "## The remote signer's overhead\n\n")
 	fmt.Fprintf(b, "The node's view of a sign (log) minus the backend's own sign time (signerkit_backend_sign_duration_seconds), "+
 		"means over every sign; gnokms put its own at ~0.5 ms, the goal is ≤ 0.05 ms. "+
-		"signerkit's share is signerkit_request_duration_seconds minus the backend's; the rest is the socket and the node's client.\n\n")
-	fmt.Fprintf(b, "| scenario | backend | signs | node view (ms) | signerkit request (ms) | backend (ms) | overhead (ms) | of which signerkit (ms) |\n")
-	fmt.Fprintf(b, "|---|---|---:|---:|---:|---:|---:|---:|\n")
+		"signerkit's share is signerkit_request_duration_seconds minus the backend's, split into its state write (the `state` stage: the guard's record written and fdatasync'd) "+
+		"and the rest (decoding, the guard's rules, encoding, metrics); what is not signerkit's is the socket and the node's client.\n\n")
+	fmt.Fprintf(b, "| scenario | backend | signs | node view (ms) | signerkit request (ms) | backend (ms) | overhead (ms) | of which signerkit (ms) | its state write (ms) | its rest (ms) |\n")
+	fmt.Fprintf(b, "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|\n")
 	for _, r := range results {
 		for _, k := range kindsOf(r.sc) {
 			var all []time.Duration
@@ -103,8 +104,12 @@ func overheadTable(b *strings.Builder, results []*result) {
 			d := r.daemons[k]
 			req, be := sumPhases(d.request), sumPhases(d.backend)
 			node := meanOf(all)
-			fmt.Fprintf(b, "| (%s) | %s | %d | %s | %s | %s | %s | %s |\n", r.sc.id, k, len(all), ms(node),
-				ms(meanMS(req)), ms(meanMS(be)), msFine(node-meanMS(be)), msFine(meanMS(req)-meanMS(be)))
+			state := meanMS(d.stages["state/measured"])
+			if k == memState {
+				state = 0 // its state is in memory: no write to time
+			}
+			fmt.Fprintf(b, "| (%s) | %s | %d | %s | %s | %s | %s | %s | %s | %s |\n", r.sc.id, k, len(all), ms(node),
+				ms(meanMS(req)), ms(meanMS(be)), msFine(node-meanMS(be)), msFine(meanMS(req)-meanMS(be)), msFine(state), msFine(meanMS(req)-meanMS(be)-state))
 		}
 	}
 	b.WriteString("\n")
@@ -129,15 +134,15 @@ func msFine(v float64) string {
 func chainTable(b *strings.Builder, results []*result) {
 	fmt.Fprintf(b, "## Blocks\n\n")
 	fmt.Fprintf(b, "From validator 0's block store: the time from one header to the next (BFT time) and each commit's round.\n\n")
-	fmt.Fprintf(b, "| scenario | timeout_commit | heights | block time p50 (ms) | p99 (ms) | decided in round > 0 | wall time |\n|---|---:|---:|---:|---:|---:|---:|\n")
+	fmt.Fprintf(b, "| scenario | timeout_commit | heights | block time p50 (ms) | p99 (ms) | decided in round > 0 | wall time | load average at the end |\n|---|---:|---:|---:|---:|---:|---:|---:|\n")
 	for _, r := range results {
 		c := r.chain
 		share := 0.0
 		if c.heights > 0 {
 			share = float64(c.lateRounds) / float64(c.heights) * 100
 		}
-		fmt.Fprintf(b, "| (%s) %s | %v | %d | %s | %s | %d (%.0f %%) | %v |\n", r.sc.id, r.sc.title, r.sc.commitWait(), c.heights,
-			ms(quantile(c.blockTimes, 0.5)), ms(quantile(c.blockTimes, 0.99)), c.lateRounds, share, r.elapsed.Round(time.Second))
+		fmt.Fprintf(b, "| (%s) %s | %v | %d | %s | %s | %d (%.0f %%) | %v | %s |\n", r.sc.id, r.sc.title, r.sc.commitWait(), c.heights,
+			ms(quantile(c.blockTimes, 0.5)), ms(quantile(c.blockTimes, 0.99)), c.lateRounds, share, r.elapsed.Round(time.Second), r.load)
 	}
 	b.WriteString("\n")
 }

@@ -52,7 +52,8 @@ type result struct {
 	chain   chainStats
 	kill    *killResult
 	fsync   []time.Duration // the disk's fdatasync, probed during the run
-	bcrypt  time.Duration   // one bcrypt alone, for (b)'s floor
+	bcrypt  time.Duration   // one bcrypt's CPU time, for (b)'s floor
+	load    string          // the one-minute load average at the end
 }
 
 // TestScenarios runs the scenarios SK_SCENARIOS names (comma-separated
@@ -174,6 +175,7 @@ func runScenario(t *testing.T, sc scenario, blocks int64) *result {
 		}
 	}
 	res.fsync = stopProbe()
+	res.load = loadAverage()
 	for _, v := range vals {
 		v.node.terminate(t)
 	}
