@@ -160,7 +160,7 @@ multicoord:
 
 ## ha: 1,000 randomized fault schedules against three signers sharing one
 ## state in a real 3-member etcd cluster (guard/etcdstore; make test runs
-## 10). SIGNERKIT_ETCD_SEED reruns a seed.
+## 10). About 70 minutes; SIGNERKIT_ETCD_SEED reruns a seed.
 .PHONY: ha
 ha:
 	SIGNERKIT_REQUIRE_ETCD=1 SIGNERKIT_ETCD_SCHEDULES=1000 $(GO) test -count=1 -timeout 6h -run '^TestCheckerNeverDoubleSigns$$' -v ./guard/etcdstore

@@ -147,6 +147,7 @@ type phaseKey struct{ chain, phase string }
 // phaseMetrics are one chain and phase's backend metrics, resolved once,
 // with the Trace that feeds them (a Trace may serve concurrent calls).
 type phaseMetrics struct {
+	chain   string
 	seconds prometheus.Observer
 	trace   signertrace.Trace
 	mu      sync.Mutex
@@ -171,7 +172,7 @@ func (b *backend) phase(chain, phase string) *phaseMetrics {
 	if pm := b.phases[k]; pm != nil {
 		return pm
 	}
-	pm = &phaseMetrics{seconds: b.m.backendSeconds.WithLabelValues(chain, phase, b.scheme), stages: map[stageSource]prometheus.Observer{}}
+	pm = &phaseMetrics{chain: chain, seconds: b.m.backendSeconds.WithLabelValues(chain, phase, b.scheme), stages: map[stageSource]prometheus.Observer{}}
 	pm.trace.StageDone = func(i signertrace.StageInfo) {
 		ss := stageSource{i.Stage, i.Source}
 		pm.mu.Lock()
@@ -193,22 +194,25 @@ func (b *backend) phase(chain, phase string) *phaseMetrics {
 // under its precommit, as the node asks for both in one request.
 func (b *backend) SignGuarded(ctx context.Context, r *guard.Request) ([]byte, error) {
 	m := r.Message()
+	pm := b.phase(m.ChainID, m.Phase.Vote().String())
+	// The guard's state write after the sign is filed with its stages.
+	r.ReportTo(&pm.trace)
 	// An extension moves no device state: the guard signs one only with
 	// its precommit (SignWithExtension) or right after it, and the
 	// precommit's own sign is the one marked.
-	return b.sign(ctx, m.ChainID, m.Phase.Vote().String(), r.SignBytes(), m.Phase != signbytes.VoteExtension)
+	return b.sign(ctx, pm, r.SignBytes(), m.Phase != signbytes.VoteExtension)
 }
 
 // SignContext signs msg through the current device, filed under no chain
 // and the context's label (signertrace.WithLabel): signs that do not come
 // through a Guard, which none of the daemon's do.
 func (b *backend) SignContext(ctx context.Context, msg []byte) ([]byte, error) {
-	return b.sign(ctx, "", signertrace.LabelFrom(ctx), msg, true)
+	return b.sign(ctx, b.phase("", signertrace.LabelFrom(ctx)), msg, true)
 }
 
-// sign signs msg, marking it in flight (inflight.go) when mark is set and
-// the device keeps a double-sign state of its own.
-func (b *backend) sign(ctx context.Context, chain, phase string, msg []byte, mark bool) ([]byte, error) {
+// sign signs msg, filed under pm, marking it in flight (inflight.go) when
+// mark is set and the device keeps a double-sign state of its own.
+func (b *backend) sign(ctx context.Context, pm *phaseMetrics, msg []byte, mark bool) ([]byte, error) {
 	b.mu.RLock()
 	s := b.cur
 	b.mu.RUnlock()
@@ -217,11 +221,10 @@ func (b *backend) sign(ctx context.Context, chain, phase string, msg []byte, mar
 		b.m.backendErrors.WithLabelValues(b.scheme, "disconnected").Inc()
 		return nil, err
 	}
-	pm := b.phase(chain, phase)
 	b.health.signStarted()
 	var fl *markerSlot
 	if mark && b.ownState {
-		fl = b.inflight.begin(chain, msg)
+		fl = b.inflight.begin(pm.chain, msg)
 	}
 	start := time.Now()
 	sig, err := s.SignContext(signertrace.WithTrace(ctx, &pm.trace), msg)

@@ -285,6 +285,11 @@ func TestMetricsAfterSigning(t *testing.T) {
 		if v := metric(m, "signerkit_sign_stage_duration_seconds_count", "phase", ph, "stage", "sign", "source", "measured"); v != want {
 			t.Errorf("sign_stage_duration_seconds_count{%s,sign,measured} = %v, want %v", ph, v, want)
 		}
+		// Each new vote or proposal is one state write (an extension
+		// writes none).
+		if v := metric(m, "signerkit_sign_stage_duration_seconds_count", "phase", ph, "stage", "state", "source", "measured"); v != float64(n) {
+			t.Errorf("sign_stage_duration_seconds_count{%s,state,measured} = %v, want %d", ph, v, n)
+		}
 		if v := metric(m, "signerkit_backend_sign_duration_seconds_count", "chain", chainID, "phase", ph); v != want {
 			t.Errorf("backend_sign_duration_seconds_count{%s} = %v, want %v", ph, v, want)
 		}

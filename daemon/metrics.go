@@ -63,7 +63,7 @@ func newMetrics(version string) *Metrics {
 	}
 	m.requestSeconds = hist("request_duration_seconds", "Time from a validator request read to its answer written, guard, state sync and backend included (measured).", "chain", "phase", "backend")
 	m.backendSeconds = hist("backend_sign_duration_seconds", "Wall-clock time of the backend's sign (measured).", "chain", "phase", "backend")
-	m.stageSeconds = hist("sign_stage_duration_seconds", "Time per stage of a backend sign as the backend reports it; source is measured (a clock here) or modeled (a simulator's latency profile).", "chain", "phase", "backend", "stage", "source")
+	m.stageSeconds = hist("sign_stage_duration_seconds", "Time per stage of a backend sign as the backend reports it, and of the guard's state write after it (stage state); source is measured (a clock here) or modeled (a simulator's latency profile).", "chain", "phase", "backend", "stage", "source")
 	m.requests = counter("requests_total", "Requests answered, by outcome: signed (a new signature, or a pubkey or ping answered), cached (the guard's stored signature), refused (a RemoteSignerError).", "chain", "phase", "outcome")
 	m.refusals = counter("double_sign_refusals_total", "Signs the guard refused as double signs.", "chain", "phase")
 	m.lastHeight = gauge("last_signed_height", "Height of the last vote or proposal signed.", "chain")

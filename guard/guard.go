@@ -14,6 +14,7 @@ import (
 
 	"github.com/signerkit/signerkit/signbytes"
 	"github.com/signerkit/signerkit/signer"
+	"github.com/signerkit/signerkit/signer/signertrace"
 )
 
 // Config says where a Guard keeps its state and what it accepts.
@@ -348,9 +349,12 @@ func (g *Guard) signLocked(ctx context.Context, c *chain, r *Request, made *[]by
 	}
 	next := record{Seq: cur.Seq + 1, ChainID: m.ChainID, Height: m.Height, Round: m.Round, Step: step,
 		SignBytes: bytes.Clone(msg), Signature: bytes.Clone(sig)}
+	tr := r.stateTrace(ctx)
+	written := tr.Start()
 	if err := g.write(ctx, c, next, m.Phase == signbytes.Precommit && !m.BlockID.IsZero()); err != nil {
 		return Signed{}, err
 	}
+	tr.Measured(signertrace.StageState, written)
 	x.keep(c)
 	return Signed{Signature: sig, SignBytes: bytes.Clone(msg), Timestamp: m.Timestamp}, nil
 }

@@ -6,6 +6,7 @@ import (
 
 	"github.com/signerkit/signerkit/signbytes"
 	"github.com/signerkit/signerkit/signer"
+	"github.com/signerkit/signerkit/signer/signertrace"
 )
 
 // A Request is one vote, proposal or vote extension to sign, parsed once:
@@ -15,8 +16,24 @@ import (
 // request to the Guard's rules and on to the key (RequestSigner), so that
 // nothing on the way parses the bytes again or reads them from a context.
 type Request struct {
-	m   signbytes.Message
-	msg []byte
+	m     signbytes.Message
+	msg   []byte
+	trace *signertrace.Trace
+}
+
+// ReportTo has the Guard report its own stage of r, the durable state
+// write (signertrace.StageState), to t rather than to the context's Trace.
+// A RequestSigner calls it from SignGuarded to file the write beside its
+// own stages.
+func (r *Request) ReportTo(t *signertrace.Trace) { r.trace = t }
+
+// stateTrace is where r's state write is reported: the Trace ReportTo
+// set, or the context's (nil when neither: reports then cost nothing).
+func (r *Request) stateTrace(ctx context.Context) *signertrace.Trace {
+	if r.trace != nil {
+		return r.trace
+	}
+	return signertrace.ContextTrace(ctx)
 }
 
 // Message returns the request's fields.

@@ -1,25 +1,21 @@
 package interop
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"crypto/ed25519"
 	"encoding/hex"
 	"fmt"
-	"io"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
-	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/signerkit/signerkit/inprocess"
+	"github.com/signerkit/signerkit/interop/internal/testbin"
 	"github.com/signerkit/signerkit/keybase"
 	"github.com/signerkit/signerkit/pkcs11"
 	"github.com/signerkit/signerkit/pkcs11/pkcs11test"
@@ -35,56 +31,12 @@ import (
 
 const skChain = "interop-daemon"
 
-var (
-	binsOnce sync.Once
-	binsDir  string
-	binsErr  error
-)
-
 // skBin returns the path of one of the commands: "signerkit", "ledgersim"
-// or "yubihsmsim".
-func skBin(t *testing.T, name string) string {
-	t.Helper()
-	binsOnce.Do(func() {
-		if d := os.Getenv("SIGNERKIT_BIN_DIR"); d != "" {
-			binsDir = d
-			return
-		}
-		if binsDir, binsErr = os.MkdirTemp("", "signerkit-interop-bin-"); binsErr != nil {
-			return
-		}
-		for _, c := range []string{"signerkit", "ledgersim", "yubihsmsim"} {
-			cmd := exec.Command("go", "build", "-o", filepath.Join(binsDir, c), "./cmd/"+c)
-			cmd.Dir = ".."
-			if out, err := cmd.CombinedOutput(); err != nil {
-				binsErr = fmt.Errorf("go build ./cmd/%s: %v\n%s", c, err, out)
-				return
-			}
-		}
-	})
-	if binsErr != nil {
-		t.Fatal(binsErr)
-	}
-	return filepath.Join(binsDir, name)
-}
+// or "yubihsmsim" (testbin.Signerkit).
+func skBin(t *testing.T, name string) string { return testbin.Signerkit(t, name) }
 
 // lockedBuffer collects a process's output.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
+type lockedBuffer = testbin.LockedBuffer
 
 // skProc is a running signerkit.
 type skProc struct {
@@ -167,28 +119,11 @@ func (p *skProc) stop(t *testing.T) {
 // metric returns the value of name{labels…} on /metrics, or -1.
 func (p *skProc) metric(t *testing.T, name string, labels ...string) float64 {
 	t.Helper()
-	resp, err := http.Get(p.metrics + "/metrics")
+	text, err := testbin.Scrape(p.metrics)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	s := bufio.NewScanner(bytes.NewReader(b))
-	for s.Scan() {
-		l := s.Text()
-		if !strings.HasPrefix(l, name+"{") {
-			continue
-		}
-		ok := true
-		for i := 0; i+1 < len(labels); i += 2 {
-			ok = ok && strings.Contains(l, labels[i]+`="`+labels[i+1]+`"`)
-		}
-		if ok {
-			v, _ := strconv.ParseFloat(l[strings.LastIndexByte(l, ' ')+1:], 64)
-			return v
-		}
-	}
-	return -1
+	return testbin.Metric(text, name, labels...)
 }
 
 // waitMetric waits until name{labels…} is want (a request is counted just
@@ -248,37 +183,7 @@ key = %q
 // startSim starts a simulator command and returns the address it prints.
 func startSim(t *testing.T, name string, args ...string) string {
 	t.Helper()
-	cmd := exec.Command(skBin(t, name), args...)
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var stderr lockedBuffer
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
-	})
-	line := make(chan string, 1)
-	go func() {
-		s := bufio.NewScanner(stdout)
-		s.Scan()
-		line <- s.Text()
-		_, _ = io.Copy(io.Discard, stdout)
-	}()
-	select {
-	case l := <-line:
-		if l == "" {
-			t.Fatalf("%s printed no address:\n%s", name, stderr.String())
-		}
-		return l
-	case <-time.After(30 * time.Second):
-		t.Fatalf("%s printed no address:\n%s", name, stderr.String())
-	}
-	return ""
+	return testbin.StartSim(t, skBin(t, name), args...)
 }
 
 // backend is a key behind one of signerkit's backends, ready for a config.

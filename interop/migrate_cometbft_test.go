@@ -8,14 +8,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"reflect"
 	"regexp"
-	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -34,6 +32,7 @@ import (
 	cmttypes "github.com/cometbft/cometbft/types"
 
 	"github.com/signerkit/signerkit/guard/migrate"
+	"github.com/signerkit/signerkit/interop/internal/testbin"
 )
 
 // The migration end to end: a real CometBFT v0.38 node (the cometbft
@@ -65,41 +64,11 @@ func toolBin(t *testing.T, pkg string) string {
 	return b.path
 }
 
-func buildTool(pkg string) (string, error) {
-	ver, err := exec.Command("go", "list", "-f", "{{.Module.Path}}@{{.Module.Version}}", pkg).Output()
-	if err != nil {
-		return "", fmt.Errorf("go list %s: %v", pkg, err)
-	}
-	cache, err := os.UserCacheDir()
-	if err != nil {
-		cache = os.TempDir()
-	}
-	dir := filepath.Join(cache, "signerkit-interop-tools", strings.NewReplacer("/", "_", "@", "_").Replace(strings.TrimSpace(string(ver))))
-	path := filepath.Join(dir, filepath.Base(pkg))
-	if _, err := os.Stat(path); err == nil {
-		return path, nil
-	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return "", err
-	}
-	tmp := fmt.Sprintf("%s.%d.tmp", path, os.Getpid())
-	if out, err := exec.Command("go", "build", "-o", tmp, pkg).CombinedOutput(); err != nil {
-		return "", fmt.Errorf("go build %s: %v\n%s", pkg, err, out)
-	}
-	return path, os.Rename(tmp, path)
-}
+func buildTool(pkg string) (string, error) { return testbin.BuildTool(pkg) }
 
 func cmtBin(t *testing.T) string { return toolBin(t, "github.com/cometbft/cometbft/cmd/cometbft") }
 
-func freePort(t *testing.T) int {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
-}
+func freePort(t *testing.T) int { return testbin.FreePort(t) }
 
 // nodeProc is a node process: cometbft or gnoland.
 type nodeProc struct {
@@ -140,12 +109,7 @@ func startNodeProc(t *testing.T, name string, cmd *exec.Cmd, rpc string) *nodePr
 	return n
 }
 
-func tail(s string, n int) string {
-	if len(s) > n {
-		return s[len(s)-n:]
-	}
-	return s
-}
+func tail(s string, n int) string { return testbin.Tail(s, n) }
 
 // waitHeight waits (bounded) until the node's latest block is at least h.
 func (n *nodeProc) waitHeight(t *testing.T, h int64, within time.Duration) int64 {
@@ -510,19 +474,7 @@ func killMidHeight(t *testing.T, n *nodeProc, stateFile string) {
 
 // walFiles lists a WAL group's files in order: wal.000, wal.001, …, then
 // the head, wal.
-func walFiles(t *testing.T, dir string) []string {
-	t.Helper()
-	files, err := filepath.Glob(filepath.Join(dir, "wal.[0-9]*"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	sort.Strings(files)
-	head := filepath.Join(dir, "wal")
-	if _, err := os.Stat(head); err != nil {
-		t.Fatalf("no WAL in %s: %v", dir, err)
-	}
-	return append(files, head)
-}
+func walFiles(t *testing.T, dir string) []string { return testbin.WALFiles(t, dir) }
 
 func stepWord(s int8) string { return [...]string{"nothing", "proposal", "prevote", "precommit"}[s] }
 

@@ -25,6 +25,7 @@ import (
 	_ "github.com/gnolang/gno/tm2/pkg/db/pebbledb"
 
 	"github.com/signerkit/signerkit/guard/migrate"
+	"github.com/signerkit/signerkit/interop/internal/testbin"
 )
 
 // The migration end to end on gno: a real gnoland v1.7.1 node (the
@@ -42,24 +43,7 @@ func gnolandBin(t *testing.T) string {
 
 // gnoRoot makes a gno root that has the standard libraries and no example
 // packages, so that the node's genesis is made in seconds.
-func gnoRoot(t *testing.T) string {
-	t.Helper()
-	out, err := exec.Command("go", "list", "-m", "-f", "{{.Dir}}", "github.com/gnolang/gno").Output()
-	if err != nil {
-		t.Fatalf("go list -m github.com/gnolang/gno: %v", err)
-	}
-	src := strings.TrimSpace(string(out))
-	root := t.TempDir()
-	for _, d := range []string{"gnovm", "gno.land"} {
-		if err := os.Symlink(filepath.Join(src, d), filepath.Join(root, d)); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := os.Mkdir(filepath.Join(root, "examples"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	return root
-}
+func gnoRoot(t *testing.T) string { return testbin.GnoRoot(t) }
 
 // gnoland runs a gnoland subcommand in home.
 func gnoland(t *testing.T, home string, args ...string) {

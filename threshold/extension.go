@@ -18,7 +18,9 @@ type precommitSigners struct {
 // precommit this coordinator signed, it returns the members that did not
 // make that precommit's shares, which sign leaves out of its first
 // attempt: the extension goes first to the parties that have just signed
-// its precommit. For a precommit it returns the record that signed files
+// its precommit. A party also signs an extension whose precommit it did
+// not see (partyguard.go), so a retry or a hedge may go to the third. For
+// a precommit it returns the record that signed files
 // once the precommit is signed. The map is never nil.
 func (s *Signer) precommitOf(msg []byte) (*precommitSigners, map[*memberState]bool) {
 	others := map[*memberState]bool{}

@@ -339,11 +339,7 @@ func (s *Signer) sign(ctx context.Context, msg []byte, tl *tally) ([]byte, error
 		}()
 		return true, nil
 	}
-	// A vote extension is asked first of the members whose shares made
-	// its precommit (others are left out of the first attempt only): each
-	// of them has just signed that precommit. A party also signs an
-	// extension it did not see the precommit of (partyguard.go), so a
-	// retry or a hedge may go to the third.
+	// A vote extension goes first to its precommit's members (precommitOf).
 	ok, err := launch(others)
 	if !ok && err == nil && len(others) > 0 {
 		ok, err = launch(nil)

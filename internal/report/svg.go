@@ -13,11 +13,12 @@ import (
 // stageColours are the fixed colours of the stages.
 var stageColours = map[string]string{
 	"kdf": "#9467bd", "session": "#8c564b", "transport": "#1f77b4", "stall": "#d62728",
-	"wire": "#ff7f0e", "confirm": "#e377c2", "device": "#2ca02c", "sign": "#17becf", "other": "#c7c7c7",
+	"wire": "#ff7f0e", "confirm": "#e377c2", "device": "#2ca02c", "sign": "#17becf", "state": "#bcbd22",
+	"other": "#c7c7c7",
 }
 
 // stageOrder is the order segments stack in, as a sign happens.
-var stageOrder = []string{"kdf", "session", "stall", "transport", "wire", "confirm", "device", "sign", "other"}
+var stageOrder = []string{"kdf", "session", "stall", "transport", "wire", "confirm", "device", "sign", "state", "other"}
 
 func esc(s string) string {
 	var b strings.Builder

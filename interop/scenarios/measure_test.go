@@ -26,6 +26,7 @@ import (
 	gnoed25519 "github.com/gnolang/gno/tm2/pkg/crypto/ed25519"
 	tm2db "github.com/gnolang/gno/tm2/pkg/db"
 	_ "github.com/gnolang/gno/tm2/pkg/db/pebbledb"
+	"github.com/signerkit/signerkit/interop/internal/testbin"
 )
 
 var phases = []string{"proposal", "prevote", "precommit"}
@@ -112,21 +113,7 @@ func parseNodeLog(t *testing.T, log string) (nodeSigns, map[hr]time.Time) {
 }
 
 // walFiles are the WAL's files, oldest first (wal.000 … then wal).
-func walFiles(t *testing.T, dir string) []string {
-	t.Helper()
-	fs, err := filepath.Glob(filepath.Join(dir, "wal*"))
-	if err != nil || len(fs) == 0 {
-		t.Fatalf("no WAL in %s (%v)", dir, err)
-	}
-	sort.Slice(fs, func(i, j int) bool {
-		bi, bj := filepath.Base(fs[i]), filepath.Base(fs[j])
-		if (bi == "wal") != (bj == "wal") {
-			return bj == "wal"
-		}
-		return bi < bj
-	})
-	return fs
-}
+func walFiles(t *testing.T, dir string) []string { return testbin.WALFiles(t, dir) }
 
 // walProposals returns the timestamps of the proposals in a node's WAL
 // (its own and its peers'), by height/round.
@@ -361,15 +348,4 @@ func ms(v float64) string {
 }
 
 // sumMetric adds up every series of a counter or gauge.
-func sumMetric(text, name string) float64 {
-	var sum float64
-	for _, l := range strings.Split(text, "\n") {
-		if !strings.HasPrefix(l, name+"{") && !strings.HasPrefix(l, name+" ") {
-			continue
-		}
-		if v, err := strconv.ParseFloat(l[strings.LastIndexByte(l, ' ')+1:], 64); err == nil {
-			sum += v
-		}
-	}
-	return sum
-}
+func sumMetric(text, name string) float64 { return testbin.SumMetric(text, name) }

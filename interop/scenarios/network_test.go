@@ -25,6 +25,7 @@ import (
 	p2ptypes "github.com/gnolang/gno/tm2/pkg/p2p/types"
 
 	"github.com/signerkit/signerkit/inprocess"
+	"github.com/signerkit/signerkit/interop/internal/testbin"
 	"github.com/signerkit/signerkit/keybase"
 	"github.com/signerkit/signerkit/signer"
 )
@@ -115,7 +116,7 @@ func writeGenesis(t *testing.T, vals []*validator) string {
 }
 
 // configureNode writes the node's config.toml and node key.
-func configureNode(t *testing.T, v *validator) {
+func configureNode(t *testing.T, v *validator, commit time.Duration) {
 	t.Helper()
 	cfg, err := bftcfg.LoadOrMakeConfigWithOptions(v.home)
 	if err != nil {
@@ -131,7 +132,7 @@ func configureNode(t *testing.T, v *validator) {
 	cfg.P2P.ListenAddress = fmt.Sprintf("tcp://127.0.0.1:%d", v.p2p)
 	cfg.P2P.FlushThrottleTimeout = 10 * time.Millisecond
 	cfg.P2P.AllowDuplicateIP = true // four nodes on 127.0.0.1
-	cfg.Consensus.TimeoutCommit = timeoutCommit
+	cfg.Consensus.TimeoutCommit = commit
 	if v.protocol == "tm2-remote" {
 		cfg.Consensus.PrivValidator.RemoteSigner.ServerAddress = "unix://" + v.sock
 	} else {
@@ -213,6 +214,10 @@ func keyURI(t *testing.T, v *validator, dir string) string {
 // configureDaemon writes the validator's signerkit.toml and its state.
 func configureDaemon(t *testing.T, v *validator) {
 	t.Helper()
+	if isFloor(v.kind) { // floor_test.go: this binary, no config
+		v.env = floorEnvOf(v)
+		return
+	}
 	dir := t.TempDir()
 	uri := keyURI(t, v, dir)
 	if err := os.Mkdir(filepath.Join(dir, "state"), 0o700); err != nil {
@@ -245,6 +250,9 @@ var metricsLine = regexp.MustCompile(`msg=metrics url=(http://[0-9.:]+)/metrics`
 func startDaemon(t *testing.T, v *validator) {
 	t.Helper()
 	cmd := exec.Command(skCommand(t, "signerkit"), "start", "-config", v.skCfg)
+	if isFloor(v.kind) {
+		cmd = exec.Command(os.Args[0])
+	}
 	cmd.Env = append(os.Environ(), v.env...)
 	v.daemon = start(t, fmt.Sprintf("signerkit %d", v.idx), cmd)
 	deadline := time.Now().Add(30 * time.Second)
@@ -268,23 +276,7 @@ func startNode(t *testing.T, v *validator, root, genesis string) {
 
 // gnoRootDir is a gno root with the standard libraries and no example
 // packages, so that genesis takes seconds.
-func gnoRootDir(t *testing.T) string {
-	t.Helper()
-	out, err := exec.Command("go", "list", "-m", "-f", "{{.Dir}}", "github.com/gnolang/gno").Output()
-	if err != nil {
-		t.Fatalf("go list -m github.com/gnolang/gno: %v", err)
-	}
-	src, root := strings.TrimSpace(string(out)), t.TempDir()
-	for _, d := range []string{"gnovm", "gno.land"} {
-		if err := os.Symlink(filepath.Join(src, d), filepath.Join(root, d)); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := os.Mkdir(filepath.Join(root, "examples"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	return root
-}
+func gnoRootDir(t *testing.T) string { return testbin.GnoRoot(t) }
 
 // height is the node's latest block height from its RPC /status, or -1.
 func height(rpc string) int64 {

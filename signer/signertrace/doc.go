@@ -4,8 +4,9 @@
 // A Trace carried by a context (WithTrace) receives each stage of a sign —
 // kdf, session, transport, stall, wire, confirm, device, sign — with its
 // duration and whether a clock measured it or a simulator's latency
-// profile modeled it, plus counters such as APDUs and bytes on the wire.
-// Every signerkit backend reports to the Trace of the context it signs
+// profile modeled it, plus counters such as APDUs and bytes on the wire;
+// and, from package guard rather than a backend, state: the durable write
+// of the signed step that follows a sign. Every signerkit backend reports to the Trace of the context it signs
 // with (ContextTrace); with none attached, reporting a stage costs a
 // context lookup and a nil check (BenchmarkTraceOverhead).
 //

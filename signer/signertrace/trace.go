@@ -39,15 +39,20 @@ const (
 	StageDevice
 	// StageSign: signing on the host CPU.
 	StageSign
+	// StageState: the double-sign guard's durable write of the signed
+	// step (package guard: the record written and fdatasync'd) after the
+	// key signed. It is not a backend's stage: the guard reports it, to a
+	// Trace a guard.RequestSigner gave the request or else the context's.
+	StageState
 
 	numStages = iota + 1
 )
 
-var stageNames = [numStages]string{"", "kdf", "session", "transport", "stall", "wire", "confirm", "device", "sign"}
+var stageNames = [numStages]string{"", "kdf", "session", "transport", "stall", "wire", "confirm", "device", "sign", "state"}
 
 // Stages lists every stage in order.
 func Stages() []Stage {
-	return []Stage{StageKDF, StageSession, StageTransport, StageStall, StageWire, StageConfirm, StageDevice, StageSign}
+	return []Stage{StageKDF, StageSession, StageTransport, StageStall, StageWire, StageConfirm, StageDevice, StageSign, StageState}
 }
 
 // String returns the stage's name as used in metric units ("kdf",

@@ -76,7 +76,7 @@ func TestNames(t *testing.T) {
 	for _, s := range signertrace.Stages() {
 		names = append(names, s.String())
 	}
-	if got, want := strings.Join(names, ","), "kdf,session,transport,stall,wire,confirm,device,sign"; got != want {
+	if got, want := strings.Join(names, ","), "kdf,session,transport,stall,wire,confirm,device,sign,state"; got != want {
 		t.Errorf("stages = %s, want %s", got, want)
 	}
 	names = names[:0]
