@@ -526,13 +526,24 @@ func (s *Signer) attempt(ctx context.Context, a *attempt, msg []byte, tl *tally)
 	// The requests outlive the sign that made them, up to the party
 	// timeout (or Close): a late answer still measures its party. A far
 	// party that a hedge overtook would otherwise stay unmeasured, sort as
-	// the fastest, and be asked, and hedged away, on every sign.
+	// the fastest, and be asked, and hedged away, on every sign. They
+	// outlive the attempt too, which returns at the first failure: the
+	// last request to end ends pctx. Cancelled, a request already sent
+	// would have its pair released, and the release may reach the party
+	// before the request, which it then refuses as asking for a used pair.
 	pctx, cancel := context.WithTimeout(s.ctx, s.timeout)
-	defer cancel()
+	var left atomic.Int32
+	left.Store(int32(len(a.set)))
+	ended := func() {
+		if left.Add(-1) == 0 {
+			cancel()
+		}
+	}
 	for i, m := range a.set {
 		s.reqs.Add(1) // the attempt's own count is held: never at zero
 		go func() {
 			defer s.reqs.Done()
+			defer ended()
 			start := time.Now()
 			if m.remote != nil {
 				tl.roundTrips.Add(1)
