@@ -41,6 +41,13 @@ func TestBadCommitmentsParty(t *testing.T) {
 	cfg.Log = slog.New(slog.NewTextHandler(&log, nil))
 	s := newSigner(t, cfg)
 	mustSign(t, s, []byte("all honest"))
+	// Every pair of party 2's pool is in its nonce file when it stops (a
+	// loaded machine may still be filling the pool), so every one lies.
+	for deadline := time.Now().Add(20 * time.Second); stats(s, 2).Pool < cfg.PoolSize-1; time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("party 2's pool did not fill: %+v", stats(s, 2))
+		}
+	}
 	c.Stop(2)
 	if n := swapFreshNonces(t, dirs[2]); n == 0 {
 		t.Fatal("party 2's nonce file has no fresh pair")
