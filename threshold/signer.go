@@ -384,14 +384,7 @@ func (s *Signer) sign(ctx context.Context, msg []byte, tl *tally) ([]byte, error
 			hedge = nil
 			// Ask another set without the members that have not
 			// answered, if there are enough others.
-			a := pending[len(pending)-1]
-			slow := map[*memberState]bool{}
-			for i, m := range a.set {
-				if !a.answered[i].Load() {
-					slow[m] = true
-				}
-			}
-			launch(slow)
+			launch(pending[len(pending)-1].unanswered())
 		case <-s.ctx.Done():
 			return nil, fmt.Errorf("threshold: %w", signer.ErrClosed)
 		case <-ctx.Done():
@@ -420,6 +413,17 @@ type attempt struct {
 	set      []*memberState
 	pres     []frost.Presigned
 	answered []atomic.Bool
+}
+
+// unanswered returns the members of a.set that have not answered yet.
+func (a *attempt) unanswered() map[*memberState]bool {
+	slow := map[*memberState]bool{}
+	for i, m := range a.set {
+		if !a.answered[i].Load() {
+			slow[m] = true
+		}
+	}
+	return slow
 }
 
 // choose takes one commitment from the pools of t signers that are not
@@ -513,43 +517,29 @@ func (s *Signer) attempt(ctx context.Context, a *attempt, msg []byte, tl *tally)
 		list[i] = p.Commitments
 	}
 	frost.SortCommitments(list)
-	type answer struct {
-		i     int
-		share frost.SignatureShare
-		err   error
-	}
-	answers := make(chan answer, len(a.set))
+	answers := make(chan shareAnswer, len(a.set))
 	// The requests outlive the sign that made them, up to the party
 	// timeout (or Close): a late answer still measures its party. A far
 	// party that a hedge overtook would otherwise stay unmeasured, sort as
-	// the fastest, and be asked, and hedged away, on every sign.
+	// the fastest, and be asked, and hedged away, on every sign. They
+	// outlive the attempt too, which returns at the first failure: the
+	// last request to end ends pctx. Cancelled, a request already sent
+	// would have its pair released, and the release may reach the party
+	// before the request, which it then refuses as asking for a used pair.
 	pctx, cancel := context.WithTimeout(s.ctx, s.timeout)
-	defer cancel()
-	for i, m := range a.set {
+	var left atomic.Int32
+	left.Store(int32(len(a.set)))
+	ended := func() {
+		if left.Add(-1) == 0 {
+			cancel()
+		}
+	}
+	for i := range a.set {
 		s.reqs.Add(1) // the attempt's own count is held: never at zero
 		go func() {
 			defer s.reqs.Done()
-			start := time.Now()
-			if m.remote != nil {
-				tl.roundTrips.Add(1)
-				tl.bytesOut.Add(int64(frameHeaderSize + 9 + (len(list)-1)*frost.SigningCommitmentsSize + len(msg)))
-			}
-			sh, err := m.m.share(pctx, a.pres[i].Handle, list, msg)
-			if err != nil && !errors.Is(err, frost.ErrNonceUsed) {
-				// The pair may still be fresh at the party (the request
-				// never reached it, or was refused before the nonce was
-				// touched): have it discarded, or its slot stays taken.
-				s.releaseLater(m, a.pres[i].Handle)
-			}
-			m.unbusy(a.pres[i].Handle)
-			if err == nil {
-				a.answered[i].Store(true)
-				if m.remote != nil {
-					tl.bytesIn.Add(frameHeaderSize + frost.ScalarSize)
-				}
-				s.sawRTT(m, time.Since(start))
-			}
-			answers <- answer{i, sh, err}
+			defer ended()
+			answers <- s.askShare(pctx, a, i, list, msg, tl)
 		}()
 	}
 	// The binding factors, group commitment and challenge need no shares:
@@ -597,6 +587,40 @@ func (s *Signer) attempt(ctx context.Context, a *attempt, msg []byte, tl *tally)
 		return attemptResult{err: err}
 	}
 	return attemptResult{sig: sig, set: a.set}
+}
+
+// shareAnswer is member i's answer to an attempt's share request.
+type shareAnswer struct {
+	i     int
+	share frost.SignatureShare
+	err   error
+}
+
+// askShare asks member i of a.set for its share of msg, with list the
+// attempt's commitments, and measures it.
+func (s *Signer) askShare(ctx context.Context, a *attempt, i int, list []frost.SigningCommitments, msg []byte, tl *tally) shareAnswer {
+	m := a.set[i]
+	start := time.Now()
+	if m.remote != nil {
+		tl.roundTrips.Add(1)
+		tl.bytesOut.Add(int64(frameHeaderSize + 9 + (len(list)-1)*frost.SigningCommitmentsSize + len(msg)))
+	}
+	sh, err := m.m.share(ctx, a.pres[i].Handle, list, msg)
+	if err != nil && !errors.Is(err, frost.ErrNonceUsed) {
+		// The pair may still be fresh at the party (the request never
+		// reached it, or was refused before the nonce was touched): have
+		// it discarded, or its slot stays taken.
+		s.releaseLater(m, a.pres[i].Handle)
+	}
+	m.unbusy(a.pres[i].Handle)
+	if err == nil {
+		a.answered[i].Store(true)
+		if m.remote != nil {
+			tl.bytesIn.Add(frameHeaderSize + frost.ScalarSize)
+		}
+		s.sawRTT(m, time.Since(start))
+	}
+	return shareAnswer{i, sh, err}
 }
 
 // shareFailed is the outcome of an attempt in which m's share request
