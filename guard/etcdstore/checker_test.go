@@ -212,8 +212,10 @@ func (f *fleet) fault(rng *rand.Rand, mu *sync.Mutex) string {
 // cluster, with 2 validator sides asking every live signer at once for
 // votes on different blocks. Safety: no height/round/step ever gets two
 // different messages signed (every signature verified with
-// crypto/ed25519). Liveness: after each schedule, with the faults ended,
-// a signer signs again within 2 s (resumeBound). SIGNERKIT_ETCD_SCHEDULES sets the number
+// crypto/ed25519). Liveness, twice per schedule, within 2 s
+// (resumeBound): in its middle, with one member still down (a majority
+// up) and one signer alive, that signer signs (midCheck); and at its end,
+// with the faults ended, a signer signs again. SIGNERKIT_ETCD_SCHEDULES sets the number
 // of schedules (make ha: 1,000); SIGNERKIT_ETCD_SEED the first seed.
 func TestCheckerNeverDoubleSigns(t *testing.T) {
 	n := 10
@@ -231,12 +233,12 @@ func TestCheckerNeverDoubleSigns(t *testing.T) {
 	f := newFleet(t, 3)
 	pub := signertest.NewFake(42).Public().(ed25519.PublicKey)
 	signed := map[string][]byte{}
-	var total, refusals, worst = 0, 0, time.Duration(0)
+	var total, refusals, worst, worstMid = 0, 0, time.Duration(0), time.Duration(0)
 	start := time.Now()
 	for k := range n {
 		seed := seed0 + uint64(k)
-		s, r, live := f.schedule(seed, pub, signed)
-		total, refusals, worst = total+s, refusals+r, max(worst, live)
+		s, r, live, mid := f.schedule(seed, pub, signed)
+		total, refusals, worst, worstMid = total+s, refusals+r, max(worst, live), max(worstMid, mid)
 		if t.Failed() {
 			t.Fatalf("schedule seed %d failed", seed)
 		}
@@ -244,13 +246,14 @@ func TestCheckerNeverDoubleSigns(t *testing.T) {
 			t.Logf("%d schedules done in %v", k+1, time.Since(start).Round(time.Second))
 		}
 	}
-	t.Logf("%d schedules in %v: %d signatures released, %d refusals, 0 conflicts; slowest resume %v",
-		n, time.Since(start).Round(time.Second), total, refusals, worst)
+	t.Logf("%d schedules in %v: %d signatures released, %d refusals, 0 conflicts; slowest resume %v (faults healed), %v (one member down, one signer)",
+		n, time.Since(start).Round(time.Second), total, refusals, worst, worstMid)
 }
 
 // schedule runs one schedule and returns the signatures released, the
-// requests refused and how long signing took to resume.
-func (f *fleet) schedule(seed uint64, pub ed25519.PublicKey, signed map[string][]byte) (int, int, time.Duration) {
+// requests refused and how long signing took to resume, once the faults
+// ended and in the middle check.
+func (f *fleet) schedule(seed uint64, pub ed25519.PublicKey, signed map[string][]byte) (int, int, time.Duration, time.Duration) {
 	t := f.t
 	rng := rand.New(rand.NewPCG(seed, 1))
 	chain := fmt.Sprintf("s%d", seed)
@@ -302,6 +305,8 @@ func (f *fleet) schedule(seed uint64, pub ed25519.PublicKey, signed map[string][
 		signed[k] = r.signBytes
 	}
 	heights := 2 + rng.IntN(4)
+	mrng := rand.New(rand.NewPCG(seed, 3))
+	midH, mid := int64(1+mrng.IntN(heights)), time.Duration(0)
 	for h := int64(1); h <= int64(heights); h++ {
 		for round := int64(0); round <= int64(rng.IntN(2)); round++ {
 			for _, ph := range []signbytes.Phase{signbytes.Proposal, signbytes.Prevote, signbytes.Precommit} {
@@ -330,11 +335,61 @@ func (f *fleet) schedule(seed uint64, pub ed25519.PublicKey, signed map[string][
 				wg.Wait()
 			}
 		}
+		if h == midH {
+			mu.Lock()
+			what := f.degrade(mrng)
+			fmu.Lock()
+			faults = append(faults, what)
+			fmu.Unlock()
+			mid = f.resume(seed, chain, h, midRound, f.alive(), check, what)
+			mu.Unlock()
+		}
 	}
 	close(done)
 	fwg.Wait()
 	f.heal()
-	return released, refused, f.resume(seed, chain, heights+1, check)
+	return released, refused, f.resume(seed, chain, int64(heights+1), 0, 0, check, "faults healed"), mid
+}
+
+// midRound is the round of the middle check's vote: above every round a
+// schedule asks for at its height, below the next height.
+const midRound = 50
+
+// degrade sets the middle check's world, faults paused (the caller holds
+// the schedule's lock): one member killed and the others running (a
+// majority up, a leader elected), and exactly one signer alive, with its
+// links to the running members passing. The other signers are SIGKILLed
+// and their links are left as the faults made them. It returns what it
+// did.
+func (f *fleet) degrade(rng *rand.Rand) string {
+	down, s := rng.IntN(len(f.c.Members)), rng.IntN(len(f.procs))
+	for i := range f.c.Members {
+		if i == down {
+			f.c.Kill(i)
+		} else {
+			f.c.Restart(i)
+			f.proxies[s][i].Pass()
+		}
+	}
+	for i := range f.procs {
+		if i != s {
+			f.kill(i)
+		}
+	}
+	f.c.WaitLeader(30 * time.Second)
+	f.start(s)
+	return fmt.Sprintf("middle check: member %d down, signer %d alone", down, s)
+}
+
+// alive returns the index of the first live signer.
+func (f *fleet) alive() int {
+	for i, p := range f.procs {
+		if p != nil {
+			return i
+		}
+	}
+	f.t.Fatal("no live signer")
+	return -1
 }
 
 // resumeBound is the liveness bound: 2 s, the requirement, in make ha
@@ -347,13 +402,14 @@ func resumeBound() time.Duration {
 	return 10 * time.Second
 }
 
-// resume measures how long, once the faults end, a signer takes to sign a
-// new height; more than resumeBound fails the test.
-func (f *fleet) resume(seed uint64, chain string, h int, check func(result)) time.Duration {
+// resume measures how long signer i takes to sign a prevote at height h
+// and round r, above every vote asked for before; more than resumeBound
+// fails the test. when says in what world (for the failure's message).
+func (f *fleet) resume(seed uint64, chain string, h, round int64, i int, check func(result), when string) time.Duration {
 	start, bound := time.Now(), resumeBound()
-	b := checkerVote(f.t, chain, signbytes.Prevote, int64(h), 0, 1)
+	b := checkerVote(f.t, chain, signbytes.Prevote, h, round, 1)
 	for {
-		r, ok := f.ask(f.procs[0], b, 2*time.Second)
+		r, ok := f.ask(f.procs[i], b, 2*time.Second)
 		if ok {
 			check(r)
 		}
@@ -361,7 +417,7 @@ func (f *fleet) resume(seed uint64, chain string, h int, check func(result)) tim
 			return time.Since(start)
 		}
 		if time.Since(start) > bound {
-			f.t.Errorf("seed %d: no signature within %v of the faults ending (%v)", seed, bound, r.err)
+			f.t.Errorf("seed %d: no signature within %v (%s): %v", seed, bound, when, r.err)
 			return time.Since(start)
 		}
 		time.Sleep(20 * time.Millisecond)
