@@ -173,10 +173,24 @@ func (d *Daemon) openKeys(ctx context.Context, open OpenFunc, opts Options) erro
 }
 
 // checkState refuses a chain without state, and a key other than the one
-// its state was made with.
+// its state was made with. A shared state that etcd cannot give now (a
+// *guard.StoreError within the chain's sign_timeout) is checked later,
+// before the chain's first signature (sharedStore.Load): the daemon starts
+// and refuses the chain's signs meanwhile.
 func (d *Daemon) checkState(ctx context.Context, ch ChainConfig) error {
 	g := d.gs[ch.Key]
+	if d.shared != nil {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, signTimeoutOf(ch))
+		defer cancel()
+	}
 	st, err := g.State(ctx, ch.ID)
+	if d.shared != nil && errors.As(err, new(*guard.StoreError)) {
+		d.shared.checkLater(ch.ID, func(st guard.State) error { return d.adoptState(ch, st) })
+		d.log.Warn("shared double-sign state unavailable at start: starting, refusing this chain's signs until etcd answers and the state is checked",
+			"chain", ch.ID, "state", d.shared.Name(), "err", err)
+		return nil
+	}
 	if errors.Is(err, guard.ErrNoState) {
 		return fmt.Errorf("signerkit: chain %q has no double-sign state in %s; refusing to start from nothing. "+
 			"Run `signerkit state init -config %s -chain %s -height H`, H being one more than the last height any earlier signer of this key may have signed (1 for a new chain)",
@@ -189,6 +203,13 @@ func (d *Daemon) checkState(ctx context.Context, ch ChainConfig) error {
 	if err != nil {
 		return fmt.Errorf("signerkit: chain %q: %w", ch.ID, err)
 	}
+	return d.adoptState(ch, st)
+}
+
+// adoptState checks that ch's key made the last signature in its state
+// st, binds the chain to the key in state_dir, and shows st's height in
+// the metrics.
+func (d *Daemon) adoptState(ch ChainConfig, st guard.State) error {
 	pub := d.keys[ch.Key].pub
 	if st.Signature != nil && !ed25519.Verify(pub, st.SignBytes, st.Signature) {
 		return fmt.Errorf("signerkit: chain %q: the key %s (public key ed25519:%x) did not make the last signature in the state: "+

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -41,11 +42,59 @@ func (s *sharedMetrics) collectors() []prometheus.Collector {
 type sharedStore struct {
 	*etcdstore.Store
 	m *sharedMetrics
+
+	mu sync.Mutex
+	// later holds the chains whose state could not be read when the
+	// daemon started, each with its start check (Daemon.adoptState), run
+	// on the first state Load gives: until it passes, Load fails and the
+	// guard refuses the chain's signs.
+	later map[string]func(guard.State) error
+}
+
+// checkLater defers chainID's start check to its first Load.
+func (s *sharedStore) checkLater(chainID string, check func(guard.State) error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.later == nil {
+		s.later = map[string]func(guard.State) error{}
+	}
+	s.later[chainID] = check
+}
+
+// settle runs chainID's deferred start check, if any, on st.
+func (s *sharedStore) settle(chainID string, st guard.State) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	check := s.later[chainID]
+	if check == nil {
+		return nil
+	}
+	if err := check(st); err != nil {
+		return err
+	}
+	delete(s.later, chainID)
+	return nil
+}
+
+// unchecked reports whether chainID's start check is still to run.
+func (s *sharedStore) unchecked(chainID string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.later[chainID] != nil
+}
+
+// signTimeoutOf is ch's sign_timeout, its default applied: the bound of
+// its state's read at start.
+func signTimeoutOf(ch ChainConfig) time.Duration {
+	if ch.SignTimeout > 0 {
+		return ch.SignTimeout
+	}
+	return DefaultSignTimeout
 }
 
 // openSharedState opens cfg.State, when set, and zeroes its metrics. It
-// does not contact etcd: a cluster down at start makes the chains' state
-// checks fail, as a missing state would.
+// does not contact etcd: a cluster that does not answer at start defers
+// the chains' state checks (checkState) to their first read.
 func (d *Daemon) openSharedState() error {
 	if d.cfg.State == "" {
 		return nil
@@ -81,11 +130,18 @@ func (s *sharedStore) observe(op string, start time.Time, err error) {
 	s.m.up.Set(1)
 }
 
-// Load is etcdstore.Store.Load, measured.
+// Load is etcdstore.Store.Load, measured, and the chain's deferred start
+// check (checkLater) when it has one: a state that fails it is not given
+// to the guard.
 func (s *sharedStore) Load(ctx context.Context, chainID string) (guard.State, uint64, error) {
 	start := time.Now()
 	st, v, err := s.Store.Load(ctx, chainID)
 	s.observe("load", start, err)
+	if err == nil && v != 0 {
+		if err := s.settle(chainID, st); err != nil {
+			return guard.State{}, 0, err
+		}
+	}
 	return st, v, err
 }
 
@@ -110,6 +166,15 @@ func (d *Daemon) sharedReady(ctx context.Context) (bool, string) {
 	d.shared.observe("load", start, err)
 	if err != nil {
 		return false, fmt.Sprintf("shared double-sign state %s unavailable: %v", d.shared.Name(), err)
+	}
+	for _, ch := range d.cfg.Chains {
+		if !d.shared.unchecked(ch.ID) {
+			continue
+		}
+		// A read through the guard runs the start check (Load).
+		if _, err := d.gs[ch.Key].State(ctx, ch.ID); err != nil || d.shared.unchecked(ch.ID) {
+			return false, fmt.Sprintf("chain %s: shared double-sign state %s not checked since the start: %v", ch.ID, d.shared.Name(), err)
+		}
 	}
 	return true, ""
 }

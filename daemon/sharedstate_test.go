@@ -26,11 +26,7 @@ import (
 // itself.
 func TestSharedStateActiveActive(t *testing.T) {
 	c := etcdtest.Start(t, 3)
-	var hosts []string
-	for _, m := range c.Members {
-		hosts = append(hosts, m.ClientAddr)
-	}
-	state := fmt.Sprintf("etcd://%s/signerkit/daemon-test?ca=%s&cert=%s&key=%s", strings.Join(hosts, ","), c.PKI.CA, c.PKI.ClientCert, c.PKI.ClientKey)
+	state := stateURL(c, "/signerkit/daemon-test")
 	keyDir := t.TempDir()
 	keyPath, pub := writeKey(t, keyDir, 21)
 	var fs []*fixture

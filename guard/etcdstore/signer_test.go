@@ -1,19 +1,16 @@
 package etcdstore_test
 
 import (
-	"bufio"
 	"context"
-	"encoding/hex"
 	"fmt"
+	"log/slog"
 	"os"
-	"strconv"
-	"strings"
-	"sync"
+	"path/filepath"
 	"testing"
 	"time"
 
-	"github.com/signerkit/signerkit/guard"
-	"github.com/signerkit/signerkit/guard/etcdstore"
+	"github.com/signerkit/signerkit/daemon"
+	"github.com/signerkit/signerkit/signer"
 	"github.com/signerkit/signerkit/signer/signertest"
 )
 
@@ -26,52 +23,48 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
-// signerMain is a signer process of the checker: a Guard on the state in
-// etcd (endpoints SK_EPS through its own proxies, TLS files SK_CA,
-// SK_CERT, SK_KEY) over the shared key, serving lines "id hex(sign bytes)"
-// read from stdin with "id ok hex(sign bytes) hex(signature)" or "id err
-// message" on stdout, each sign within SK_DEADLINE.
+// checkerChain is the chain the checker's signers sign for.
+const checkerChain = "checker"
+
+// signerConfig is the daemon configuration of a checker's signer: the
+// shared key's chain on state (etcd), tm2-remote on the unix socket sock,
+// each sign within deadline.
+func signerConfig(stateDir, state, sock string, deadline time.Duration) *daemon.Config {
+	return &daemon.Config{StateDir: stateDir, State: state, ShutdownGrace: time.Second, Chains: []daemon.ChainConfig{{
+		ID: checkerChain, Protocol: daemon.ProtocolTM2Remote, Key: "fake:42", SignTimeout: deadline,
+		Validators: []daemon.ValidatorConfig{{Addr: "unix://" + sock}},
+	}}}
+}
+
+// signerMain is a signer process of the checker: a signerkit daemon
+// (daemon.New, its privval server, guard and shared state) with state
+// SK_STATE (etcd through this signer's own proxies), state directory
+// SK_DIR and the shared key (signertest.NewFake(42)), serving tm2-remote
+// on the unix socket SK_SOCK, each sign within SK_DEADLINE. It prints
+// "ready" once the socket listens, and runs until killed.
 func signerMain() int {
-	tlsCfg, err := etcdstore.TLSFiles(os.Getenv("SK_CA"), os.Getenv("SK_CERT"), os.Getenv("SK_KEY"))
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 2
-	}
-	s, err := etcdstore.New(etcdstore.Config{Endpoints: strings.Split(os.Getenv("SK_EPS"), ","), Prefix: "/checker",
-		TLS: tlsCfg, AttemptTimeout: 300 * time.Millisecond, Pause: 20 * time.Millisecond})
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 2
-	}
-	g, err := guard.New(signertest.NewFake(42), guard.Config{Store: s, AutoInit: true})
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 2
-	}
 	deadline, _ := time.ParseDuration(os.Getenv("SK_DEADLINE"))
-	var mu sync.Mutex
-	out := bufio.NewWriter(os.Stdout)
-	in := bufio.NewScanner(os.Stdin)
-	in.Buffer(make([]byte, 1<<16), 1<<16)
-	for in.Scan() {
-		id, hx, _ := strings.Cut(in.Text(), " ")
-		b, err := hex.DecodeString(hx)
-		if err != nil {
-			return 2
-		}
-		go func() {
-			ctx, cancel := context.WithTimeout(context.Background(), deadline)
-			defer cancel()
-			r, err := g.SignBytes(ctx, b)
-			mu.Lock()
-			defer mu.Unlock()
-			if err != nil {
-				fmt.Fprintf(out, "%s err %s\n", id, strconv.Quote(err.Error()))
-			} else {
-				fmt.Fprintf(out, "%s ok %x %x\n", id, r.SignBytes, r.Signature)
-			}
-			out.Flush()
-		}()
+	cfg := signerConfig(os.Getenv("SK_DIR"), os.Getenv("SK_STATE"), os.Getenv("SK_SOCK"), deadline)
+	open := func(context.Context, string) (signer.Signer, error) { return signertest.NewFake(42), nil }
+	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError}))
+	d, err := daemon.New(context.Background(), cfg, daemon.Options{Open: open, Logger: log})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 2
+	}
+	fmt.Println("ready")
+	if err := d.Run(context.Background()); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 2
 	}
 	return 0
+}
+
+// socketIn returns a fresh unix socket path in dir.
+func socketIn(dir string) string {
+	d, err := os.MkdirTemp(dir, "s")
+	if err != nil {
+		panic(err)
+	}
+	return filepath.Join(d, "s")
 }
