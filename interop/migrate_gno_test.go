@@ -79,22 +79,7 @@ func TestMigrateGnoNode(t *testing.T) {
 
 func migrateGno(t *testing.T, kill bool) {
 	root := gnoRoot(t)
-	home := t.TempDir()
-	data := filepath.Join(home, "gnoland-data")
-	cfg := filepath.Join(data, "config", "config.toml")
-	gnoland(t, home, "config", "init", "-config-path", cfg)
-	rpc := fmt.Sprintf("127.0.0.1:%d", freePort(t))
-	if err := os.WriteFile(filepath.Join(home, "rpc"), []byte(rpc), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	for _, kv := range [][2]string{
-		{"consensus.timeout_commit", "100ms"},
-		{"rpc.laddr", "tcp://" + rpc},
-		{"p2p.laddr", fmt.Sprintf("tcp://127.0.0.1:%d", freePort(t))},
-	} {
-		gnoland(t, home, "config", "set", "-config-path", cfg, kv[0], kv[1])
-	}
-	gnoland(t, home, "secrets", "init", "-data-dir", filepath.Join(data, "secrets"))
+	home, data, cfg := initGnoHome(t)
 	keyFile := filepath.Join(data, "secrets", "priv_validator_key.json")
 	stateFile := filepath.Join(data, "secrets", "priv_validator_state.json")
 
@@ -292,4 +277,29 @@ func gnoWALVote(m *walm.TimedWALMessage) *gnotypes.Vote {
 		return vm.Vote
 	}
 	return nil
+}
+
+// initGnoHome makes a gnoland node home for one validator: its config
+// (100 ms blocks, RPC and P2P on free loopback ports, the RPC address
+// kept in home/rpc) and its secrets. It returns the home, its data
+// directory and the config file.
+func initGnoHome(t *testing.T) (home, data, cfg string) {
+	t.Helper()
+	home = t.TempDir()
+	data = filepath.Join(home, "gnoland-data")
+	cfg = filepath.Join(data, "config", "config.toml")
+	gnoland(t, home, "config", "init", "-config-path", cfg)
+	rpc := fmt.Sprintf("127.0.0.1:%d", freePort(t))
+	if err := os.WriteFile(filepath.Join(home, "rpc"), []byte(rpc), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, kv := range [][2]string{
+		{"consensus.timeout_commit", "100ms"},
+		{"rpc.laddr", "tcp://" + rpc},
+		{"p2p.laddr", fmt.Sprintf("tcp://127.0.0.1:%d", freePort(t))},
+	} {
+		gnoland(t, home, "config", "set", "-config-path", cfg, kv[0], kv[1])
+	}
+	gnoland(t, home, "secrets", "init", "-data-dir", filepath.Join(data, "secrets"))
+	return home, data, cfg
 }

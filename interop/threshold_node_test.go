@@ -453,22 +453,7 @@ func TestThresholdGnoNode(t *testing.T) {
 	}
 	const chainID = "threshold-gno"
 	root := gnoRoot(t)
-	home := t.TempDir()
-	data := filepath.Join(home, "gnoland-data")
-	cfg := filepath.Join(data, "config", "config.toml")
-	gnoland(t, home, "config", "init", "-config-path", cfg)
-	rpc := fmt.Sprintf("127.0.0.1:%d", freePort(t))
-	if err := os.WriteFile(filepath.Join(home, "rpc"), []byte(rpc), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	for _, kv := range [][2]string{
-		{"consensus.timeout_commit", "100ms"},
-		{"rpc.laddr", "tcp://" + rpc},
-		{"p2p.laddr", fmt.Sprintf("tcp://127.0.0.1:%d", freePort(t))},
-	} {
-		gnoland(t, home, "config", "set", "-config-path", cfg, kv[0], kv[1])
-	}
-	gnoland(t, home, "secrets", "init", "-data-dir", filepath.Join(data, "secrets"))
+	home, data, cfg := initGnoHome(t)
 	keyFile := filepath.Join(data, "secrets", "priv_validator_key.json")
 	stateFile := filepath.Join(data, "secrets", "priv_validator_state.json")
 
