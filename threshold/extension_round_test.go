@@ -65,6 +65,7 @@ func TestPrecommitAndExtensionOneRound(t *testing.T) {
 	cfg := c.Config
 	cfg.HedgeAfter = -1 // one attempt per sign: the count below is exact
 	cfg.PartyTimeout = 30 * time.Second
+	cfg.PoolSize = 8
 	s := newSigner(t, cfg)
 	g, err := guard.New(s, guard.Config{Dir: t.TempDir(), AutoInit: true})
 	if err != nil {
@@ -90,6 +91,21 @@ func TestPrecommitAndExtensionOneRound(t *testing.T) {
 		each := map[frost.Identifier]uint64{}
 		for id := frost.Identifier(1); id <= 3; id++ {
 			each[id] = c.Party(id).ServeStats().Shares
+		}
+		// Held answers hold presign refills too: a pool short of a pair
+		// would make the extension wait for one, so start with them full
+		// (a liveness bound only).
+		for start := time.Now(); ; time.Sleep(time.Millisecond) {
+			full := true
+			for id := frost.Identifier(1); id <= 3; id++ {
+				full = full && stats(s, id).Pool >= 2 // the precommit's and the extension's
+			}
+			if full {
+				break
+			}
+			if time.Since(start) > 10*time.Second {
+				t.Fatalf("height %d: the pools did not fill: %+v", height, s.Stats())
+			}
 		}
 		release := h.hangAll(1, 2, 3)
 		pc := signbytes.Message{Format: signbytes.CometBFT, Phase: signbytes.Precommit, Height: height, ChainID: "c1", BlockID: bid}
