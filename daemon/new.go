@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/signerkit/signerkit/guard"
@@ -161,7 +162,8 @@ func (d *Daemon) openKeys(ctx context.Context, open OpenFunc, opts Options) erro
 			b.minBackoff = opts.reopenBackoff
 		}
 		d.keys[ch.Key] = b
-		g, err := guard.New(b, guard.Config{Dir: d.cfg.StateDir, FS: opts.StateFS, Store: d.guardStore(), ChainIDs: chainsOf[ch.Key]})
+		g, err := guard.New(b, guard.Config{Dir: d.cfg.StateDir, FS: opts.StateFS, Store: d.guardStore(), ChainIDs: chainsOf[ch.Key],
+			WriteAhead: writesAhead(ch.Key)})
 		if err != nil {
 			_ = b.Close()
 			delete(d.keys, ch.Key)
@@ -240,3 +242,10 @@ func (d *Daemon) setLast(chain string, st guard.State) {
 	d.m.lastRound.WithLabelValues(chain).Set(float64(st.Round))
 	d.m.lastStep.WithLabelValues(chain).Set(float64(st.Step))
 }
+
+// writesAhead reports whether a key signs by a round trip to other hosts
+// (a threshold group, whose parties each keep their own durable state):
+// its guard records a vote while the key signs it rather than after
+// (guard.Config.WriteAhead), so that a sign costs the round trip or the
+// state sync, whichever is longer, not both.
+func writesAhead(keyURI string) bool { return strings.HasPrefix(keyURI, "threshold:") }

@@ -115,4 +115,11 @@
 // signature again without a second backend sign. (FilePV signs extensions
 // without any check; they are not slashable, but a signer that signs
 // whatever it is sent is a signing oracle.)
+//
+// Config.WriteAhead is for a key whose sign is a round trip to other hosts
+// (a threshold group): the new vote's record, its sign bytes without the
+// signature, is written while the key signs, and the signature is
+// released once the record is durable. A request after a restart for the
+// recorded bytes (or for them with another timestamp) has the key sign
+// the recorded bytes again.
 package guard

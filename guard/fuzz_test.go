@@ -86,11 +86,12 @@ func FuzzNoDoubleSign(f *testing.F) {
 	f.Add([]byte{0, 2, 0, 0, 3, 0, 5, 0x20, 0x10, 0, 2, 1, 6, 0, 0, 0, 3, 0})
 	f.Add([]byte{0, 3, 0, 7, 0, 0, 0, 4, 1, 5, 0x01, 0x02, 0, 4, 1, 6, 0, 0, 0, 4, 2})
 	f.Add([]byte{0, 1, 0, 0, 2, 0, 0, 3, 0, 9, 0, 0, 4, 0, 0, 0, 2, 1})
+	f.Add([]byte{4, 1, 0, 0, 1, 0, 4, 0, 0, 0, 1, 0, 0, 1, 6, 6, 2, 100, 4, 1, 0, 0, 2, 0})
 	f.Fuzz(func(t *testing.T, prog []byte) { runDoubleSignProgram(t, prog) })
 }
 
 // programStats counts what a FuzzNoDoubleSign program did.
-type programStats struct{ signs, restarts, repairs int }
+type programStats struct{ signs, restarts, aheadRestarts, repairs int }
 
 // runDoubleSignProgram is FuzzNoDoubleSign's body.
 func runDoubleSignProgram(t *testing.T, prog []byte) (out programStats) {
@@ -100,9 +101,10 @@ func runDoubleSignProgram(t *testing.T, prog []byte) (out programStats) {
 	fsys := memFS{}
 	ffs := &faultFS{FS: fsys}
 	name := stateFileName(chain)
+	writeAhead := false // a restart's first operand chooses Config.WriteAhead
 	open := func() *Guard {
 		// Closing a Guard closes its signer: each gets its own.
-		g, err := New(signertest.NewFakeKey(fuzzKey), Config{FS: ffs})
+		g, err := New(signertest.NewFakeKey(fuzzKey), Config{FS: ffs, WriteAhead: writeAhead})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -148,10 +150,14 @@ func runDoubleSignProgram(t *testing.T, prog []byte) (out programStats) {
 		switch op % 8 {
 		case 0, 1, 2, 3:
 			sign(a, b)
-		case 4: // restart
+		case 4: // restart, writing ahead (Config.WriteAhead) when a is odd
 			g.Close()
+			writeAhead = a%2 == 1
 			g = open()
 			out.restarts++
+			if writeAhead {
+				out.aheadRestarts++
+			}
 		case 5: // flip a bit, the Guard stopped
 			g.Close()
 			if file := fsys[name]; len(file) > 0 {
@@ -216,6 +222,22 @@ func TestDoubleSignProgram(t *testing.T) {
 	st := runDoubleSignProgram(t, prog)
 	if st.signs != 4 || st.restarts != 2 || st.repairs != 2 {
 		t.Fatalf("%+v, want 4 signs, 2 restarts, 2 repairs", st)
+	}
+	// The same with the Guards after the first restart writing ahead, and
+	// a restart back to writing after the sign: records without their
+	// signature are read by both kinds.
+	ahead := append([]byte(nil), prog...)
+	ahead[3+1] = 1 // the restart writes ahead
+	ahead = append(ahead,
+		0, 7, 1, // precommit at 8 again: signed again from the record
+		4, 0, 0, // restart, not writing ahead
+		0, 7, 1, // the same precommit, from a record without its signature
+		0, 7, 7, // the same with another timestamp: the recorded one signed
+		0, 7, 4, // a precommit for another block at 8/0: refused
+	)
+	st = runDoubleSignProgram(t, ahead)
+	if st.signs != 7 || st.restarts != 3 || st.aheadRestarts != 1 || st.repairs != 2 {
+		t.Fatalf("%+v, want 7 signs, 3 restarts (1 writing ahead), 2 repairs", st)
 	}
 }
 

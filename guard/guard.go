@@ -51,6 +51,22 @@ type Config struct {
 	// chain id (each one seen gets its own state, and with AutoInit its
 	// own file).
 	ChainIDs []string
+
+	// WriteAhead, for a key whose sign takes about as long as a state
+	// sync or longer (a threshold group, whose round trip to its parties
+	// is the sign), records each new vote or proposal before the key
+	// signs it, the write and the sign running at once: a sign then takes
+	// the longer of the two rather than their sum. The record holds the
+	// sign bytes without the signature; the signature is released only
+	// once the record is durable, and is kept in memory for a sentry that
+	// asks again. After a restart, a request for the recorded bytes (or
+	// for them with another timestamp) has the key sign the recorded
+	// bytes again, which is no double sign; a conflicting request is
+	// refused, as after any signature. A sign that fails after its record
+	// is written leaves the height, round and step taken, as a threshold
+	// party's guard does. It applies to state files only: with a Store
+	// it is ignored.
+	WriteAhead bool
 }
 
 // Signed is the outcome of a sign the Guard allowed.
@@ -103,13 +119,15 @@ type State struct {
 // served one at a time, in the order they take the chain's lock; requests
 // for different chains run in parallel.
 type Guard struct {
-	s       signer.Signer
-	rs      RequestSigner // s, when it is one
-	fsys    FS
-	store   Store
-	dir     string // for error messages
-	auto    bool
-	formats signbytes.Format
+	s     signer.Signer
+	rs    RequestSigner // s, when it is one
+	fsys  FS
+	store Store
+	dir   string // for error messages
+	auto  bool
+	// writeAhead is Config.WriteAhead, off with a Store.
+	writeAhead bool
+	formats    signbytes.Format
 
 	allowed map[string]bool // nil: any chain id
 
@@ -129,7 +147,8 @@ func New(s signer.Signer, cfg Config) (*Guard, error) {
 	if s == nil {
 		return nil, fmt.Errorf("guard: nil signer: %w", signer.ErrInvalidArgument)
 	}
-	g := &Guard{s: s, fsys: cfg.FS, store: cfg.Store, dir: cfg.Dir, auto: cfg.AutoInit, formats: cfg.Formats & signbytes.AnyFormat, chains: map[string]*chain{}}
+	g := &Guard{s: s, fsys: cfg.FS, store: cfg.Store, dir: cfg.Dir, auto: cfg.AutoInit, formats: cfg.Formats & signbytes.AnyFormat, chains: map[string]*chain{},
+		writeAhead: cfg.WriteAhead && cfg.Store == nil}
 	g.rs, _ = s.(RequestSigner)
 	if g.formats == 0 {
 		g.formats = signbytes.AnyFormat
@@ -319,10 +338,21 @@ func (g *Guard) signLocked(ctx context.Context, c *chain, r *Request, made *[]by
 		return refuse("step regression")
 	case m.Height == cur.Height && m.Round == cur.Round && step == cur.Step:
 		if bytes.Equal(msg, cur.SignBytes) {
+			if len(cur.Signature) == 0 { // written ahead, its signature not kept
+				return g.signRecorded(ctx, c, r, x, m.Timestamp, false)
+			}
 			g.cached.Add(1)
 			return Signed{Signature: bytes.Clone(cur.Signature), SignBytes: bytes.Clone(cur.SignBytes), Timestamp: m.Timestamp, Cached: true}, nil
 		}
 		if ts, ok := onlyTimestampDiffers(*m, cur.SignBytes); ok {
+			if len(cur.Signature) == 0 {
+				old, err := g.ParseRequest(cur.SignBytes)
+				if err != nil {
+					return Signed{}, err
+				}
+				old.trace = r.trace
+				return g.signRecorded(ctx, c, &old, x, ts, true)
+			}
 			g.cached.Add(1)
 			return Signed{Signature: bytes.Clone(cur.Signature), SignBytes: bytes.Clone(cur.SignBytes), Timestamp: ts, Cached: true, TimestampChanged: true}, nil
 		}
@@ -332,6 +362,9 @@ func (g *Guard) signLocked(ctx context.Context, c *chain, r *Request, made *[]by
 	var sig []byte
 	if made != nil {
 		sig = *made
+	}
+	if sig == nil && g.writeAhead && made == nil {
+		return g.signAhead(ctx, c, r, x)
 	}
 	if sig == nil {
 		g.startExt(ctx, x)

@@ -135,7 +135,10 @@ func decodeSlot(s []byte, chainID string) (record, error) {
 	if r.Seq == 0 || r.Height < 0 || r.Round < 0 || r.Step < 0 || r.Step > 3 {
 		return record{}, fmt.Errorf("sequence %d, height %d, round %d, step %d out of range", r.Seq, r.Height, r.Round, r.Step)
 	}
-	if (nb == 0) != (ns == 0) || (r.Step == 0) != (nb == 0) {
+	// Sign bytes without a signature are a record written ahead of its
+	// sign (Config.WriteAhead); a signature without sign bytes is never
+	// written.
+	if nb == 0 && ns > 0 || (r.Step == 0) != (nb == 0) {
 		return record{}, fmt.Errorf("step %d with %d bytes of sign bytes and %d of signature", r.Step, nb, ns)
 	}
 	if nb > 0 {

@@ -354,6 +354,9 @@ func (p *Party) sign(req signRequest) ([]byte, byte, error) {
 			return nil, codeInvalid, &ProtocolError{"a sign request lists this party as another signer"}
 		}
 	}
+	var gate func() error
+	var refused byte
+	var gateErr error
 	if p.guard != nil {
 		// A handle that is unknown or used is refused before the guard
 		// records the message (a write, and a sync on a real file); this
@@ -361,14 +364,22 @@ func (p *Party) sign(req signRequest) ([]byte, byte, error) {
 		if _, found := p.nonces.Lookup(req.handle); !found {
 			return nil, codeNonceUsed, fmt.Errorf("threshold: party %d, nonce %#x: %w", p.key.ID(), uint64(req.handle), frost.ErrNonceUsed)
 		}
-		if code, err := p.guardShare(req.msg); err != nil {
-			return nil, code, err
+		// The guard records the message while the nonce store syncs the
+		// pair's consumed mark and computes the share: the share leaves
+		// only once both are durable, one sync's time after the request
+		// rather than two. A refusal then costs the pair, as a share
+		// request that failed on the way does.
+		gate = func() error {
+			refused, gateErr = p.guardShare(req.msg)
+			return gateErr
 		}
 	}
 	// The party's own commitments are the nonce pair's: the store puts
 	// them in their place in the list, looking the pair up once.
-	share, err := p.nonces.SignAmong(req.handle, req.msg, req.others)
+	share, err := p.nonces.SignAmongGated(req.handle, req.msg, req.others, gate)
 	switch {
+	case gateErr != nil && err == gateErr:
+		return nil, refused, err
 	case errors.Is(err, frost.ErrNonceUsed):
 		return nil, codeNonceUsed, err
 	case errors.Is(err, signer.ErrInvalidArgument):

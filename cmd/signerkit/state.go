@@ -112,6 +112,8 @@ func stateShow(ctx context.Context, cfg *daemon.Config, stdout io.Writer) error 
 		case s.Err != nil:
 			note = s.Err.Error()
 			bad = append(bad, s)
+		case s.Signature == nil && s.Step != 0:
+			note = "recorded ahead of its sign (a threshold key): signed again on request"
 		case s.Signature == nil:
 			note = "initialised, nothing signed yet"
 		}

@@ -110,10 +110,12 @@ func TestSideBySide(t *testing.T) {
 		phase(kindInprocess, topos[0], 0)
 	}
 	phase(kindSKThreshold, topos[0], kills)
+	phase(kindSKLocal, topos[0], kills)
 	phase(kindHorcrux, topos[0], kills)
 	if st.full {
 		for _, tpl := range topos[1:] {
 			phase(kindSKThreshold, tpl, 0)
+			phase(kindSKLocal, tpl, 0)
 			phase(kindHorcrux, tpl, 0)
 		}
 		phase(kindFilePV, topos[0], 0)
@@ -135,6 +137,7 @@ const (
 	kindFilePV      = "FilePV (the node's own)"
 	kindInprocess   = "signerkit, one key"
 	kindSKThreshold = "signerkit 2-of-3"
+	kindSKLocal     = "signerkit 2-of-3, share 1 in the coordinator"
 	kindHorcrux     = "horcrux 2-of-3"
 )
 
@@ -157,8 +160,8 @@ func runPhase(t *testing.T, st settings, k *keys, chainID, kind string, tp topo,
 		switch kind {
 		case kindInprocess:
 			set = k.startInprocess(t, chainID, r)
-		case kindSKThreshold:
-			set = k.startSKThreshold(t, chainID, tp, r)
+		case kindSKThreshold, kindSKLocal:
+			set = k.startSKThreshold(t, chainID, tp, r, kind == kindSKLocal)
 		case kindHorcrux:
 			set = k.startHorcrux(t, chainID, tp, r)
 		}

@@ -138,13 +138,22 @@ func (k *keys) startInprocess(t *testing.T, chainID string, r *relay) *signerSet
 }
 
 // startSKThreshold: three `signerkit party` processes and a `signerkit
-// start` coordinator whose key is threshold:config=….
-func (k *keys) startSKThreshold(t *testing.T, chainID string, tp topo, r *relay) *signerSet {
+// start` coordinator whose key is threshold:config=…. With local, the
+// coordinator holds share 1 itself (`[local]`) and only parties 2 and 3
+// run as processes: three processes, one share each, horcrux's layout
+// (its leader is a cosigner holding a shard).
+func (k *keys) startSKThreshold(t *testing.T, chainID string, tp topo, r *relay, local bool) *signerSet {
 	t.Helper()
 	dir := t.TempDir()
-	s := &signerSet{name: "signerkit 2-of-3"}
+	s := &signerSet{name: kindSKThreshold}
+	first := 1
 	var parties strings.Builder
-	for i := 1; i <= 3; i++ {
+	if local {
+		s.name, first = kindSKLocal, 2
+		fmt.Fprintf(&parties, "[local]\nshare = %q\nnonce_dir = %q\n\n",
+			filepath.Join(k.skKeys, "share-1.pem"), filepath.Join(dir, "coordinator", "nonces"))
+	}
+	for i := first; i <= 3; i++ {
 		pdir := filepath.Join(dir, fmt.Sprintf("party-%d", i))
 		addr := fmt.Sprintf("127.0.0.1:%d", freePort(t))
 		cfg := filepath.Join(pdir, "party.toml")

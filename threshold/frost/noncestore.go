@@ -444,7 +444,7 @@ func (s *NonceStore) Sign(h NonceHandle, msg []byte, list []SigningCommitments) 
 	if err := checkCommitmentList(list, s.key.minSigners); err != nil {
 		return SignatureShare{}, err
 	}
-	return s.sign(h, msg, func(own SigningCommitments) ([]SigningCommitments, int, error) {
+	return s.sign(h, msg, nil, func(own SigningCommitments) ([]SigningCommitments, int, error) {
 		i := indexOf(list, s.key.id)
 		if i < 0 || !list[i].Equal(own) {
 			return nil, -1, invalidArgument("participant %d's commitments for nonce %#x are not in the commitment list", s.key.id, uint64(h))
@@ -458,10 +458,21 @@ func (s *NonceStore) Sign(h NonceHandle, msg []byte, list []SigningCommitments) 
 // for a party that is sent the others only, it looks the pair up once.
 // others must not hold the participant's own identifier.
 func (s *NonceStore) SignAmong(h NonceHandle, msg []byte, others []SigningCommitments) (SignatureShare, error) {
+	return s.SignAmongGated(h, msg, others, nil)
+}
+
+// SignAmongGated is SignAmong with a gate: once the pair is marked
+// consumed, gate runs while the mark is synced and the share computed, the
+// three at once, and the share is returned only if gate and the sync both
+// succeed. A gate that fails makes the call return its error, with the
+// pair consumed and the share wiped. A party's guard is such a gate: it
+// records the message durably before any share of it leaves, and its
+// sync no longer waits for the nonce store's. A nil gate is SignAmong.
+func (s *NonceStore) SignAmongGated(h NonceHandle, msg []byte, others []SigningCommitments, gate func() error) (SignatureShare, error) {
 	list := make([]SigningCommitments, len(others), len(others)+1)
 	copy(list, others)
 	SortCommitments(list)
-	return s.sign(h, msg, func(own SigningCommitments) ([]SigningCommitments, int, error) {
+	return s.sign(h, msg, gate, func(own SigningCommitments) ([]SigningCommitments, int, error) {
 		i, _ := slices.BinarySearchFunc(list, own.ID, func(c SigningCommitments, id Identifier) int { return int(c.ID) - int(id) })
 		list := slices.Insert(list, i, own)
 		if err := checkCommitmentList(list, s.key.minSigners); err != nil {
@@ -474,8 +485,10 @@ func (s *NonceStore) SignAmong(h NonceHandle, msg []byte, others []SigningCommit
 // sign is Sign and SignAmong: with the store locked, it looks h up and
 // has check make the commitment list from the pair's own commitments (or
 // refuse the request, leaving the pair fresh) and say where they are in
-// it; then it marks the pair consumed, syncs, and computes the share.
-func (s *NonceStore) sign(h NonceHandle, msg []byte, check func(own SigningCommitments) ([]SigningCommitments, int, error)) (SignatureShare, error) {
+// it; then it marks the pair consumed, and syncs the mark, runs gate (when
+// not nil) and computes the share at once. The share is returned only
+// once the mark is durable and gate has succeeded.
+func (s *NonceStore) sign(h NonceHandle, msg []byte, gate func() error, check func(own SigningCommitments) ([]SigningCommitments, int, error)) (SignatureShare, error) {
 	s.mu.Lock()
 	if err := s.usable(); err != nil {
 		s.mu.Unlock()
@@ -504,13 +517,25 @@ func (s *NonceStore) sign(h NonceHandle, msg []byte, check func(own SigningCommi
 	upTo := s.written
 	s.mu.Unlock()
 	defer sn.nonces.Wipe()
-	if err := s.sync(upTo); err != nil {
-		return SignatureShare{}, err
+	gated := make(chan error, 1)
+	if gate != nil {
+		go func() { gated <- gate() }()
+	} else {
+		gated <- nil
 	}
+	synced := make(chan error, 1)
+	go func() { synced <- s.sync(upTo) }()
 	share, err := signChecked(s.key, sn.nonces, msg, list, i)
+	serr, gerr := <-synced, <-gated
+	if serr != nil {
+		return SignatureShare{}, serr
+	}
 	s.mu.Lock()
 	s.free = append(s.free, h.slot())
 	s.mu.Unlock()
+	if gerr != nil {
+		return SignatureShare{}, gerr
+	}
 	return share, err
 }
 

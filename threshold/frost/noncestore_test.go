@@ -530,3 +530,71 @@ func TestNonceStoreFullAndRelease(t *testing.T) {
 		t.Fatalf("stats after reclaim %+v", got)
 	}
 }
+
+// TestNonceStoreGate checks SignAmongGated: the gate runs while the pair's
+// consumed mark syncs (the sync below waits for the gate to start, which
+// a gate run after the sync would never do), a share comes back only when
+// both succeed and verifies in the aggregate, and a gate or sync that
+// fails returns no share and leaves the pair consumed.
+func TestNonceStoreGate(t *testing.T) {
+	f := newNonceFixture(t)
+	fsys := &crashFS{}
+	s, err := OpenNonceStore(f.d.Shares[0], NonceStoreConfig{FS: fsys, Capacity: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	ps, err := s.Generate(4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	msg := []byte("gated")
+	gateStarted := make(chan struct{})
+	fsys.onSync = func() error {
+		select {
+		case <-gateStarted:
+			return nil
+		case <-time.After(10 * time.Second):
+			return errors.New("the gate did not start while the mark was syncing")
+		}
+	}
+	n2, _ := Commit(f.other, rand.Reader)
+	others := []SigningCommitments{n2.Commitments()}
+	sh1, err := s.SignAmongGated(ps[0].Handle, msg, others, func() error {
+		if _, fresh := s.Lookup(ps[0].Handle); fresh {
+			t.Error("the gate ran before the pair was marked consumed")
+		}
+		close(gateStarted)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	list := []SigningCommitments{ps[0].Commitments, n2.Commitments()}
+	SortCommitments(list)
+	sh2, err := Sign(f.other, n2, msg, list)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sig, err := Aggregate(f.d.Public, msg, list, []SignatureShare{sh1, sh2})
+	if err != nil || !ed25519.Verify(f.d.Public.GroupPublicKey(), msg, sig) {
+		t.Fatalf("the gated share does not make a valid signature: %v", err)
+	}
+	fsys.onSync = nil
+
+	refused := errors.New("refused by the gate")
+	sh, err := s.SignAmongGated(ps[1].Handle, msg, others, func() error { return refused })
+	if !errors.Is(err, refused) || sh.Z != nil {
+		t.Fatalf("a failing gate: share %v, err %v; want no share and the gate's error", sh.Z, err)
+	}
+	if _, fresh := s.Lookup(ps[1].Handle); fresh {
+		t.Fatal("the pair is fresh again after its gate failed")
+	}
+	boom := errors.New("EIO")
+	fsys.onSync = func() error { return boom }
+	var se *StorageError
+	sh, err = s.SignAmongGated(ps[2].Handle, msg, others, func() error { return nil })
+	if !errors.As(err, &se) || sh.Z != nil {
+		t.Fatalf("a failing sync under a gate that passed: share %v, err %v; want no share and a *StorageError", sh.Z, err)
+	}
+}
