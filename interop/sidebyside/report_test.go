@@ -144,28 +144,75 @@ func yesNo(ok bool) string {
 	return "**no**"
 }
 
-// goalsSection compares signerkit 2-of-3 with issue 27's goals.
+// goalsSection compares signerkit 2-of-3, in both layouts, with issue
+// 27's goals.
 func goalsSection(w func(string, ...any), rs []result, filepv float64) {
-	w("## Against the goals\n\n| goal | measured | met? |\n|---|---|---|\n")
 	hLoop, okH := find(rs, kindHorcrux, "loopback")
-	sLoop, okS := find(rs, kindSKThreshold, "loopback")
-	if !okH || !okS {
+	if !okH {
 		return
 	}
-	ratio := sLoop.perMinute() / filepv
-	w("| ≥ 0.98× FilePV heights/min (loopback, 100 ms blocks) | %.3f× (horcrux %.3f×) | %s |\n", ratio, hLoop.perMinute()/filepv, yesNo(ratio >= 0.98))
-	w("| sign p50 ≤ 1.5 ms on loopback | %s ms (horcrux %s) | %s |\n", ms(sLoop.p50), ms(hLoop.p50), yesNo(sLoop.p50 <= 1500*time.Microsecond))
-	for _, tp := range topologies()[1:] {
-		if r, ok := find(rs, kindSKThreshold, tp.name); ok {
-			limit := r.quorumRTT + 2*time.Millisecond
-			h, _ := find(rs, kindHorcrux, tp.name)
-			w("| sign p50 ≤ RTT + 2 ms, %s (≤ %s ms) | %s ms (horcrux %s) | %s |\n", tp.name, ms(limit), ms(r.p50), ms(h.p50), yesNo(r.p50 <= limit))
+	var cols [][]goal
+	var names []string
+	for _, kind := range []string{kindSKThreshold, kindSKLocal} {
+		if g := goalRows(rs, kind, hLoop, filepv); g != nil {
+			cols, names = append(cols, g), append(names, kind)
 		}
 	}
-	w("| CPU ≤ ¼ of horcrux's (loopback) | %.1f%% against %.1f%%: %.2f× | %s |\n", sLoop.cpuPct, hLoop.cpuPct, sLoop.cpuPct/hLoop.cpuPct, yesNo(sLoop.cpuPct <= hLoop.cpuPct/4))
-	w("| memory ≤ ½ of horcrux's (loopback, VmHWM summed) | %.0f MB against %.0f MB: %.2f× (PSS %.0f against %.0f MB: %.2f×; RssAnon %.0f against %.0f MB: %.2f×) | %s |\n",
-		sLoop.hwmMB, hLoop.hwmMB, sLoop.hwmMB/hLoop.hwmMB, sLoop.pssMB, hLoop.pssMB, sLoop.pssMB/hLoop.pssMB,
-		sLoop.anonMB, hLoop.anonMB, sLoop.anonMB/hLoop.anonMB, yesNo(sLoop.hwmMB <= hLoop.hwmMB/2))
+	if len(cols) == 0 {
+		return
+	}
+	w("## Against the goals\n\n| goal |")
+	for _, n := range names {
+		w(" %s | met? |", n)
+	}
+	w("\n|---|%s\n", strings.Repeat("---|---|", len(names)))
+	for i := range cols[0] {
+		w("| %s |", cols[0][i].name)
+		for _, c := range cols {
+			if i < len(c) {
+				w(" %s | %s |", c[i].measured, yesNo(c[i].ok))
+			} else {
+				w(" — | — |")
+			}
+		}
+		w("\n")
+	}
+	w("\n")
+}
+
+// goal is one line of the goals table for one layout.
+type goal struct {
+	name, measured string
+	ok             bool
+}
+
+// goalRows measures one signerkit layout (kind) against the goals, or
+// returns nil when it did not run on loopback.
+func goalRows(rs []result, kind string, hLoop result, filepv float64) []goal {
+	sLoop, ok := find(rs, kind, "loopback")
+	if !ok {
+		return nil
+	}
+	ratio := sLoop.perMinute() / filepv
+	out := []goal{
+		{"≥ 0.98× FilePV heights/min (loopback, 100 ms blocks)", fmt.Sprintf("%.3f× (horcrux %.3f×)", ratio, hLoop.perMinute()/filepv), ratio >= 0.98},
+		{"sign p50 ≤ 1.5 ms on loopback", fmt.Sprintf("%s ms (horcrux %s)", ms(sLoop.p50), ms(hLoop.p50)), sLoop.p50 <= 1500*time.Microsecond},
+	}
+	for _, tp := range topologies()[1:] {
+		r, ok := find(rs, kind, tp.name)
+		h, _ := find(rs, kindHorcrux, tp.name)
+		limit := tp.quorumRTT() + 2*time.Millisecond
+		name := fmt.Sprintf("sign p50 ≤ RTT + 2 ms, %s (≤ %s ms)", tp.name, ms(limit))
+		if !ok {
+			out = append(out, goal{name, "not run", false})
+			continue
+		}
+		out = append(out, goal{name, fmt.Sprintf("%s ms (horcrux %s)", ms(r.p50), ms(h.p50)), r.p50 <= limit})
+	}
+	out = append(out,
+		goal{"CPU ≤ ¼ of horcrux's (loopback)", fmt.Sprintf("%.1f%% against %.1f%%: %.2f×", sLoop.cpuPct, hLoop.cpuPct, sLoop.cpuPct/hLoop.cpuPct), sLoop.cpuPct <= hLoop.cpuPct/4},
+		goal{"memory ≤ ½ of horcrux's (loopback, VmHWM summed)", fmt.Sprintf("%.0f against %.0f MB: %.2f× (PSS %.2f×, RssAnon %.2f×)",
+			sLoop.hwmMB, hLoop.hwmMB, sLoop.hwmMB/hLoop.hwmMB, sLoop.pssMB/hLoop.pssMB, sLoop.anonMB/hLoop.anonMB), sLoop.hwmMB <= hLoop.hwmMB/2})
 	var leader time.Duration // the shortest of horcrux's leader kills
 	for _, s := range hLoop.stalls {
 		if strings.HasPrefix(s.target, "leader") && (leader == 0 || s.d < leader) {
@@ -179,10 +226,10 @@ func goalsSection(w func(string, ...any), rs []result, filepv float64) {
 				worst = s
 			}
 		}
-		w("| every kill stalls less than horcrux's leader kill (its shortest: %s ms) | longest: %s, %s ms%s | %s |\n",
-			ms(leader), worst.target, ms(worst.d), map[bool]string{true: " (a halt)"}[worst.halted], yesNo(worst.d < leader && !worst.halted))
+		out = append(out, goal{fmt.Sprintf("every kill stalls less than horcrux's leader kill (its shortest: %s ms)", ms(leader)),
+			fmt.Sprintf("longest: %s, %s ms%s", worst.target, ms(worst.d), map[bool]string{true: " (a halt)"}[worst.halted]), worst.d < leader && !worst.halted})
 	}
-	w("\n")
+	return out
 }
 
 // independentSection shows the figures issue 27 quotes from an
@@ -211,8 +258,8 @@ func whySection(w func(string, ...any), rs []result, syncP50, syncP90 time.Durat
 	if okOne {
 		w("- **Latency on loopback.** signerkit with one key answers the node in %s ms (p50): the relay, the daemon and its state sync. The 2-of-3 coordinator adds the parties: a prevote takes %s ms; a precommit with its extension, two shares from each of the two parties asked in the same round, %s ms. horcrux's are %s and %s ms.\n",
 			ms(one.p50), ms(sLoop.byKind["prevote"][0]), ms(sLoop.byKind["precommit"][0]), ms(hLoop.byKind["prevote"][0]), ms(hLoop.byKind["precommit"][0]))
-		w("- **Where a round's time goes.** A party's share waits for two syncs, one after the other (its guard's state file, then its nonce store marking the pair used), and the coordinator's signature for a third (its own guard's state): on this host a small write and fsync took %s ms at p50 and %s ms at p90 when the run began, so three in a row are about %s ms of the prevote's %s ms. The rest is the FROST share and its aggregation and check (about 0.25 and 0.21 ms of CPU, docs/threshold.md), TLS and loopback. The one-key daemon syncs once.\n",
-			ms(syncP50), ms(syncP90), ms(3*syncP50), ms(sLoop.byKind["prevote"][0]))
+		w("- **Where a round's time goes.** A sign makes three durable writes: the coordinator's guard records the vote, and each party asked records it in its guard and marks its nonce pair used. They run side by side: the coordinator's guard writes ahead while the parties sign (guard.Config.WriteAhead), and a party's guard writes while its nonce store syncs and the share is computed, so a sign waits for about one sync, not three. On this host a small write and fsync, one after another, took %s ms at p50 and %s ms at p90 when the run began; after an idle gap as long as a block's, a sync takes about 1 ms. The rest of the prevote's %s ms is the FROST share and its aggregation and check (about 0.25 and 0.21 ms of CPU, docs/threshold.md), TLS and loopback, and a wake-up of each process the sign passes through.\n",
+			ms(syncP50), ms(syncP90), ms(sLoop.byKind["prevote"][0]))
 	}
 	for _, tp := range topologies()[1:] {
 		r, ok1 := find(rs, kindSKThreshold, tp.name)
@@ -224,8 +271,13 @@ func whySection(w func(string, ...any), rs []result, syncP50, syncP90 time.Durat
 			ms(r.byKind["prevote"][0]), ms(r.byKind["precommit"][0]), ms(r.p50), ms(h.byKind["prevote"][0]), ms(h.byKind["precommit"][0]), ms(h.p50))
 	}
 	w("- **One round for a precommit and its extension.** The coordinator's guard has the threshold key sign the extension concurrently with its precommit, over the connections already open to the parties, and releases the extension only once the precommit is signed and its state synced (a refused precommit starts no extension sign; a failed one drops it). A party signs an extension at or after its last vote, so the order in which the two requests reach it does not matter. A precommit therefore costs one round trip, as horcrux's does.\n")
-	w("- **Memory.** Summed VmHWM counts each process's resident pages of its own binary: signerkit's four processes run one binary (%.0f MB on disk), whose pages count four times; horcrux's three run one of %.0f MB. Counted once (PSS), signerkit's processes hold %.0f MB against horcrux's %.0f MB (%.2f×); private memory (RssAnon) %.0f MB against %.0f MB (%.2f×). Holding one share in the coordinator (`[local]`, docs/threshold.md) would save one process.\n",
+	w("- **Memory.** Summed VmHWM counts each process's resident pages of its own binary: signerkit's four processes run one binary (%.0f MB on disk), whose pages count four times; horcrux's three run one of %.0f MB. Counted once (PSS), signerkit's processes hold %.0f MB against horcrux's %.0f MB (%.2f×); private memory (RssAnon) %.0f MB against %.0f MB (%.2f×). With share 1 in the coordinator (`[local]`, docs/threshold.md), horcrux's layout of three processes with one share each, ",
 		fileMB(skBuild.path), fileMB(horcruxBuild.path), sLoop.pssMB, hLoop.pssMB, sLoop.pssMB/hLoop.pssMB, sLoop.anonMB, hLoop.anonMB, sLoop.anonMB/hLoop.anonMB)
+	if l, ok := find(rs, kindSKLocal, "loopback"); ok {
+		w("signerkit's VmHWM is %.0f MB (%.2f× horcrux's), PSS %.0f MB, RssAnon %.0f MB.\n", l.hwmMB, l.hwmMB/hLoop.hwmMB, l.pssMB, l.anonMB)
+	} else {
+		w("it was not run.\n")
+	}
 	if load := loadAverage(); load > float64(runtime.NumCPU()) {
 		w("- **Noise.** The host's load average (%.1f over the last minute when the report was written) was above its %d cores (other engineers' builds and tests), so a latency in milliseconds includes waits for a core; the rows of this run share that load.\n", load, runtime.NumCPU())
 	}
