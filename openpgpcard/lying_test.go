@@ -55,4 +55,3 @@ func TestCardSignatureIsVerified(t *testing.T) {
 		})
 	}
 }
-

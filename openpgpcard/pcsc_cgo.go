@@ -224,7 +224,7 @@ type pcscTransport struct {
 	h     C.sk_long
 	proto C.sk_dword
 
-	mu     sync.Mutex // one SCardTransmit at a time; guards the buffers
+	mu     sync.Mutex     // one SCardTransmit at a time; guards the buffers
 	buf    unsafe.Pointer // C memory: a command (pcscBuf bytes), then room for its response (pcscBuf)
 	once   sync.Once
 	closed chan struct{}
