@@ -13,14 +13,14 @@ import (
 var openpgpFindings = []struct {
 	row, cpu, finding string
 }{
-	{"openpgp-yubikey4-rsa2048", "inprocess-rsa2048-pkcs1v15", "about 10× the CPU (a whole `gpg` decryption)"},
-	{"openpgp-yubikey4-rsa4096", "pkcs11-softhsm-rsa4096", "about 10× the YubiKey 4 at 2048 bits"},
-	{"openpgp-yubikey-neo-rsa2048", "inprocess-rsa2048-pkcs1v15", "as slow as the YubiKey 4 at 4096 bits"},
-	{"openpgp-fst01-rsa2048", "inprocess-rsa2048-pkcs1v15", "more than 1 s"},
-	{"openpgp-fst01-rsa4096", "pkcs11-softhsm-rsa4096", "about 8 s"},
-	{"openpgp-fst01-ed25519", "inprocess-ed25519", "none (assumed: a tenth of its RSA-2048)"},
-	{"openpgp-nitrokey-start-rsa2048", "inprocess-rsa2048-pkcs1v15", "none (Gnuk on the FST-01's chip)"},
-	{"openpgp-nitrokey-pro-rsa2048", "inprocess-rsa2048-pkcs1v15", "none (assumed: the NEO's)"},
+	{"openpgp-yubikey4-rsa2048", "raw-go-rsa2048-sign", "about 10× the CPU (a whole `gpg` decryption)"},
+	{"openpgp-yubikey4-rsa4096", "raw-go-rsa4096-sign", "about 10× the YubiKey 4 at 2048 bits"},
+	{"openpgp-yubikey-neo-rsa2048", "raw-go-rsa2048-sign", "as slow as the YubiKey 4 at 4096 bits"},
+	{"openpgp-fst01-rsa2048", "raw-go-rsa2048-sign", "more than 1 s"},
+	{"openpgp-fst01-rsa4096", "raw-go-rsa4096-sign", "about 8 s"},
+	{"openpgp-fst01-ed25519", "raw-go-ed25519-sign", "none (assumed: a tenth of its RSA-2048)"},
+	{"openpgp-nitrokey-start-rsa2048", "raw-go-rsa2048-sign", "none (Gnuk on the FST-01's chip)"},
+	{"openpgp-nitrokey-pro-rsa2048", "raw-go-rsa2048-sign", "none (assumed: the NEO's)"},
 	// The benchmark timed decryption: the decipher rows are what it measured.
 	{"openpgp-yubikey4-rsa2048-decipher", "raw-go-rsa2048-decipher", "about 10× the CPU (a whole `gpg` decryption)"},
 	{"openpgp-yubikey4-rsa4096-decipher", "raw-go-rsa4096-decipher", "about 10× the YubiKey 4 at 2048 bits"},

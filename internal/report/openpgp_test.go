@@ -10,7 +10,7 @@ func TestWriteOpenPGP(t *testing.T) {
 	r := &Report{Rows: []Row{
 		{Backend: "openpgp-yubikey4-rsa2048", Payload: 64, E2E: Dist{Avg: 300}},
 		{Backend: "openpgp-yubikey4-rsa2048", Payload: 32, E2E: Dist{Avg: 204}},
-		{Backend: "inprocess-rsa2048-pkcs1v15", Payload: 32, E2E: Dist{Avg: 0.8}},
+		{Backend: "raw-go-rsa2048-sign", Payload: 32, E2E: Dist{Avg: 0.8}},
 		{Backend: "openpgp-fst01-rsa4096", Payload: 32, E2E: Dist{Avg: 8004}},
 	}}
 	var b strings.Builder
