@@ -30,16 +30,11 @@ func Import(ctx context.Context, cfg Config, k Key, priv crypto.PrivateKey) (cry
 	if err != nil {
 		return nil, err
 	}
-	l, info, err := adminLink(ctx, cfg, "importing")
+	l, err := adminSlot(ctx, cfg, "importing", k, a)
 	if err != nil {
 		return nil, err
 	}
 	defer l.tr.Close()
-	if info.attrs[k] != a {
-		if _, err := l.transmit(ctx, "PUT DATA C"+string(rune('1'+k)), iso7816.Command{INS: 0xDA, P2: 0xC1 + byte(k), Data: a.Bytes()}); err != nil {
-			return nil, err
-		}
-	}
 	_, err = l.transmit(ctx, "PUT DATA (key import)", iso7816.Command{INS: 0xDB, P1: 0x3F, P2: 0xFF, Data: tmpl})
 	clear(tmpl)
 	if err != nil {
@@ -72,31 +67,35 @@ func ecdhEqual(want, got crypto.PublicKey) bool {
 	return err == nil && e.Equal(g)
 }
 
-// adminLink connects and verifies PW3 from cfg.AdminPIN, for what.
-func adminLink(ctx context.Context, cfg Config, what string) (*link, cardInfo, error) {
+// adminSlot connects, verifies PW3 from cfg.AdminPIN (for what) and sets
+// key k's attributes to a when they differ.
+func adminSlot(ctx context.Context, cfg Config, what string, k Key, a Attributes) (*link, error) {
 	if cfg.AdminPIN == nil {
-		return nil, cardInfo{}, fmt.Errorf("openpgpcard: %s a key needs Config.AdminPIN (PW3): %w", what, signer.ErrPermissionDenied)
+		return nil, fmt.Errorf("openpgpcard: %s a key needs Config.AdminPIN (PW3): %w", what, signer.ErrPermissionDenied)
 	}
 	dial, err := cfg.dialer()
 	if err != nil {
-		return nil, cardInfo{}, err
+		return nil, err
 	}
 	l, info, err := connect(ctx, dial)
 	if err != nil {
-		return nil, cardInfo{}, err
+		return nil, err
 	}
 	pin, err := cfg.AdminPIN()
 	if err != nil {
 		l.tr.Close()
-		return nil, cardInfo{}, fmt.Errorf("openpgpcard: admin PIN: %w", err)
+		return nil, fmt.Errorf("openpgpcard: admin PIN: %w", err)
 	}
 	_, err = l.transmit(ctx, "VERIFY PW3", iso7816.Command{INS: 0x20, P2: 0x83, Data: pin})
 	clear(pin)
+	if err == nil && info.attrs[k] != a {
+		_, err = l.transmit(ctx, "PUT DATA C"+string(rune('1'+k)), iso7816.Command{INS: 0xDA, P2: 0xC1 + byte(k), Data: a.Bytes()})
+	}
 	if err != nil {
 		l.tr.Close()
-		return nil, cardInfo{}, err
+		return nil, err
 	}
-	return l, info, nil
+	return l, nil
 }
 
 // importTemplate returns the attributes priv needs in slot k and the

@@ -172,16 +172,11 @@ func attributesFor(alg signer.Algorithm, k Key) (Attributes, error) {
 // take the attributes refuses with a *StatusError wrapping
 // signer.ErrInvalidMessage (6A80).
 func Generate(ctx context.Context, cfg Config, k Key, a Attributes) (crypto.PublicKey, error) {
-	l, info, err := adminLink(ctx, cfg, "generating")
+	l, err := adminSlot(ctx, cfg, "generating", k, a)
 	if err != nil {
 		return nil, err
 	}
 	defer l.tr.Close()
-	if info.attrs[k] != a {
-		if _, err := l.transmit(ctx, "PUT DATA C"+string(rune('1'+k)), iso7816.Command{INS: 0xDA, P2: 0xC1 + byte(k), Data: a.Bytes()}); err != nil {
-			return nil, err
-		}
-	}
 	resp, err := l.transmit(ctx, "GENERATE ASYMMETRIC KEY PAIR", iso7816.Command{INS: 0x47, P1: 0x80, Data: []byte{crt[k], 0x00}})
 	if err != nil {
 		return nil, err
