@@ -27,7 +27,8 @@ var benchKey = sync.OnceValue(func() ed25519.PrivateKey {
 // key on a card with no modeled time, its PW1 status byte 01 so that PW1
 // stays verified and a sign is one APDU (pw1=each: 00, VERIFY before every
 // signature, two APDUs). card-only is the simulated card's own work for
-// the sign's APDU (its Ed25519 signature), to subtract. BenchmarkPCSCFloor
+// the sign's APDU (its Ed25519 signature), to subtract; verify-only the
+// ed25519.Verify every sign makes before returning. BenchmarkPCSCFloor
 // (cgo, Linux, pcscd) is its PC/SC half: run both in one go test.
 func BenchmarkHost(b *testing.B) {
 	for _, multi := range []bool{true, false} {
@@ -44,6 +45,16 @@ func BenchmarkHost(b *testing.B) {
 			benchSign(b, s)
 		})
 	}
+	b.Run("via=verify-only", func(b *testing.B) {
+		msg := make([]byte, 32)
+		sig := ed25519.Sign(benchKey(), msg)
+		pub := benchKey().Public().(ed25519.PublicKey)
+		for b.Loop() {
+			if !ed25519.Verify(pub, msg, sig) {
+				b.Fatal("does not verify")
+			}
+		}
+	})
 	b.Run("via=card-only", func(b *testing.B) {
 		card := benchCard(b, true)
 		card.Transmit(selectApp)
