@@ -23,7 +23,8 @@ func adminConfig(card *cardsim.Card) openpgpcard.Config {
 }
 
 // TestImport imports keys made here into each slot, over an extended and a
-// short-only card (the RSA key's template then goes chained), and checks
+// short-only card (the RSA keys' templates then go chained; a 4096-bit key
+// too, without -short), and checks
 // that what the card signs verifies under the imported key's own public
 // key with the standard library, and that what it deciphers is what the
 // standard library encrypted to that key.
@@ -45,6 +46,17 @@ func TestImport(t *testing.T) {
 		{openpgpcard.KeyAuth, ecKey, signer.ECDSAP256},
 		{openpgpcard.KeyDecrypt, rsaKey, 0},
 		{openpgpcard.KeyDecrypt, ecKey, 0},
+	}
+	if !testing.Short() {
+		big, err := rsaKeys[4096]()
+		if err != nil {
+			t.Fatal(err)
+		}
+		cases = append(cases, struct {
+			key  openpgpcard.Key
+			priv crypto.Signer
+			alg  signer.Algorithm
+		}{openpgpcard.KeySign, big, signer.RSAPKCS1v15})
 	}
 	for _, short := range []bool{false, true} {
 		for _, c := range cases {
