@@ -23,33 +23,80 @@ var benchKey = sync.OnceValue(func() ed25519.PrivateKey {
 })
 
 // BenchmarkHost measures what a sign costs the host over the in-memory
-// transport (framing, two APDUs, the verify of the signature): an Ed25519
-// key on a card with no modeled time. card-only is the simulated card's
-// own work for the same two APDUs (its Ed25519 signature included), to
-// subtract.
+// transport (framing, the APDU, the verify of the signature): an Ed25519
+// key on a card with no modeled time, its PW1 status byte 01 so that PW1
+// stays verified and a sign is one APDU (pw1=each: 00, VERIFY before every
+// signature, two APDUs). card-only is the simulated card's own work for
+// the sign's APDU (its Ed25519 signature), to subtract; verify-only the
+// ed25519.Verify every sign makes before returning. BenchmarkPCSCFloor
+// (cgo, Linux, pcscd) is its PC/SC half: run both in one go test.
 func BenchmarkHost(b *testing.B) {
+	for _, multi := range []bool{true, false} {
+		name := "via=memory"
+		if !multi {
+			name += "/pw1=each"
+		}
+		b.Run(name, func(b *testing.B) {
+			s, err := openpgpcard.Open(context.Background(), userConfig(benchCard(b, multi), openpgpcard.KeySign))
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer s.Close()
+			benchSign(b, s)
+		})
+	}
+	b.Run("via=verify-only", func(b *testing.B) {
+		msg := make([]byte, 32)
+		sig := ed25519.Sign(benchKey(), msg)
+		pub := benchKey().Public().(ed25519.PublicKey)
+		for b.Loop() {
+			if !ed25519.Verify(pub, msg, sig) {
+				b.Fatal("does not verify")
+			}
+		}
+	})
+	b.Run("via=card-only", func(b *testing.B) {
+		card := benchCard(b, true)
+		card.Transmit(selectApp)
+		card.Transmit(append([]byte{0x00, 0x20, 0x00, 0x81, 6}, cardsim.DefaultPW1...))
+		cds := append([]byte{0x00, 0x2A, 0x9E, 0x9A, 32}, make([]byte, 32)...)
+		for b.Loop() {
+			card.Transmit(cds)
+		}
+	})
+}
+
+var selectApp = append([]byte{0x00, 0xA4, 0x04, 0x00, byte(len(cardsim.AID))}, cardsim.AID...)
+
+// benchCard is a card with no modeled time holding benchKey in its
+// signature slot, its PW1 status byte 01 when multi.
+func benchCard(b *testing.B, multi bool) *cardsim.Card {
 	card := cardsim.New(cardsim.Config{Profile: cardsim.Instant})
 	if err := card.ImportKey(cardsim.SlotSign, benchKey()); err != nil {
 		b.Fatal(err)
 	}
-	b.Run("via=memory", func(b *testing.B) {
-		s, err := openpgpcard.Open(context.Background(), userConfig(card, openpgpcard.KeySign))
-		if err != nil {
-			b.Fatal(err)
+	setPW1Multi(b, card, multi)
+	return card
+}
+
+// setPW1Multi writes the PW1 status byte with PUT DATA after VERIFY of
+// PW3, as `gpg --card-edit` does for forcesig. The last SELECT forgets
+// every verification, so Signers opened afterwards start afresh.
+func setPW1Multi(b *testing.B, card *cardsim.Card, multi bool) {
+	v := byte(0)
+	if multi {
+		v = 1
+	}
+	for _, apdu := range [][]byte{
+		selectApp,
+		append([]byte{0x00, 0x20, 0x00, 0x83, byte(len(cardsim.DefaultPW3))}, cardsim.DefaultPW3...),
+		{0x00, 0xDA, 0x00, 0xC4, 0x01, v},
+		selectApp,
+	} {
+		if resp := card.Transmit(apdu); len(resp) < 2 || resp[len(resp)-2] != 0x90 {
+			b.Fatalf("%x answered %x", apdu, resp)
 		}
-		defer s.Close()
-		benchSign(b, s)
-	})
-	b.Run("via=card-only", func(b *testing.B) {
-		sel := append([]byte{0x00, 0xA4, 0x04, 0x00, byte(len(cardsim.AID))}, cardsim.AID...)
-		verify := append([]byte{0x00, 0x20, 0x00, 0x81, 6}, cardsim.DefaultPW1...)
-		cds := append([]byte{0x00, 0x2A, 0x9E, 0x9A, 32}, make([]byte, 32)...)
-		card.Transmit(sel)
-		for b.Loop() {
-			card.Transmit(verify)
-			card.Transmit(cds)
-		}
-	})
+	}
 }
 
 func benchSign(b *testing.B, s signer.Signer) {

@@ -23,9 +23,10 @@
 // a card put back is used again.
 //
 // Generate and Store.GenerateKey make a key on the card with PW3
-// (Config.AdminPIN). They do not write the OpenPGP fingerprint and
-// timestamp data objects: those belong to the OpenPGP key that GnuPG
-// builds around the card's key.
+// (Config.AdminPIN); Import puts an existing key there with PUT DATA's
+// key import (an extended header list). They do not write the OpenPGP
+// fingerprint and timestamp data objects: those belong to the OpenPGP key
+// that GnuPG builds around the card's key.
 //
 // PC/SC is pcsc-lite's libpcsclite.so.1, loaded at run time through cgo on
 // Linux, so a build needs no pcsc-lite headers. Without cgo, or outside

@@ -32,3 +32,30 @@ func Example() {
 	fmt.Println(s.Attributes(), ed25519.Verify(s.Public().(ed25519.PublicKey), msg, sig))
 	// Output: ed25519 true
 }
+
+// ExampleImport puts an Ed25519 key made elsewhere on a simulated card and
+// signs with it: the signature verifies under the key's own public key.
+func ExampleImport() {
+	pub, priv, err := ed25519.GenerateKey(nil)
+	if err != nil {
+		panic(err)
+	}
+	card := cardsim.New(cardsim.Config{Profile: cardsim.NitrokeyStart})
+	ctx := context.Background()
+	admin := openpgpcard.Config{Dial: card.Dialer(), AdminPIN: signer.SecretBytes([]byte("12345678"))}
+	if _, err := openpgpcard.Import(ctx, admin, openpgpcard.KeySign, priv); err != nil {
+		panic(err)
+	}
+	s, err := openpgpcard.Open(ctx, openpgpcard.Config{Dial: card.Dialer(), PIN: signer.SecretBytes([]byte("123456"))})
+	if err != nil {
+		panic(err)
+	}
+	defer s.Close()
+	msg := []byte("hello")
+	sig, err := s.SignContext(ctx, msg)
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println(ed25519.Verify(pub, msg, sig))
+	// Output: true
+}

@@ -176,6 +176,8 @@ func dialPCSC(ctx context.Context, want string) (Transport, error) {
 		// has returned.
 		t.mu.Lock()
 		C.sk_disconnect_card(t.h)
+		C.free(t.buf)
+		t.buf = nil
 		t.mu.Unlock()
 		if err := ctx.Err(); err != nil {
 			C.sk_release_ctx(hctx)
@@ -222,10 +224,16 @@ type pcscTransport struct {
 	h     C.sk_long
 	proto C.sk_dword
 
-	mu     sync.Mutex // one SCardTransmit at a time
+	mu     sync.Mutex     // one SCardTransmit at a time; guards the buffers
+	buf    unsafe.Pointer // C memory: a command (pcscBuf bytes), then room for its response (pcscBuf)
 	once   sync.Once
 	closed chan struct{}
 }
+
+// pcscBuf is the size of each half of a transport's C buffer: the
+// longest extended response (65536 bytes and the status word), and any
+// command an extended APDU carries (65535 bytes, a header and Lc/Le).
+const pcscBuf = 65536 + 9
 
 func connectReader(hctx C.sk_long, name string) (*pcscTransport, error) {
 	cname := C.CString(name)
@@ -234,6 +242,7 @@ func connectReader(hctx C.sk_long, name string) (*pcscTransport, error) {
 	if err := pcscErr("SCardConnect", C.sk_connect_reader(hctx, cname, &t.h, &t.proto)); err != nil {
 		return nil, err
 	}
+	t.buf = C.malloc(2 * pcscBuf)
 	return t, nil
 }
 
@@ -242,13 +251,11 @@ func (t *pcscTransport) selectsOpenPGP(ctx context.Context) bool {
 	return err == nil && len(resp) >= 2 && (resp[len(resp)-2] == 0x90 || resp[len(resp)-2] == 0x61)
 }
 
-// Exchange runs SCardTransmit in a goroutine so that ctx bounds it.
+// Exchange runs SCardTransmit in a goroutine so that ctx bounds it
+// (pcsc-lite cannot cancel a transmit).
 func (t *pcscTransport) Exchange(ctx context.Context, apdu []byte) ([]byte, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
-	}
-	if len(apdu) == 0 {
-		return nil, fmt.Errorf("openpgpcard: empty APDU: %w", signer.ErrInvalidMessage)
 	}
 	type result struct {
 		resp []byte
@@ -256,32 +263,8 @@ func (t *pcscTransport) Exchange(ctx context.Context, apdu []byte) ([]byte, erro
 	}
 	done := make(chan result, 1)
 	go func() {
-		t.mu.Lock()
-		defer t.mu.Unlock()
-		select {
-		case <-t.closed:
-			done <- result{err: fmt.Errorf("openpgpcard: %w", signer.ErrClosed)}
-			return
-		default:
-		}
-		const outMax = 65538
-		n := C.sk_dword(outMax)
-		in := C.CBytes(apdu)
-		defer C.free(in)
-		cout := C.malloc(outMax)
-		defer C.free(cout)
-		rv := C.sk_transmit_apdu(t.h, t.proto, (*C.uchar)(in), C.sk_dword(len(apdu)), (*C.uchar)(cout), &n)
-		if err := pcscErr("SCardTransmit", rv); err != nil {
-			done <- result{err: err}
-			return
-		}
-		if n == 0 {
-			// A card always answers with a status word; vpcd's reader
-			// returns nothing when its card went away mid-command.
-			done <- result{err: fmt.Errorf("openpgpcard: PC/SC: an empty response (the card went away mid-command): %w", signer.ErrDisconnected)}
-			return
-		}
-		done <- result{resp: C.GoBytes(cout, C.int(n))}
+		resp, err := t.transmit(apdu)
+		done <- result{resp, err}
 	}()
 	select {
 	case r := <-done:
@@ -291,6 +274,36 @@ func (t *pcscTransport) Exchange(ctx context.Context, apdu []byte) ([]byte, erro
 	case <-t.closed:
 		return nil, fmt.Errorf("openpgpcard: %w", signer.ErrClosed)
 	}
+}
+
+// transmit is one SCardTransmit, on the caller's goroutine: the command
+// is copied into the transport's C buffer, the card's response read back
+// from it into the one Go slice returned.
+func (t *pcscTransport) transmit(apdu []byte) ([]byte, error) {
+	if len(apdu) == 0 || len(apdu) > pcscBuf {
+		return nil, fmt.Errorf("openpgpcard: %d-byte APDU: %w", len(apdu), signer.ErrInvalidMessage)
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	select {
+	case <-t.closed:
+		return nil, fmt.Errorf("openpgpcard: %w", signer.ErrClosed)
+	default:
+	}
+	buf := unsafe.Slice((*byte)(t.buf), 2*pcscBuf)
+	in, out := buf[:pcscBuf], buf[pcscBuf:]
+	copy(in, apdu)
+	n := C.sk_dword(pcscBuf)
+	rv := C.sk_transmit_apdu(t.h, t.proto, (*C.uchar)(unsafe.Pointer(&in[0])), C.sk_dword(len(apdu)), (*C.uchar)(unsafe.Pointer(&out[0])), &n)
+	if err := pcscErr("SCardTransmit", rv); err != nil {
+		return nil, err
+	}
+	if n == 0 || n > pcscBuf {
+		// A card always answers with a status word; vpcd's reader
+		// returns nothing when its card went away mid-command.
+		return nil, fmt.Errorf("openpgpcard: PC/SC: an empty response (the card went away mid-command): %w", signer.ErrDisconnected)
+	}
+	return bytes.Clone(out[:n]), nil
 }
 
 // Close disconnects (leaving the card powered) once any exchange in flight
@@ -308,4 +321,6 @@ func (t *pcscTransport) disconnect() {
 	defer t.mu.Unlock()
 	C.sk_disconnect_card(t.h)
 	C.sk_release_ctx(t.hctx)
+	C.free(t.buf)
+	t.buf = nil
 }

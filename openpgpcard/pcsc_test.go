@@ -6,6 +6,9 @@ import (
 	"bufio"
 	"context"
 	"crypto"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
 	"crypto/rsa"
 	"crypto/sha256"
 	"errors"
@@ -72,6 +75,7 @@ func TestPCSC(t *testing.T) {
 			t.Errorf("signature counter %d after one sign, was %d", after, before)
 		}
 	})
+	t.Run("gpg-keytocard-sign-verify", func(t *testing.T) { gpgKeyToCard(t, g) })
 	g.stop(t) // scdaemon keeps the card, and sees a reset as a removal: let the others have it
 	t.Run("ykman-openpgp-info", func(t *testing.T) {
 		need(t, "ykman (yubikey-manager)", lookPath("ykman"))
@@ -83,6 +87,33 @@ func TestPCSC(t *testing.T) {
 	t.Run("pkcs11-tool", func(t *testing.T) { pkcs11ToolSign(t, r) })
 	t.Run("pkcs11-backend", pkcs11Backend)
 	t.Run("openpgpcard-over-pcsc", func(t *testing.T) { backendOverPCSC(t, r) })
+}
+
+// gpgKeyToCard makes an RSA key in GnuPG's keyring and moves it to the
+// card's signature slot with keytocard (PUT DATA's key import, chained or
+// extended as scdaemon chooses); the keyring then holds only a stub, so
+// the signature gpg --verify accepts is the card's, and the card's
+// signature counter shows it.
+func gpgKeyToCard(t *testing.T, g *gnupg) {
+	g.run(t, nil, "--pinentry-mode", "loopback", "--passphrase", "", "--quick-gen-key", "Imported Key <imported@example.com>", "rsa2048", "sign", "0")
+	g.edit(t, []string{"--edit-key", "imported@example.com"}, "keyedit.prompt", []string{"keytocard", "save"}, map[string]string{
+		"keyedit.keytocard.use_primary": "y", "cardedit.genkeys.storekeytype": "1", "cardedit.genkeys.replace_key": "y",
+	})
+	if out := g.run(t, nil, "--list-secret-keys", "imported@example.com"); !strings.Contains(out, "sec>") {
+		t.Fatalf("after keytocard the secret key is not on the card:\n%s", out)
+	}
+	msg := filepath.Join(g.home, "imported.txt")
+	if err := os.WriteFile(msg, []byte("signed with a key imported onto a simulated card\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	before := signatureCounter(t, g.run(t, nil, "--card-status"))
+	g.run(t, nil, "--pinentry-mode", "loopback", "--passphrase", pcscPIN, "--local-user", "imported@example.com", "--output", msg+".sig", "--detach-sign", msg)
+	if out := g.run(t, nil, "--verify", msg+".sig", msg); !strings.Contains(out, `Good signature from "Imported Key <imported@example.com>"`) {
+		t.Fatalf("gpg --verify:\n%s", out)
+	}
+	if after := signatureCounter(t, g.run(t, nil, "--card-status")); after != before+1 {
+		t.Errorf("signature counter %d after one sign with the imported key, was %d", after, before)
+	}
 }
 
 // backendOverPCSC signs with the key GnuPG generated, then generates an
@@ -114,6 +145,25 @@ func backendOverPCSC(t *testing.T, r *reader) {
 	signertest.Run(t, func() (signer.Signer, error) {
 		return openpgpcard.Open(context.Background(), cfg)
 	}, signertest.Options{MaxMessage: openpgpcard.MaxEdDSAMessage, Hang: r.card.Hang, Timeout: 20 * time.Second, Concurrency: 2})
+	// A P-256 key made here, imported over PC/SC: the card's signature
+	// verifies under the key's own public key.
+	ec, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if _, err := openpgpcard.Import(context.Background(), cfg, openpgpcard.KeyAuth, ec); err != nil {
+		t.Fatal(err)
+	}
+	s, err = openpgpcard.Open(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	msg := []byte("imported over PC/SC")
+	sig, err := s.SignContext(context.Background(), msg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := signertest.VerifyStd(signer.ECDSAP256, ec.Public(), msg, sig); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // pkcs11ToolSign signs with OpenSC's pkcs11-tool through its OpenPGP
@@ -233,9 +283,16 @@ func (g *gnupg) run(t *testing.T, stdin io.Reader, args ...string) string {
 // question its answer from answers, and every PIN request pcscPIN.
 func (g *gnupg) cardEdit(t *testing.T, commands []string, answers map[string]string) {
 	t.Helper()
+	g.edit(t, []string{"--card-edit"}, "cardedit.prompt", commands, answers)
+}
+
+// edit drives an interactive gpg command (args) as cardEdit does, its
+// command prompt named prompt.
+func (g *gnupg) edit(t *testing.T, args []string, prompt string, commands []string, answers map[string]string) {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, "gpg", "--no-tty", "--command-fd", "0", "--status-fd", "1", "--pinentry-mode", "loopback", "--card-edit")
+	cmd := exec.CommandContext(ctx, "gpg", append([]string{"--no-tty", "--command-fd", "0", "--status-fd", "1", "--pinentry-mode", "loopback"}, args...)...)
 	cmd.Env = g.env
 	in, _ := cmd.StdinPipe()
 	out, _ := cmd.StdoutPipe()
@@ -256,20 +313,20 @@ func (g *gnupg) cardEdit(t *testing.T, commands []string, answers map[string]str
 		switch {
 		case f[1] == "GET_HIDDEN":
 			reply = pcscPIN
-		case f[2] == "cardedit.prompt" && len(commands) > 0:
+		case f[2] == prompt && len(commands) > 0:
 			reply, commands = commands[0], commands[1:]
-		case f[2] == "cardedit.prompt":
+		case f[2] == prompt:
 			reply = "quit"
 		default:
 			var ok bool
 			if reply, ok = answers[f[2]]; !ok {
-				t.Errorf("gpg --card-edit asks %s %s, which the test does not answer", f[1], f[2])
+				t.Errorf("gpg %s asks %s %s, which the test does not answer", strings.Join(args, " "), f[1], f[2])
 			}
 		}
 		fmt.Fprintln(in, reply)
 	}
 	in.Close()
 	if err := cmd.Wait(); err != nil || t.Failed() {
-		t.Fatalf("gpg --card-edit: %v; questions %v\n%s", err, seen, tail(errOut.String(), 3000))
+		t.Fatalf("gpg %s: %v; questions %v\n%s", strings.Join(args, " "), err, seen, tail(errOut.String(), 3000))
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math/big"
 
 	"github.com/signerkit/signerkit/openpgpcard/internal/iso7816"
 	"github.com/signerkit/signerkit/signer"
@@ -96,10 +97,29 @@ func (s *Signer) SignContext(ctx context.Context, msg []byte) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := s.alg.Verify(s.pub, msg, sig); err != nil {
-		return nil, fmt.Errorf("openpgpcard: the card's signature does not verify: %v: %w", err, signer.ErrProtocol)
+	if !s.verifyMessage(msg, sig) {
+		return nil, fmt.Errorf("openpgpcard: the card's %v signature does not verify: %w", s.alg, signer.ErrProtocol)
 	}
 	return sig, nil
+}
+
+// verifyMessage checks a signature SignContext is about to return, in the
+// algorithm's wire form. The public key was checked at open (an Ed25519
+// point of small order or not canonical is refused there), so unlike
+// signer.Algorithm.Verify it is not checked again on every sign.
+func (s *Signer) verifyMessage(msg, sig []byte) bool {
+	switch pub := s.pub.(type) {
+	case ed25519.PublicKey:
+		return len(sig) == ed25519.SignatureSize && ed25519.Verify(pub, msg, sig)
+	case *ecdsa.PublicKey:
+		d := sha256.Sum256(msg)
+		r, t := new(big.Int).SetBytes(sig[:len(sig)/2]), new(big.Int).SetBytes(sig[len(sig)/2:])
+		return len(sig) == 64 && ecdsa.Verify(pub, d[:], r, t)
+	case *rsa.PublicKey:
+		d := sha256.Sum256(msg)
+		return rsa.VerifyPKCS1v15(pub, crypto.SHA256, d[:], sig) == nil
+	}
+	return false
 }
 
 // MaxEdDSAMessage is the longest message an Ed25519 key signs: the card

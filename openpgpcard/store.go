@@ -172,32 +172,11 @@ func attributesFor(alg signer.Algorithm, k Key) (Attributes, error) {
 // take the attributes refuses with a *StatusError wrapping
 // signer.ErrInvalidMessage (6A80).
 func Generate(ctx context.Context, cfg Config, k Key, a Attributes) (crypto.PublicKey, error) {
-	if cfg.AdminPIN == nil {
-		return nil, fmt.Errorf("openpgpcard: generating a key needs Config.AdminPIN (PW3): %w", signer.ErrPermissionDenied)
-	}
-	dial, err := cfg.dialer()
-	if err != nil {
-		return nil, err
-	}
-	l, info, err := connect(ctx, dial)
+	l, err := adminSlot(ctx, cfg, "generating", k, a)
 	if err != nil {
 		return nil, err
 	}
 	defer l.tr.Close()
-	pin, err := cfg.AdminPIN()
-	if err != nil {
-		return nil, fmt.Errorf("openpgpcard: admin PIN: %w", err)
-	}
-	_, err = l.transmit(ctx, "VERIFY PW3", iso7816.Command{INS: 0x20, P2: 0x83, Data: pin})
-	clear(pin)
-	if err != nil {
-		return nil, err
-	}
-	if info.attrs[k] != a {
-		if _, err := l.transmit(ctx, "PUT DATA C"+string(rune('1'+k)), iso7816.Command{INS: 0xDA, P2: 0xC1 + byte(k), Data: a.Bytes()}); err != nil {
-			return nil, err
-		}
-	}
 	resp, err := l.transmit(ctx, "GENERATE ASYMMETRIC KEY PAIR", iso7816.Command{INS: 0x47, P1: 0x80, Data: []byte{crt[k], 0x00}})
 	if err != nil {
 		return nil, err

@@ -25,7 +25,8 @@
 // The card stays inserted while the connection lasts; when vpcd closes it
 // (pcscd stopped), cardsim connects again as soon as vpcd listens. SIGINT
 // or SIGTERM remove the card and exit 0. The card's state lives in memory
-// only: keys generated on it are gone when it exits.
+// only: keys generated on it (gpg --card-edit, generate) or imported to it
+// (gpg --edit-key, keytocard) are gone when it exits.
 package main
 
 import (

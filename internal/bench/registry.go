@@ -69,6 +69,11 @@ type Instance struct {
 	// each difference divided by the number of signs as <key>/op. Nil
 	// reports nothing more.
 	Metrics func() map[string]float64
+	// Check, when set, checks what Sign returned for msg in place of a
+	// signature verification: a row whose operation is not a signature
+	// (an OpenPGP card's PSO:DECIPHER) checks its output against an
+	// independent implementation.
+	Check func(msg, out []byte) error
 }
 
 // FromSigner makes an Instance of s.
@@ -78,8 +83,12 @@ func FromSigner(s signer.Signer) *Instance {
 }
 
 // Verify checks sig over msg with the standard library, under the
-// backend's algorithm or, when that is zero, the instance's.
+// backend's algorithm or, when that is zero, the instance's; with Check
+// set, it calls Check instead.
 func (i *Instance) Verify(be Backend, msg, sig []byte) error {
+	if i.Check != nil {
+		return i.Check(msg, sig)
+	}
 	alg := be.Algorithm
 	if alg == 0 {
 		alg = i.Algorithm

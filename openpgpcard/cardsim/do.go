@@ -150,13 +150,14 @@ func (c *Card) applicationData() []byte {
 }
 
 // putData is PUT DATA (section 7.2.8). Everything but the PW1 status byte
-// needs PW3; C4 needs PW3 too on this card.
+// needs PW3; C4 needs PW3 too on this card. The odd instruction (DB)
+// imports a key.
 func (c *Card) putData(cmd iso7816.Command) uint16 {
-	if cmd.INS == 0xDB {
-		return iso7816.SWFuncNotSupported // key import by extended header list is not simulated
-	}
 	if !c.verified.admin {
 		return iso7816.SWSecurityNotSatisfied
+	}
+	if cmd.INS == 0xDB {
+		return c.importKey(cmd)
 	}
 	tag := uint16(cmd.P1)<<8 | uint16(cmd.P2)
 	v := cmd.Data

@@ -16,8 +16,10 @@
 // chains (CLA 0x10), with the status words of the specification: 6982 for a
 // command whose PIN is not verified, 6A88 for a missing key or data object,
 // 6A80 for attributes the token does not take, 6700 for a malformed APDU,
-// 6D00 and 6E00 for unknown instructions and classes. Key import through
-// PUT DATA's extended header list is not simulated (ImportKey stands in).
+// 6D00 and 6E00 for unknown instructions and classes. PUT DATA with the odd
+// instruction imports a key by extended header list (RSA, Ed25519 and P-256
+// keys; a Curve25519 ECDH key gets 6A81), as GnuPG's keytocard sends it;
+// ImportKey does the same from Go.
 //
 // Transmit is the logic alone. Transport (and Dialer) is the reader face
 // package openpgpcard uses: each exchange spends the Profile's modeled time

@@ -99,3 +99,33 @@ func TestParseCommandCases(t *testing.T) {
 		}
 	}
 }
+
+func FuzzParseHeaderList(f *testing.F) {
+	f.Add(AppendHeader(AppendHeader(AppendHeader(nil, 0x91, 4), 0x92, 128), 0x93, 256))
+	f.Add([]byte{0x92, 0x20, 0x99})
+	f.Add([]byte{0x5F, 0x48, 0x82, 0x01})
+	f.Fuzz(func(t *testing.T, b []byte) {
+		list, err := ParseHeaderList(b)
+		if err != nil {
+			if !errors.Is(err, ErrFormat) {
+				t.Fatalf("error %v does not wrap ErrFormat", err)
+			}
+			return
+		}
+		// What parses re-encodes to a list that parses the same (the
+		// encoding may be shorter: a long-form length of a short value).
+		var out []byte
+		for _, e := range list {
+			out = AppendHeader(out, e.Tag, e.Len)
+		}
+		again, err := ParseHeaderList(out)
+		if err != nil || len(again) != len(list) {
+			t.Fatalf("re-encoded %x: %v, %d entries of %d", out, err, len(again), len(list))
+		}
+		for i := range list {
+			if again[i] != list[i] {
+				t.Fatalf("entry %d: %+v, re-encoded %+v", i, list[i], again[i])
+			}
+		}
+	})
+}
