@@ -31,6 +31,10 @@ type dklsFixture struct {
 	coord   *tls.Config
 	parties map[int]*DKLS23Party
 	addrs   map[int]string
+	pool    *x509.CertPool
+	// tamper, set before start, rewrites a party's answers.
+	tamper map[int]func(req, resp frame) frame
+	max    int // the parties' MaxPresignatures
 }
 
 func loadPair(t testing.TB, dir, name string) tls.Certificate {
@@ -42,12 +46,22 @@ func loadPair(t testing.TB, dir, name string) tls.Certificate {
 }
 
 func newDKLSFixture(t testing.TB) *dklsFixture {
+	f := dklsSetup(t)
+	for _, id := range []int{2, 3} {
+		f.start(t, id)
+	}
+	return f
+}
+
+// dklsSetup makes the key and the certificates; start starts a party.
+func dklsSetup(t testing.TB) *dklsFixture {
 	t.Helper()
 	shares, err := dklsShares()
 	if err != nil {
 		t.Fatal(err)
 	}
-	f := &dklsFixture{shares: shares, dir: t.TempDir(), parties: map[int]*DKLS23Party{}, addrs: map[int]string{}}
+	f := &dklsFixture{shares: shares, dir: t.TempDir(), parties: map[int]*DKLS23Party{}, addrs: map[int]string{},
+		tamper: map[int]func(req, resp frame) frame{}}
 	if _, _, err := WriteCerts(f.dir, 3, 1, 0); err != nil {
 		t.Fatal(err)
 	}
@@ -58,19 +72,24 @@ func newDKLSFixture(t testing.TB) *dklsFixture {
 	pool := x509.NewCertPool()
 	pool.AppendCertsFromPEM(pem)
 	f.coord = &tls.Config{Certificates: []tls.Certificate{loadPair(t, f.dir, "coordinator-1")}, RootCAs: pool}
-	for _, id := range []int{2, 3} {
-		f.start(t, id, pool)
-	}
+	f.pool = pool
 	return f
 }
 
-func (f *dklsFixture) start(t testing.TB, id int, pool *x509.CertPool) {
-	p, err := NewDKLS23Party(DKLS23PartyConfig{Share: f.shares[id-1], Coordinators: []string{"coordinator-1"},
-		TLS: &tls.Config{Certificates: []tls.Certificate{loadPair(t, f.dir, fmt.Sprintf("party-%d", id))}, ClientCAs: pool}})
+func (f *dklsFixture) start(t testing.TB, id int) {
+	p, err := NewDKLS23Party(DKLS23PartyConfig{Share: f.shares[id-1], Coordinators: []string{"coordinator-1"}, MaxPresignatures: f.max,
+		TLS: &tls.Config{Certificates: []tls.Certificate{loadPair(t, f.dir, fmt.Sprintf("party-%d", id))}, ClientCAs: f.pool}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if fn := f.tamper[id]; fn != nil {
+		p.srv.handler = func(req frame, owner coordinatorID) frame { return fn(req, p.handle(req, owner)) }
+	}
+	addr := f.addrs[id]
+	if addr == "" {
+		addr = "127.0.0.1:0"
+	}
+	l, err := net.Listen("tcp", addr)
 	if err != nil {
 		t.Fatal(err)
 	}

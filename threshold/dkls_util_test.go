@@ -1,16 +1,16 @@
 package threshold
 
 import (
+	"errors"
 	"log/slog"
 	"testing"
-	"errors"
 
 	"github.com/signerkit/signerkit/threshold/frost"
 )
 
-func fmtID(id int) frost.Identifier              { return frost.Identifier(id) }
-func errorsAs(err error, target any) bool       { return errors.As(err, target) }
-func errorsIs(err error, target error) bool     { return errors.Is(err, target) }
+func fmtID(id int) frost.Identifier         { return frost.Identifier(id) }
+func errorsAs(err error, target any) bool   { return errors.As(err, target) }
+func errorsIs(err error, target error) bool { return errors.Is(err, target) }
 
 type tWriter struct{ t testing.TB }
 

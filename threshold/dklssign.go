@@ -16,8 +16,9 @@ import (
 // signDigest signs a 32-byte hash: with a pooled presignature of the
 // first party up that has one, else with one made there and then; a party
 // that fails is marked down and the next one tried. A party that no
-// longer knows a presignature (it restarted, or dropped it for room) is
-// not at fault: its pool is dropped and it is tried again, once.
+// longer knows a presignature, or whose connection was lost (it
+// restarted, or dropped the presignature for room), is not at fault: its
+// pool is dropped and it is tried again, once.
 func (s *DKLS23Signer) signDigest(ctx context.Context, hash []byte) ([]byte, error) {
 	if len(hash) != 32 {
 		return nil, fmt.Errorf("threshold: a %d-byte digest, want 32 (SHA-256): %w", len(hash), signer.ErrInvalidArgument)
@@ -46,9 +47,11 @@ func (s *DKLS23Signer) signDigest(ctx context.Context, hash []byte) ([]byte, err
 		case ctx.Err() != nil:
 			errs[m.id] = err
 			return nil, &NoSignerError{Errs: errs, Ctx: ctx.Err()}
-		case errors.Is(err, frost.ErrNonceUsed) && !stale[m.id]:
+		case (errors.Is(err, frost.ErrNonceUsed) || errors.Is(err, signer.ErrDisconnected)) && !stale[m.id]:
+			// The party restarted, or dropped the presignature for room:
+			// not its fault. Its pool went with it.
 			stale[m.id] = true
-			s.log.Info("DKLS23 party does not hold the presignature (restarted?): its pool is dropped", "party", m.id, "err", err)
+			s.log.Info("DKLS23 party lost its connection or the presignature (restarted?): its pool is dropped", "party", m.id, "err", err)
 			s.dropPool(m)
 			continue
 		}

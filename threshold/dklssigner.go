@@ -114,9 +114,9 @@ func (e *DKLS23PartyError) Error() string {
 func (e *DKLS23PartyError) Unwrap() []error { return []error{signer.ErrProtocol, e.Err} }
 
 // NoSignerError is a sign that found no party to sign with: each was
-// tried (or is closed) and failed. Errs holds each party's last error. It
-// wraps signer.ErrDeviceNotFound, or the context's error when the sign's
-// deadline ended it.
+// tried and failed. Errs holds each party's error. It wraps
+// signer.ErrDeviceNotFound, the context's error when the sign's deadline
+// ended it, and the parties' errors.
 type NoSignerError struct {
 	Errs map[int]error
 	Ctx  error // ctx.Err() when the deadline ended the sign
@@ -133,12 +133,17 @@ func (e *NoSignerError) Error() string {
 	return msg
 }
 
-// Unwrap returns signer.ErrDeviceNotFound, and the context's error.
+// Unwrap returns signer.ErrDeviceNotFound, the context's error, and each
+// party's error (so errors.As finds a *DKLS23PartyError).
 func (e *NoSignerError) Unwrap() []error {
+	out := []error{signer.ErrDeviceNotFound}
 	if e.Ctx != nil {
-		return []error{signer.ErrDeviceNotFound, e.Ctx}
+		out = append(out, e.Ctx)
 	}
-	return []error{signer.ErrDeviceNotFound}
+	for _, id := range slices.Sorted(maps.Keys(e.Errs)) {
+		out = append(out, e.Errs[id])
+	}
+	return out
 }
 
 // NewDKLS23Signer returns the coordinator for cfg and starts filling the
