@@ -111,6 +111,9 @@ func LoadCoordinatorFile(path string) (Config, error) {
 }
 
 func loadCoordinator(path string) (*coordinator, error) {
+	if err := wantScheme(path, SchemeFROST); err != nil {
+		return nil, err
+	}
 	var f CoordinatorFile
 	cf, err := decodeConfigFile(path, &f)
 	if err != nil {

@@ -135,6 +135,16 @@ func ConfigScheme(path string) (string, error) {
 	return checkScheme(cf, v.Scheme, "")
 }
 
+// wantScheme refuses a config file of another scheme than want before it
+// is read strictly (its keys are another scheme's).
+func wantScheme(path, want string) error {
+	scheme, err := ConfigScheme(path)
+	if err == nil && scheme != want {
+		err = &ConfigFileError{Path: path, Key: "scheme", Msg: fmt.Sprintf("%q, but this is read as a %s file", scheme, want)}
+	}
+	return err
+}
+
 // checkScheme returns scheme ("" meaning SchemeFROST), refusing an
 // unknown one, or one other than want when want is set.
 func checkScheme(cf *configFile, scheme, want string) (string, error) {

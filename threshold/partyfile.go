@@ -87,6 +87,9 @@ func PartyDirs(stateDir string) (guardDir, nonceDir string) {
 // certificate and CA, and opens its nonce store. Errors are
 // *ConfigFileError values. The caller closes the setup.
 func LoadPartyFile(path string) (*PartySetup, error) {
+	if err := wantScheme(path, SchemeFROST); err != nil {
+		return nil, err
+	}
 	s := &PartySetup{Path: path}
 	cf, err := decodeConfigFile(path, &s.File)
 	if err != nil {
