@@ -128,3 +128,31 @@ func TestDKLS23ConfigErrors(t *testing.T) {
 		t.Fatalf("a share file whose header lies: %v, want signer.ErrCorrupt", err)
 	}
 }
+
+// TestDKLS23ShareExport: a DKLS23 share file exports under a passphrase
+// and imports back, byte for byte, as a FROST one does.
+func TestDKLS23ShareExport(t *testing.T) {
+	shares, err := dklsShares()
+	if err != nil {
+		t.Fatal(err)
+	}
+	plain, err := MarshalDKLS23Share(shares[2])
+	if err != nil {
+		t.Fatal(err)
+	}
+	enc, err := ExportShare(plain, []byte("pass"), 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ImportShare(enc, []byte("wrong")); !errors.Is(err, signer.ErrWrongPassphrase) {
+		t.Fatalf("a wrong passphrase: %v", err)
+	}
+	back, err := ImportShare(enc, []byte("pass"))
+	if err != nil || string(back) != string(plain) {
+		t.Fatalf("import: %v", err)
+	}
+	bad := []byte(strings.Replace(string(plain), "Participant: 3", "Participant: 1", 1))
+	if _, err := ExportShare(bad, []byte("pass"), 10); !errors.Is(err, signer.ErrCorrupt) {
+		t.Fatalf("exporting a damaged DKLS23 share: %v", err)
+	}
+}
