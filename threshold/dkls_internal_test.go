@@ -107,7 +107,11 @@ func (f *dklsFixture) signer(t testing.TB, pool int, ids ...int) *DKLS23Signer {
 	for _, id := range ids {
 		rs = append(rs, Remote{ID: fmtID(id), Addr: f.addrs[id], ServerName: fmt.Sprintf("party-%d", id)})
 	}
-	s, err := NewDKLS23Signer(DKLS23Config{Local: f.shares[0], Parties: rs, TLS: f.coord, PoolSize: pool, PartyTimeout: 2 * time.Second, Log: testLog(t)})
+	cfg := DKLS23Config{Local: f.shares[0], Parties: rs, TLS: f.coord, PoolSize: pool, PartyTimeout: 2 * time.Second, Log: testLog(t)}
+	if _, bench := t.(*testing.B); bench {
+		cfg.Log = nil
+	}
+	s, err := NewDKLS23Signer(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
