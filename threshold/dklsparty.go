@@ -67,17 +67,10 @@ type dklsHeld struct {
 
 // NewDKLS23Party returns a party for cfg. It does not listen: call Serve.
 func NewDKLS23Party(cfg DKLS23PartyConfig) (*DKLS23Party, error) {
-	switch {
-	case cfg.Share == nil:
+	if cfg.Share == nil {
 		return nil, fmt.Errorf("threshold: DKLS23PartyConfig needs Share: %w", signer.ErrInvalidArgument)
-	case cfg.TLS == nil || len(cfg.TLS.Certificates) == 0 && cfg.TLS.GetCertificate == nil:
-		return nil, fmt.Errorf("threshold: DKLS23PartyConfig.TLS needs a server certificate: %w", signer.ErrInvalidArgument)
 	}
-	pins, err := parseCoordinators(cfg.Coordinators)
-	if err != nil {
-		return nil, err
-	}
-	t, err := partyTLS(cfg.TLS, pins)
+	t, err := serverTLS(cfg.TLS, cfg.Coordinators, "DKLS23PartyConfig")
 	if err != nil {
 		return nil, err
 	}

@@ -114,17 +114,10 @@ type Party struct {
 
 // NewParty returns a Party for cfg. It does not listen: call Serve.
 func NewParty(cfg PartyConfig) (*Party, error) {
-	switch {
-	case cfg.Key == nil || cfg.Nonces == nil:
+	if cfg.Key == nil || cfg.Nonces == nil {
 		return nil, fmt.Errorf("threshold: PartyConfig needs Key and Nonces: %w", signer.ErrInvalidArgument)
-	case cfg.TLS == nil || len(cfg.TLS.Certificates) == 0 && cfg.TLS.GetCertificate == nil:
-		return nil, fmt.Errorf("threshold: PartyConfig.TLS needs a server certificate: %w", signer.ErrInvalidArgument)
 	}
-	pins, err := parseCoordinators(cfg.Coordinators)
-	if err != nil {
-		return nil, err
-	}
-	t, err := partyTLS(cfg.TLS, pins)
+	t, err := serverTLS(cfg.TLS, cfg.Coordinators, "PartyConfig")
 	if err != nil {
 		return nil, err
 	}

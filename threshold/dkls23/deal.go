@@ -33,14 +33,14 @@ func Deal(t, n int, rnd io.Reader) ([]*Share, error) {
 			return nil, err
 		}
 	}
-	in := deliver(out)
+	in := Deliver(out)
 	for i := range n {
 		var err error
 		if out[i+1], err = kg[i].Round2(in[i+1]); err != nil {
 			return nil, err
 		}
 	}
-	in = deliver(out)
+	in = Deliver(out)
 	shares := make([]*Share, n)
 	for i := range n {
 		var err error
@@ -51,9 +51,11 @@ func Deal(t, n int, rnd io.Reader) ([]*Share, error) {
 	return shares, nil
 }
 
-// deliver turns messages by sender and recipient into messages by
-// recipient and sender.
-func deliver(out map[int]map[int][]byte) map[int]map[int][]byte {
+// Deliver turns messages by sender and recipient (out[i][j], i's message
+// to j, as each round returns them) into messages by recipient and
+// sender (in[j][i], as the next round takes them): the routing of a run
+// with every party in one process, as Deal's.
+func Deliver(out map[int]map[int][]byte) map[int]map[int][]byte {
 	in := map[int]map[int][]byte{}
 	for from, m := range out {
 		for to, b := range m {
