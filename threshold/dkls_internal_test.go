@@ -2,6 +2,7 @@ package threshold
 
 import (
 	"context"
+	"crypto"
 	"crypto/sha256"
 	"crypto/tls"
 	"crypto/x509"
@@ -172,8 +173,24 @@ func TestDKLS23SignsOverTLS(t *testing.T) {
 			}
 		}
 	}
-	if n := f.parties[2].Signed() + f.parties[3].Signed(); n != 12 {
-		t.Fatalf("the parties signed %d shares for 12 signatures", n)
+	// crypto.Signer's Sign: a SHA-256 digest in, ASN.1 DER out.
+	s := f.signer(t, -1)
+	msg := []byte("through crypto.Signer")
+	h := sha256.Sum256(msg)
+	der, err := s.Sign(nil, h[:], crypto.SHA256)
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, err := signer.ECDSAToRaw(signer.ECDSASecp256k1, der)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkSecp256k1(t, f.shares[0].PublicKey(), msg, raw)
+	if _, err := s.Sign(nil, h[:], crypto.SHA512); err == nil {
+		t.Fatal("Sign took a SHA-512 option for a SHA-256 digest")
+	}
+	if n := f.parties[2].Signed() + f.parties[3].Signed(); n != 13 {
+		t.Fatalf("the parties signed %d shares for 13 signatures", n)
 	}
 }
 
