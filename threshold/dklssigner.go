@@ -80,10 +80,9 @@ var (
 
 // dklsMember is one remote party, its pool and health.
 type dklsMember struct {
-	id     int
-	r      *remote
-	wake   chan struct{}
-	making int // presignatures being made for the pool (under mu)
+	id   int
+	r    *remote
+	wake chan struct{}
 
 	pool      []dklsPre // under Signer.mu
 	downUntil time.Time
