@@ -36,6 +36,8 @@ type dklsFixture struct {
 	// tamper, set before start, rewrites a party's answers.
 	tamper map[int]func(req, resp frame) frame
 	max    int // the parties' MaxPresignatures
+	// timeout is the signers' PartyTimeout; 0 means 2 s.
+	timeout time.Duration
 }
 
 func loadPair(t testing.TB, dir, name string) tls.Certificate {
@@ -109,6 +111,9 @@ func (f *dklsFixture) signer(t testing.TB, pool int, ids ...int) *DKLS23Signer {
 		rs = append(rs, Remote{ID: fmtID(id), Addr: f.addrs[id], ServerName: fmt.Sprintf("party-%d", id)})
 	}
 	cfg := DKLS23Config{Local: f.shares[0], Parties: rs, TLS: f.coord, PoolSize: pool, PartyTimeout: 2 * time.Second, Log: testLog(t)}
+	if f.timeout > 0 {
+		cfg.PartyTimeout = f.timeout
+	}
 	if _, bench := t.(*testing.B); bench {
 		cfg.Log = nil
 	}

@@ -92,6 +92,7 @@ func TestDKLS23PresignatureSignsOnce(t *testing.T) {
 // none).
 func TestDKLS23ConcurrentSigns(t *testing.T) {
 	f := newDKLSFixture(t)
+	f.timeout = time.Minute // most signs presign first, all at once: slow under -race
 	s := f.signer(t, 3)
 	waitPooled(t, s, 2, 3)
 	const n = 24
