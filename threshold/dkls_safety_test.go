@@ -3,6 +3,7 @@ package threshold
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
 	"crypto/sha256"
 	"errors"
 	"fmt"
@@ -270,5 +271,44 @@ func TestDKLS23Deadline(t *testing.T) {
 	}
 	if d := time.Since(start); d > 500*time.Millisecond {
 		t.Fatalf("two parties timing out at 100 ms took %v", d)
+	}
+}
+
+// TestDKLS23PresignIDReused: a presign request that reuses an id the
+// party holds, made or in the making, is refused, and the presignature
+// under that id still signs once.
+func TestDKLS23PresignIDReused(t *testing.T) {
+	f := newDKLSFixture(t)
+	s := f.signer(t, -1, 2)
+	ctx := context.Background()
+	if _, err := s.Presign(ctx, 2, 1); err != nil {
+		t.Fatal(err)
+	}
+	m := s.members[0]
+	pre := m.pool[0]
+	cc, err := m.r.conn(ctx, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, out, err := dkls23.NewPresign(f.shares[0], dklsSID(pre.id), []int{1, 2}, rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := cc.roundTrip(ctx, typeDKLSPresign, append(append(pre.id[:], 1), out[2]...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pe *PartyError
+	if err := dklsAnswer(2, a, typeDKLSPresigned); !errors.As(err, &pe) || pe.Code != codeInvalid {
+		t.Fatalf("a presign reusing a held id: %v, want refused as invalid", err)
+	}
+	msg := []byte("the presignature under the reused id")
+	sig, err := s.SignContext(ctx, msg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkSecp256k1(t, f.shares[0].PublicKey(), msg, sig)
+	if f.parties[2].Signed() != 1 || f.parties[2].Refused() != 0 {
+		t.Fatalf("party 2 signed %d, refused %d sign requests", f.parties[2].Signed(), f.parties[2].Refused())
 	}
 }

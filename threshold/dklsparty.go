@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"crypto/tls"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net"
@@ -205,6 +206,10 @@ func (d *DKLS23Party) presign(b []byte, owner coordinatorID) ([]byte, byte, erro
 		return nil, codeInvalid, err
 	}
 	if err := d.reserve(id, owner); err != nil {
+		var pe *ProtocolError
+		if errors.As(err, &pe) {
+			return nil, codeInvalid, err
+		}
 		return nil, codeUnavailable, err
 	}
 	run, out, err := dkls23.NewPresign(d.share, dklsSID(id), []int{from, d.share.ID}, rand.Reader)
