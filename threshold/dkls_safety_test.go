@@ -16,11 +16,9 @@ import (
 	"github.com/signerkit/signerkit/threshold/frost"
 )
 
-// TestDKLS23PresignatureSignsOnce: concurrent sign requests for one
-// presignature, each for another hash, get one share between them; the
-// others, and the winning request replayed, are refused as an unknown
-// presignature. The share that was given signs its hash.
-func TestDKLS23PresignatureSignsOnce(t *testing.T) {
+// onePresignature starts parties 2 and 3 and a signer with party 2
+// alone, makes one presignature, and returns it and the sign connection.
+func onePresignature(t *testing.T) (*dklsFixture, *DKLS23Signer, dklsPre, *clientConn) {
 	f := newDKLSFixture(t)
 	s := f.signer(t, -1, 2)
 	ctx := context.Background()
@@ -28,11 +26,20 @@ func TestDKLS23PresignatureSignsOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 	m := s.members[0]
-	pre := m.pool[0]
 	cc, err := m.r.conn(ctx, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
+	return f, s, m.pool[0], cc
+}
+
+// TestDKLS23PresignatureSignsOnce: concurrent sign requests for one
+// presignature, each for another hash, get one share between them; the
+// others, and the winning request replayed, are refused as an unknown
+// presignature. The share that was given signs its hash.
+func TestDKLS23PresignatureSignsOnce(t *testing.T) {
+	f, _, pre, cc := onePresignature(t)
+	ctx := context.Background()
 	const n = 16
 	var wg sync.WaitGroup
 	answers := make([]frame, n)
@@ -278,18 +285,8 @@ func TestDKLS23Deadline(t *testing.T) {
 // party holds, made or in the making, is refused, and the presignature
 // under that id still signs once.
 func TestDKLS23PresignIDReused(t *testing.T) {
-	f := newDKLSFixture(t)
-	s := f.signer(t, -1, 2)
+	f, s, pre, cc := onePresignature(t)
 	ctx := context.Background()
-	if _, err := s.Presign(ctx, 2, 1); err != nil {
-		t.Fatal(err)
-	}
-	m := s.members[0]
-	pre := m.pool[0]
-	cc, err := m.r.conn(ctx, 1)
-	if err != nil {
-		t.Fatal(err)
-	}
 	_, out, err := dkls23.NewPresign(f.shares[0], dklsSID(pre.id), []int{1, 2}, rand.Reader)
 	if err != nil {
 		t.Fatal(err)
