@@ -110,6 +110,28 @@ func GnoPubKey(pub ed25519.PublicKey) string {
 	return s
 }
 
+// GnoSecp256k1PubKey returns a secp256k1 public key (33 bytes,
+// compressed) as gno shows it, "gpub1…": tm2's crypto.PubKeyToBech32 of a
+// PubKeySecp256k1, the bech32 (prefix "gpub") of its amino Any
+// ("/tm.PubKeySecp256k1", the 33 bytes as field 1). It returns "" for a
+// key of another length.
+func GnoSecp256k1PubKey(compressed []byte) string {
+	if len(compressed) != 33 {
+		return ""
+	}
+	b := []byte{0x0a, byte(len(gnoSecp256k1Type))}
+	b = append(b, gnoSecp256k1Type...)
+	b = append(b, 0x12, 2+33, 0x0a, 33)
+	s, err := bech32.EncodeBytesLong(GnoPubKeyPrefix, append(b, compressed...))
+	if err != nil {
+		panic(err) // a fixed prefix and length
+	}
+	return s
+}
+
+// gnoSecp256k1Type is tm2's amino type URL of PubKeySecp256k1.
+const gnoSecp256k1Type = "/tm.PubKeySecp256k1"
+
 // ParseGnoPubKey reads a "gpub1…" string, as tm2's
 // crypto.PubKeyFromBech32 does, and returns its Ed25519 key.
 func ParseGnoPubKey(s string) (ed25519.PublicKey, error) {

@@ -190,3 +190,21 @@ func TestGenesisValidator(t *testing.T) {
 		t.Errorf("gno entry: %v", got)
 	}
 }
+
+// TestGnoSecp256k1PubKey: the gpub of a secp256k1 key is the amino Any
+// of /tm.PubKeySecp256k1 that ParseGnoPubKey recognises (and refuses, as
+// not Ed25519); interop's gno tests compare it with gno's own.
+func TestGnoSecp256k1PubKey(t *testing.T) {
+	key := append([]byte{3}, bytes.Repeat([]byte{7}, 32)...)
+	s := GnoSecp256k1PubKey(key)
+	if !strings.HasPrefix(s, "gpub1") {
+		t.Fatalf("%q", s)
+	}
+	_, err := ParseGnoPubKey(s)
+	if !errors.Is(err, ErrNotEd25519) || !strings.Contains(err.Error(), "/tm.PubKeySecp256k1") {
+		t.Fatalf("ParseGnoPubKey(%s): %v", s, err)
+	}
+	if GnoSecp256k1PubKey(key[:32]) != "" {
+		t.Fatal("a 32-byte key has a gpub")
+	}
+}

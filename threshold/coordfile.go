@@ -41,6 +41,9 @@ const Scheme = "threshold"
 //	share     = "share-1.pem"
 //	nonce_dir = "/var/lib/signerkit/nonces"
 type CoordinatorFile struct {
+	// Scheme is SchemeFROST or empty (a DKLS23 key's file is a
+	// DKLS23CoordinatorFile).
+	Scheme string `toml:"scheme"`
 	Public string `toml:"public"`
 	Cert   string `toml:"cert"`
 	Key    string `toml:"key"`
@@ -108,6 +111,9 @@ func LoadCoordinatorFile(path string) (Config, error) {
 }
 
 func loadCoordinator(path string) (*coordinator, error) {
+	if err := wantScheme(path, SchemeFROST); err != nil {
+		return nil, err
+	}
 	var f CoordinatorFile
 	cf, err := decodeConfigFile(path, &f)
 	if err != nil {
@@ -122,6 +128,9 @@ func loadCoordinator(path string) (*coordinator, error) {
 }
 
 func (f *CoordinatorFile) load(cf *configFile, out *coordinator) error {
+	if _, err := checkScheme(cf, f.Scheme, SchemeFROST); err != nil {
+		return err
+	}
 	if f.Public == "" {
 		return cf.errorf("public", "missing: the key's public key file (public.pem from signerkit threshold split or dkg)")
 	}
@@ -183,53 +192,70 @@ func (f *CoordinatorFile) loadParties(cf *configFile, cfg *Config) error {
 	if len(f.Parties) == 0 {
 		return nil
 	}
-	cert, err := cf.identity("cert", "key", f.Cert, f.Key)
-	if err != nil {
-		return err
-	}
-	roots, err := cf.caPool("ca", f.CA)
-	if err != nil {
-		return err
-	}
-	pins := map[string][sha256.Size]byte{}
-	for i, p := range f.Parties {
-		key := fmt.Sprintf("party[%d]", i)
+	check := func(key string, id uint16) error {
 		switch {
-		case p.ID == 0 || cfg.Public.VerifyingShare(frost.Identifier(p.ID)) == nil:
-			return cf.errorf(key+".id", "%d is not a participant of the key (its identifiers are %v)", p.ID, cfg.Public.IDs())
-		case p.Addr == "":
-			return cf.errorf(key+".addr", "missing: the party's host:port")
-		case cfg.Local != nil && cfg.Local.Key.ID() == frost.Identifier(p.ID):
-			return cf.errorf(key+".id", "%d is the local share's", p.ID)
+		case id == 0 || cfg.Public.VerifyingShare(frost.Identifier(id)) == nil:
+			return cf.errorf(key+".id", "%d is not a participant of the key (its identifiers are %v)", id, cfg.Public.IDs())
+		case cfg.Local != nil && cfg.Local.Key.ID() == frost.Identifier(id):
+			return cf.errorf(key+".id", "%d is the local share's", id)
+		}
+		return nil
+	}
+	var err error
+	cfg.Parties, cfg.TLS, err = loadPartyEntries(cf, f.Cert, f.Key, f.CA, f.Parties, check)
+	return err
+}
+
+// loadPartyEntries loads a coordinator's certificate and the parties of
+// its config file (check vets each id) and returns them with the TLS
+// configuration that admits each party by the CA, its pin, or both.
+func loadPartyEntries(cf *configFile, certFile, keyFile, caFile string, entries []PartyEntry, check func(key string, id uint16) error) ([]Remote, *tls.Config, error) {
+	cert, err := cf.identity("cert", "key", certFile, keyFile)
+	if err != nil {
+		return nil, nil, err
+	}
+	roots, err := cf.caPool("ca", caFile)
+	if err != nil {
+		return nil, nil, err
+	}
+	var parties []Remote
+	pins := map[string][sha256.Size]byte{}
+	for i, p := range entries {
+		key := fmt.Sprintf("party[%d]", i)
+		if err := check(key, p.ID); err != nil {
+			return nil, nil, err
+		}
+		if p.Addr == "" {
+			return nil, nil, cf.errorf(key+".addr", "missing: the party's host:port")
 		}
 		name := p.ServerName
 		if name == "" {
 			name = fmt.Sprintf("party-%d", p.ID)
 		}
 		if _, dup := pins[name]; dup {
-			return cf.errorf(key+".server_name", "%q is another party's too", name)
+			return nil, nil, cf.errorf(key+".server_name", "%q is another party's too", name)
 		}
 		pins[name] = [sha256.Size]byte{}
 		if p.Cert != "" {
 			if p.Pin != "" {
-				return cf.errorf(key+".cert", "given with pin: use one")
+				return nil, nil, cf.errorf(key+".cert", "given with pin: use one")
 			}
 			if p.Pin, err = CertFilePin(cf.file(p.Cert)); err != nil {
-				return cf.wrap(key+".cert", "cannot read its key", err)
+				return nil, nil, cf.wrap(key+".cert", "cannot read its key", err)
 			}
 		}
 		if p.Pin != "" {
 			if pins[name], err = cf.checkPin(key+".pin", p.Pin); err != nil {
-				return err
+				return nil, nil, err
 			}
 		} else if roots == nil {
-			return cf.errorf(key+".pin", "missing, and there is no ca: the party's certificate must be pinned or issued by a CA")
+			return nil, nil, cf.errorf(key+".pin", "missing, and there is no ca: the party's certificate must be pinned or issued by a CA")
 		}
-		cfg.Parties = append(cfg.Parties, Remote{ID: frost.Identifier(p.ID), Addr: p.Addr, ServerName: name})
+		parties = append(parties, Remote{ID: frost.Identifier(p.ID), Addr: p.Addr, ServerName: name})
 	}
-	cfg.TLS = &tls.Config{Certificates: []tls.Certificate{cert}, RootCAs: roots, InsecureSkipVerify: roots == nil,
+	t := &tls.Config{Certificates: []tls.Certificate{cert}, RootCAs: roots, InsecureSkipVerify: roots == nil,
 		VerifyConnection: func(cs tls.ConnectionState) error { return checkPartyPin(pins, cs) }}
-	return nil
+	return parties, t, nil
 }
 
 // errPartyPin is a party whose certificate does not match its pin.
@@ -293,6 +319,12 @@ func CheckURI(uri string) error {
 	if err != nil {
 		return err
 	}
+	if scheme, err := ConfigScheme(path); err != nil {
+		return err
+	} else if scheme == SchemeDKLS23 {
+		_, err := LoadDKLS23CoordinatorFile(path)
+		return err
+	}
 	c, err := loadCoordinator(path)
 	if err != nil {
 		return err
@@ -309,6 +341,11 @@ func init() {
 		}
 		if err := ctx.Err(); err != nil {
 			return nil, err
+		}
+		if scheme, err := ConfigScheme(path); err != nil {
+			return nil, err
+		} else if scheme == SchemeDKLS23 {
+			return OpenDKLS23File(path)
 		}
 		s, err := OpenFile(path)
 		if err != nil {

@@ -138,6 +138,29 @@
 // any caller of signer.Open take a threshold key as any other; CheckURI
 // checks one without dialing the parties.
 //
+// # A secp256k1 key: DKLS23
+//
+// The same machinery serves a secp256k1 key split with DKLS23 (package
+// dkls23), a gno or Cosmos account key: DKLS23Party serves a share over
+// the Party's listener, TLS 1.3 and coordinator pins (through a handler
+// hook in Party), and DKLS23Signer, the coordinator, is a signer.Signer
+// for signer.ECDSASecp256k1 (SHA-256, 64-byte r‖s, low S). The coordinator
+// must hold a share of its own (DKLS23Config.Local): DKLS23's presigning
+// needs a confidential channel between the two signers, which the
+// coordinator's mutual TLS connection to the other party is when the
+// coordinator is one of them. A presignature is made with one party ahead
+// (two requests: the coordinator's round-1 message answered with the
+// party's rounds 1 and 2, then the coordinator's round 2), both sides
+// keeping their half in memory under a random 16-byte id; a sign is one
+// request, the id and the hash, answered with the party's share. The
+// party deletes its half before it answers, so a presignature signs one
+// message at most, even under concurrent or replayed requests; a restart
+// loses the halves, which costs a retry. A party that answers wrongly is
+// named by a *DKLS23PartyError; with no party able to sign, a sign fails
+// with a *NoSignerError within its deadline. Config files say
+// scheme = "dkls23-secp256k1" (DKLS23PartyFile, DKLS23CoordinatorFile);
+// a threshold: URI opens either scheme.
+//
 // # Concurrency
 //
 // Signer and Party are safe for concurrent use. A Signer serves any number

@@ -100,6 +100,9 @@ type Party struct {
 	c      counters
 	stats  partyStats
 	owners nonceOwners
+	// handler, when set, serves every request instead of handle: a
+	// DKLS23Party serves through the same listener and TLS machinery.
+	handler func(frame, coordinatorID) frame
 
 	mu        sync.Mutex
 	listeners map[net.Listener]bool
@@ -111,17 +114,10 @@ type Party struct {
 
 // NewParty returns a Party for cfg. It does not listen: call Serve.
 func NewParty(cfg PartyConfig) (*Party, error) {
-	switch {
-	case cfg.Key == nil || cfg.Nonces == nil:
+	if cfg.Key == nil || cfg.Nonces == nil {
 		return nil, fmt.Errorf("threshold: PartyConfig needs Key and Nonces: %w", signer.ErrInvalidArgument)
-	case cfg.TLS == nil || len(cfg.TLS.Certificates) == 0 && cfg.TLS.GetCertificate == nil:
-		return nil, fmt.Errorf("threshold: PartyConfig.TLS needs a server certificate: %w", signer.ErrInvalidArgument)
 	}
-	pins, err := parseCoordinators(cfg.Coordinators)
-	if err != nil {
-		return nil, err
-	}
-	t, err := partyTLS(cfg.TLS, pins)
+	t, err := serverTLS(cfg.TLS, cfg.Coordinators, "PartyConfig")
 	if err != nil {
 		return nil, err
 	}
@@ -249,6 +245,9 @@ func errorFrame(id uint32, code byte, err error) frame {
 }
 
 func (p *Party) handle(f frame, owner coordinatorID) frame {
+	if p.handler != nil {
+		return p.handler(f, owner)
+	}
 	switch f.typ {
 	case typePresign:
 		req, err := parsePresignRequest(f.body)

@@ -2,8 +2,6 @@ package threshold
 
 import (
 	"context"
-	"crypto/tls"
-	"crypto/x509"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -30,6 +28,9 @@ import (
 //	chains = ["test-chain"]                 # the chain ids this party signs for
 //	metrics_addr = "127.0.0.1:26662"
 type PartyFile struct {
+	// Scheme is SchemeFROST or empty (a DKLS23 party's file is a
+	// DKLS23PartyFile).
+	Scheme string `toml:"scheme"`
 	Share  string `toml:"share"`
 	Listen string `toml:"listen"`
 	Cert   string `toml:"cert"`
@@ -86,6 +87,9 @@ func PartyDirs(stateDir string) (guardDir, nonceDir string) {
 // certificate and CA, and opens its nonce store. Errors are
 // *ConfigFileError values. The caller closes the setup.
 func LoadPartyFile(path string) (*PartySetup, error) {
+	if err := wantScheme(path, SchemeFROST); err != nil {
+		return nil, err
+	}
 	s := &PartySetup{Path: path}
 	cf, err := decodeConfigFile(path, &s.File)
 	if err != nil {
@@ -100,6 +104,9 @@ func LoadPartyFile(path string) (*PartySetup, error) {
 
 func (s *PartySetup) load(cf *configFile) error {
 	f := &s.File
+	if _, err := checkScheme(cf, f.Scheme, SchemeFROST); err != nil {
+		return err
+	}
 	switch {
 	case f.Share == "":
 		return cf.errorf("share", "missing: this party's share file")
@@ -119,27 +126,9 @@ func (s *PartySetup) load(cf *configFile) error {
 			return cf.errorf(fmt.Sprintf("chains[%d]", i), "%.60q is not a chain id", ch)
 		}
 	}
-	cert, err := cf.identity("cert", "key", f.Cert, f.Key)
+	t, err := partyFileTLS(cf, f.Cert, f.Key, f.CA, f.Coordinators)
 	if err != nil {
 		return err
-	}
-	pool, err := cf.caPool("ca", f.CA)
-	if err != nil {
-		return err
-	}
-	for i, c := range f.Coordinators {
-		if strings.HasPrefix(c, spkiPrefix) {
-			if _, err := cf.checkPin(fmt.Sprintf("coordinators[%d]", i), c); err != nil {
-				return err
-			}
-		} else if pool == nil {
-			return cf.errorf(fmt.Sprintf("coordinators[%d]", i), "%.60q is a name, which needs a ca to check it: set ca, or pin the key (sha256:…)", c)
-		}
-	}
-	t := &tls.Config{Certificates: []tls.Certificate{cert}, ClientCAs: pool}
-	if pool == nil {
-		// Every entry is a pin, which partyTLS checks on every connection.
-		t.VerifyPeerCertificate = func([][]byte, [][]*x509.Certificate) error { return nil }
 	}
 	k, _, err := LoadShare(cf.file(f.Share))
 	if err != nil {

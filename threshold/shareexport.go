@@ -43,7 +43,7 @@ func ExportShare(share, passphrase []byte, logN int) ([]byte, error) {
 	if len(passphrase) == 0 {
 		return nil, fmt.Errorf("threshold: an empty passphrase: %w", signer.ErrInvalidArgument)
 	}
-	if _, _, err := parseShareFile(share); err != nil {
+	if err := checkAnyShare(share); err != nil {
 		return nil, &ShareFileError{Err: err}
 	}
 	hdr := make([]byte, exportHeaderLen)
@@ -100,9 +100,19 @@ func ImportShare(data, passphrase []byte) ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("threshold: cannot decrypt the exported share (a wrong passphrase, or a damaged file): %w", signer.ErrWrongPassphrase)
 	}
-	if _, _, err := parseShareFile(share); err != nil {
+	if err := checkAnyShare(share); err != nil {
 		clear(share)
 		return nil, &ShareFileError{Err: err}
 	}
 	return share, nil
+}
+
+// checkAnyShare checks a FROST or a DKLS23 share file.
+func checkAnyShare(data []byte) error {
+	if bytes.Contains(data, []byte("-----BEGIN "+pemDKLSShare+"-----")) {
+		_, err := parseDKLS23Share(data)
+		return err
+	}
+	_, _, err := parseShareFile(data)
+	return err
 }

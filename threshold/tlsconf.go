@@ -166,3 +166,17 @@ func partyTLS(conf *tls.Config, pins *coordinatorPins) (*tls.Config, error) {
 	}
 	return t, nil
 }
+
+// serverTLS is a party's server configuration from its config (field
+// names it in errors): a server certificate required, the coordinators
+// parsed, and partyTLS's settings.
+func serverTLS(conf *tls.Config, coordinators []string, field string) (*tls.Config, error) {
+	if conf == nil || len(conf.Certificates) == 0 && conf.GetCertificate == nil {
+		return nil, fmt.Errorf("threshold: %s.TLS needs a server certificate: %w", field, signer.ErrInvalidArgument)
+	}
+	pins, err := parseCoordinators(coordinators)
+	if err != nil {
+		return nil, err
+	}
+	return partyTLS(conf, pins)
+}

@@ -22,7 +22,7 @@
 //	signerkit identity show -config F [-for PROTOCOL]
 //	signerkit demo    [-metrics 127.0.0.1:26661] [-interval 250ms] [-heights N]
 //	signerkit party   -config party.toml [-init-height H]
-//	signerkit threshold split  -from FILE -out DIR [-t 2] [-n 3]
+//	signerkit threshold split  -from FILE -out DIR [-t 2] [-n 3] [-scheme frost-ed25519 (-from's key) or dkls23-secp256k1 (a new key)]
 //	signerkit threshold certs  -out DIR [-parties 3] [-coordinators 1]
 //	signerkit threshold dkg    -id I -ceremony ID -listen ADDR -peers ID=ADDR,... -cert F -key F -ca F -out DIR [-t 2] [-n 3] [-timeout 10m]
 //	signerkit threshold show   -share FILE
@@ -85,7 +85,7 @@ const usage = `signerkit: a remote signer for gno and CometBFT validators
   signerkit identity show -config F [-for PROTOCOL]
   signerkit demo    [-metrics 127.0.0.1:26661] [-interval 250ms] [-heights N]
   signerkit party   -config party.toml [-init-height H]
-  signerkit threshold split  -from FILE -out DIR [-t 2] [-n 3]
+  signerkit threshold split  -from FILE -out DIR [-t 2] [-n 3] [-scheme frost-ed25519 (-from's key) or dkls23-secp256k1 (a new key)]
   signerkit threshold certs  -out DIR [-parties 3] [-coordinators 1]
   signerkit threshold dkg    -id I -ceremony ID -listen ADDR -peers ID=ADDR,... -cert F -key F -ca F -out DIR [-t 2] [-n 3] [-timeout 10m]
   signerkit threshold show   -share FILE

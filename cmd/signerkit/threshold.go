@@ -12,8 +12,11 @@ import (
 	"github.com/signerkit/signerkit/daemon"
 	"github.com/signerkit/signerkit/inprocess"
 	"github.com/signerkit/signerkit/internal/atomicfile"
+	"github.com/signerkit/signerkit/keybase"
+	"github.com/signerkit/signerkit/keyfmt"
 	"github.com/signerkit/signerkit/signer"
 	"github.com/signerkit/signerkit/threshold"
+	"github.com/signerkit/signerkit/threshold/dkls23"
 	"github.com/signerkit/signerkit/threshold/frost"
 )
 
@@ -21,7 +24,7 @@ import (
 // threshold key's shares and certificates (docs/threshold.md).
 func cmdThreshold(args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("threshold "+args[0], stderr)
-	var from, out, share, pass string
+	var from, out, share, pass, scheme string
 	var t, n, parties, coordinators, logN int
 	var dkg dkgArgs
 	switch args[0] {
@@ -29,6 +32,8 @@ func cmdThreshold(args []string, stdout, stderr io.Writer) error {
 		dkg.flags(fs)
 	case "split":
 		fs.StringVar(&from, "from", "", "the validator key file to split (priv_validator_key.json, PEM PKCS#8)")
+		fs.StringVar(&scheme, "scheme", threshold.SchemeFROST, "frost-ed25519: split the -from key; "+
+			"dkls23-secp256k1: make a new secp256k1 account key (gno, Cosmos) and deal its DKLS23 shares")
 		fs.StringVar(&out, "out", "", "the directory to write public.pem and share-<i>.pem into (made 0700; no file is overwritten)")
 		fs.IntVar(&t, "t", 2, "the threshold: how many parties sign together")
 		fs.IntVar(&n, "n", 3, "the number of shares")
@@ -59,6 +64,12 @@ func cmdThreshold(args []string, stdout, stderr io.Writer) error {
 	case "dkg":
 		return thresholdDKG(&dkg, stdout, stderr)
 	case "split":
+		if scheme == threshold.SchemeDKLS23 {
+			return thresholdDealDKLS23(from, out, t, n, stdout, stderr)
+		} else if scheme != threshold.SchemeFROST {
+			fmt.Fprintf(stderr, "signerkit threshold split: -scheme %q: want %s or %s\n", scheme, threshold.SchemeFROST, threshold.SchemeDKLS23)
+			return errUsage
+		}
 		return thresholdSplit(from, out, t, n, stdout, stderr)
 	case "certs":
 		return thresholdCerts(out, parties, coordinators, stdout, stderr)
@@ -139,11 +150,15 @@ func thresholdShow(path string, stdout, stderr io.Writer) error {
 	if path == "" {
 		return thresholdMissing(stderr, "show", "-share FILE")
 	}
-	pub, err := threshold.LoadPublic(path)
+	data, err := os.ReadFile(path)
 	if err != nil {
 		return err
 	}
-	data, err := os.ReadFile(path)
+	if bytes.Contains(data, []byte("-----BEGIN SIGNERKIT DKLS23 SHARE-----")) {
+		clear(data)
+		return thresholdShowDKLS23(path, stdout)
+	}
+	pub, err := threshold.LoadPublic(path)
 	if err != nil {
 		return err
 	}
@@ -235,4 +250,65 @@ func checkThresholdKey(uri string) error {
 		return nil
 	}
 	return threshold.CheckURI(uri)
+}
+
+// thresholdDealDKLS23 makes a new 2-of-n DKLS23 secp256k1 key in this
+// process (dkls23.Deal) and writes its share files.
+func thresholdDealDKLS23(from, out string, t, n int, stdout, stderr io.Writer) error {
+	if out == "" {
+		return thresholdMissing(stderr, "split", "-out DIR")
+	}
+	if from != "" {
+		fmt.Fprintf(stderr, "signerkit threshold split: -scheme %s makes a new key; -from (an existing key) does not apply\n", threshold.SchemeDKLS23)
+		return errUsage
+	}
+	if t != 2 {
+		return fmt.Errorf("signerkit threshold split: -t %d: DKLS23 keys are served 2-of-n: %w", t, signer.ErrUnsupported)
+	}
+	shares, err := dkls23.Deal(t, n, rand.Reader)
+	if err != nil {
+		return fmt.Errorf("signerkit threshold split: %w", err)
+	}
+	if err := os.MkdirAll(out, 0o700); err != nil {
+		return err
+	}
+	paths, err := threshold.WriteDKLS23ShareFiles(out, shares)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "made a new %d-of-%d DKLS23 secp256k1 key:\n", t, n)
+	if err := dklsKeyLines(stdout, shares[0].PublicKey()); err != nil {
+		return err
+	}
+	for _, p := range paths {
+		fmt.Fprintf(stdout, "wrote %s\n", p)
+	}
+	fmt.Fprintf(stdout, "The coordinator keeps one share (its config's share), each other goes to its party alone;\n"+
+		"keep an encrypted backup of each (signerkit threshold export), then delete them from this machine.\n")
+	return nil
+}
+
+// dklsKeyLines prints a secp256k1 group key as gno shows it.
+func dklsKeyLines(w io.Writer, pub []byte) error {
+	k, err := signer.ParseSecp256k1PublicKey(pub)
+	if err != nil {
+		return err
+	}
+	addr, err := keybase.Address(k)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "  group key (hex):     secp256k1:%x\n", pub)
+	fmt.Fprintf(w, "  gno public key:      %s\n", keyfmt.GnoSecp256k1PubKey(pub))
+	fmt.Fprintf(w, "  gno address:         %s\n", addr)
+	return nil
+}
+
+func thresholdShowDKLS23(path string, stdout io.Writer) error {
+	s, err := threshold.LoadDKLS23Share(path)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "DKLS23 share of participant %d, %d of %d\n", s.ID, s.T, s.N)
+	return dklsKeyLines(stdout, s.PublicKey())
 }

@@ -19,6 +19,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/signerkit/signerkit/keybase"
 	"github.com/signerkit/signerkit/privval"
 	"github.com/signerkit/signerkit/privval/privvaltest"
 	"github.com/signerkit/signerkit/signbytes"
@@ -477,6 +478,49 @@ func TestThresholdShareCommands(t *testing.T) {
 		{[]string{"-from", key, "-out", filepath.Join(dir, "keys")}, 1}, // exists
 		{[]string{"-from", filepath.Join(dir, "keys", "public.pem"), "-out", filepath.Join(dir, "k3")}, 1},
 		{[]string{"-from", key}, 2},
+	} {
+		if code, _, _ := runIn(append([]string{"threshold", "split"}, c.args...)...); code != c.code {
+			t.Errorf("split %v: exit %d, want %d", c.args, code, c.code)
+		}
+	}
+}
+
+// TestThresholdSplitDKLS23: split -scheme dkls23-secp256k1 makes a new
+// key's three share files and prints its gno address, which show prints
+// for each share and which is keybase's address of the shares' key.
+func TestThresholdSplitDKLS23(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	out := thrRunOK(t, "threshold", "split", "-scheme", threshold.SchemeDKLS23, "-out", filepath.Join(dir, "keys"))
+	m := regexp.MustCompile(`gno address: +(g1[0-9a-z]+)`).FindStringSubmatch(out)
+	if m == nil {
+		t.Fatalf("split prints no gno address:\n%s", out)
+	}
+	for id := 1; id <= 3; id++ {
+		path := filepath.Join(dir, "keys", fmt.Sprintf("share-%d.pem", id))
+		s, err := threshold.LoadDKLS23Share(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pub, err := signer.ParseSecp256k1PublicKey(s.PublicKey())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if addr, err := keybase.Address(pub); err != nil || addr != m[1] {
+			t.Fatalf("share %d's key has address %s (%v), split printed %s", id, addr, err, m[1])
+		}
+		if show := thrRunOK(t, "threshold", "show", "-share", path); !strings.Contains(show, m[1]) || !strings.Contains(show, fmt.Sprintf("participant %d", id)) {
+			t.Fatalf("show of share %d:\n%s", id, show)
+		}
+	}
+	for _, c := range []struct {
+		args []string
+		code int
+	}{
+		{[]string{"-scheme", threshold.SchemeDKLS23, "-out", filepath.Join(dir, "keys")}, 1}, // exists
+		{[]string{"-scheme", threshold.SchemeDKLS23, "-out", filepath.Join(dir, "k2"), "-t", "3"}, 1},
+		{[]string{"-scheme", threshold.SchemeDKLS23, "-out", filepath.Join(dir, "k3"), "-from", "x"}, 2},
+		{[]string{"-scheme", "rsa", "-out", filepath.Join(dir, "k4")}, 2},
 	} {
 		if code, _, _ := runIn(append([]string{"threshold", "split"}, c.args...)...); code != c.code {
 			t.Errorf("split %v: exit %d, want %d", c.args, code, c.code)

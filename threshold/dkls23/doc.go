@@ -47,8 +47,12 @@
 //   - Scalar multiplications use decred's variable-time routines: timing
 //     side channels are out of scope.
 //   - No key refresh, no identifiable abort beyond the checks above, no
-//     storage of shares (a Share lives in memory), no networking: the
-//     caller moves the messages (each is a []byte with a fixed length).
+//     storage of shares (Share.MarshalBinary gives the bytes) and no
+//     networking here: the caller moves the messages (each is a []byte
+//     with a fixed length); package threshold carries them over mutual
+//     TLS (DKLS23Party, DKLS23Signer) and keeps share files. Deal runs
+//     the key generation for every party in one process, as a trusted
+//     dealer.
 //
 // Every session must carry a session id common to its parties; the
 // multiplications' freshness does not rely on it (each side adds a nonce

@@ -8,20 +8,6 @@ import (
 	"testing"
 )
 
-// route delivers out[i][j] (i's message to j) as in[j][i].
-func route(out map[int]map[int][]byte) map[int]map[int][]byte {
-	in := map[int]map[int][]byte{}
-	for i, m := range out {
-		for j, b := range m {
-			if in[j] == nil {
-				in[j] = map[int][]byte{}
-			}
-			in[j][i] = b
-		}
-	}
-	return in
-}
-
 // tamperFunc changes round round's message from i to j in place, before
 // delivery.
 type tamperFunc func(round, from, to int, msg []byte)
@@ -45,7 +31,7 @@ func runKeygen(t testing.TB, th, n int, tamper tamperFunc) ([]*Share, error) {
 		}
 	}
 	apply(out, 1, tamper)
-	in := route(out)
+	in := Deliver(out)
 	out = map[int]map[int][]byte{}
 	for i := 1; i <= n; i++ {
 		var err error
@@ -54,7 +40,7 @@ func runKeygen(t testing.TB, th, n int, tamper tamperFunc) ([]*Share, error) {
 		}
 	}
 	apply(out, 2, tamper)
-	in = route(out)
+	in = Deliver(out)
 	shares := []*Share{}
 	for i := 1; i <= n; i++ {
 		s, err := ks[i].Finish(in[i])

@@ -28,7 +28,7 @@ func runPresign(t testing.TB, shares []*Share, set []int, tamper tamperFunc) (ma
 		ps[i], out[i] = p, m
 	}
 	apply(out, 1, tamper)
-	in := route(out)
+	in := Deliver(out)
 	out = map[int]map[int][]byte{}
 	for _, i := range set {
 		var err error
@@ -37,7 +37,7 @@ func runPresign(t testing.TB, shares []*Share, set []int, tamper tamperFunc) (ma
 		}
 	}
 	apply(out, 2, tamper)
-	in = route(out)
+	in = Deliver(out)
 	res := map[int]*Presignature{}
 	for _, i := range set {
 		p, err := ps[i].Finish(in[i])

@@ -55,19 +55,8 @@ func count(sent []int, out map[int]map[int][]byte) {
 }
 
 // Deliver turns messages by sender and recipient into messages by
-// recipient and sender.
-func Deliver(out map[int]map[int][]byte) map[int]map[int][]byte {
-	in := map[int]map[int][]byte{}
-	for from, m := range out {
-		for to, b := range m {
-			if in[to] == nil {
-				in[to] = map[int][]byte{}
-			}
-			in[to][from] = b
-		}
-	}
-	return in
-}
+// recipient and sender (dkls23.Deliver).
+func Deliver(out map[int]map[int][]byte) map[int]map[int][]byte { return dkls23.Deliver(out) }
 
 // presignSeq numbers presigning runs.
 var presignSeq atomic.Uint64

@@ -1,0 +1,292 @@
+package threshold
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/signerkit/signerkit/internal/backoff"
+	"github.com/signerkit/signerkit/signer"
+	"github.com/signerkit/signerkit/threshold/dkls23"
+	"github.com/signerkit/signerkit/threshold/frost"
+)
+
+// signDigest signs a 32-byte hash: with a pooled presignature of the
+// first party up that has one, else with one made there and then; a party
+// that fails is marked down and the next one tried. A party that no
+// longer knows a presignature, or whose connection was lost (it
+// restarted, or dropped the presignature for room), is not at fault: its
+// pool is dropped and it is tried again, once.
+func (s *DKLS23Signer) signDigest(ctx context.Context, hash []byte) ([]byte, error) {
+	if len(hash) != 32 {
+		return nil, fmt.Errorf("threshold: a %d-byte digest, want 32 (SHA-256): %w", len(hash), signer.ErrInvalidArgument)
+	}
+	if s.closed.Load() {
+		return nil, errDKLSClosed
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("threshold: %w", err)
+	}
+	errs := map[int]error{}
+	stale := map[int]bool{}
+	for {
+		m, pre := s.next(errs)
+		if m == nil {
+			return nil, &NoSignerError{Errs: errs}
+		}
+		sig, err := s.signWith(ctx, m, pre, hash)
+		if err == nil {
+			s.markUp(m)
+			return sig, nil
+		}
+		switch {
+		case s.closed.Load():
+			return nil, errDKLSClosed
+		case ctx.Err() != nil:
+			errs[m.id] = err
+			return nil, &NoSignerError{Errs: errs, Ctx: ctx.Err()}
+		case (errors.Is(err, frost.ErrNonceUsed) || errors.Is(err, signer.ErrDisconnected)) && !stale[m.id]:
+			// The party restarted, or dropped the presignature for room:
+			// not its fault. Its pool went with it.
+			stale[m.id] = true
+			s.log.Info("DKLS23 party lost its connection or the presignature (restarted?): its pool is dropped", "party", m.id, "err", err)
+			s.dropPool(m)
+			continue
+		}
+		errs[m.id] = err
+		s.log.Warn("DKLS23 party failed a sign; routed around", "party", m.id, "err", err)
+		s.markDown(m)
+	}
+}
+
+// next picks the party to sign with, among those not in tried: an up
+// party with a presignature ready (which it takes from the pool), else an
+// up party, else one marked down (it may be back).
+func (s *DKLS23Signer) next(tried map[int]error) (*dklsMember, *dklsPre) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	now := time.Now()
+	var up, down *dklsMember
+	for _, m := range s.members {
+		if _, done := tried[m.id]; done {
+			continue
+		}
+		if now.Before(m.downUntil) {
+			if down == nil {
+				down = m
+			}
+			continue
+		}
+		if len(m.pool) > 0 {
+			pre := m.pool[0]
+			m.pool = m.pool[1:]
+			s.poke(m)
+			return m, &pre
+		}
+		if up == nil {
+			up = m
+		}
+	}
+	if up != nil {
+		return up, nil
+	}
+	return down, nil
+}
+
+func (s *DKLS23Signer) poke(m *dklsMember) {
+	select {
+	case m.wake <- struct{}{}:
+	default:
+	}
+}
+
+func (s *DKLS23Signer) markDown(m *dklsMember) time.Duration {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	d := m.retry.Next()
+	m.downUntil = time.Now().Add(d)
+	m.pool = nil // its presignatures may be lost with it
+	return d
+}
+
+func (s *DKLS23Signer) markUp(m *dklsMember) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	m.downUntil = time.Time{}
+	m.retry.Reset()
+}
+
+func (s *DKLS23Signer) dropPool(m *dklsMember) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	m.pool = nil
+	s.poke(m)
+}
+
+// signWith signs hash with party m, within PartyTimeout: with pre, or a
+// presignature made first when pre is nil. The coordinator's half of the
+// presignature is used (or dropped) whatever happens: it never signs
+// another message.
+func (s *DKLS23Signer) signWith(ctx context.Context, m *dklsMember, pre *dklsPre, hash []byte) ([]byte, error) {
+	ctx, cancel := context.WithTimeout(ctx, s.timeout)
+	defer cancel()
+	if pre == nil {
+		p, err := s.presignWith(ctx, m, 0)
+		if err != nil {
+			return nil, err
+		}
+		pre = &p
+	}
+	cc, err := m.r.conn(ctx, 0)
+	if err != nil {
+		return nil, err
+	}
+	f, err := cc.roundTrip(ctx, typeDKLSSign, append(pre.id[:dklsIDSize:dklsIDSize], hash...))
+	if err != nil {
+		return nil, fmt.Errorf("threshold: DKLS23 party %d: %w", m.id, err)
+	}
+	if err := dklsAnswer(m.id, f, typeDKLSShare); err != nil {
+		return nil, err
+	}
+	theirs, err := dkls23.UnmarshalSignShare(f.body)
+	if err == nil && theirs.From != m.id {
+		err = fmt.Errorf("a share from party %d", theirs.From)
+	}
+	if err != nil {
+		return nil, &DKLS23PartyError{Party: m.id, Err: err}
+	}
+	ours, err := pre.ps.Sign(hash)
+	if err != nil {
+		return nil, err
+	}
+	sig, err := dkls23.Combine(s.pubKey, hash, []*dkls23.SignShare{ours, theirs})
+	if err != nil {
+		// Our own share is right: the other is at fault.
+		return nil, &DKLS23PartyError{Party: m.id, Err: err}
+	}
+	r, sv := sig.R(), sig.S()
+	rb, sb := r.Bytes(), sv.Bytes()
+	return append(rb[:], sb[:]...), nil
+}
+
+// dklsAnswer checks an answer's frame type: a party's refusal is its
+// *PartyError, any other type a *DKLS23PartyError.
+func dklsAnswer(id int, f frame, want byte) error {
+	err := responseError(frost.Identifier(id), f, want)
+	var pe *PartyError
+	if err != nil && !errors.As(err, &pe) {
+		return &DKLS23PartyError{Party: id, Err: err}
+	}
+	return err
+}
+
+// presignWith makes a presignature with party m over connection kind (0
+// sign, 1 presign): two round trips.
+func (s *DKLS23Signer) presignWith(ctx context.Context, m *dklsMember, kind int) (dklsPre, error) {
+	var id dklsID
+	if _, err := rand.Read(id[:]); err != nil {
+		return dklsPre{}, err
+	}
+	run, out, err := dkls23.NewPresign(s.local, dklsSID(id), []int{s.local.ID, m.id}, rand.Reader)
+	if err != nil {
+		return dklsPre{}, err
+	}
+	cc, err := m.r.conn(ctx, kind)
+	if err != nil {
+		return dklsPre{}, err
+	}
+	req := append(append(id[:dklsIDSize:dklsIDSize], byte(s.local.ID)), out[m.id]...)
+	f, err := cc.roundTrip(ctx, typeDKLSPresign, req)
+	if err != nil {
+		return dklsPre{}, fmt.Errorf("threshold: DKLS23 party %d: %w", m.id, err)
+	}
+	if err := dklsAnswer(m.id, f, typeDKLSPresigned); err != nil {
+		return dklsPre{}, err
+	}
+	msg1, msg2, err := parseDKLSPresigned(f.body)
+	var out2 map[int][]byte
+	var ps *dkls23.Presignature
+	if err == nil {
+		out2, err = run.Round2(map[int][]byte{m.id: msg1})
+	}
+	if err == nil {
+		ps, err = run.Finish(map[int][]byte{m.id: msg2})
+	}
+	if err != nil {
+		return dklsPre{}, &DKLS23PartyError{Party: m.id, Err: err}
+	}
+	f, err = cc.roundTrip(ctx, typeDKLSFinish, append(id[:dklsIDSize:dklsIDSize], out2[m.id]...))
+	if err != nil {
+		return dklsPre{}, fmt.Errorf("threshold: DKLS23 party %d: %w", m.id, err)
+	}
+	if err := dklsAnswer(m.id, f, typeDKLSFinished); err != nil {
+		return dklsPre{}, err
+	}
+	if len(f.body) != 0 {
+		return dklsPre{}, &DKLS23PartyError{Party: m.id, Err: errors.New("a finished answer with a body")}
+	}
+	return dklsPre{id: id, ps: ps}, nil
+}
+
+// refiller keeps m's pool at PoolSize, one presignature at a time on the
+// presign connection, backing off while the party fails.
+func (s *DKLS23Signer) refiller(m *dklsMember) {
+	defer s.wg.Done()
+	for {
+		s.mu.Lock()
+		need := s.pool - len(m.pool)
+		s.mu.Unlock()
+		if need <= 0 {
+			select {
+			case <-m.wake:
+				continue
+			case <-s.ctx.Done():
+				return
+			}
+		}
+		ctx, cancel := context.WithTimeout(s.ctx, s.timeout)
+		p, err := s.presignWith(ctx, m, 1)
+		cancel()
+		if s.ctx.Err() != nil {
+			return
+		}
+		if err != nil {
+			s.log.Warn("DKLS23 presign failed", "party", m.id, "err", err)
+			if !backoff.Sleep(s.ctx, s.markDown(m)) {
+				return
+			}
+			continue
+		}
+		s.mu.Lock()
+		m.pool = append(m.pool, p)
+		m.downUntil = time.Time{}
+		m.retry.Reset()
+		s.mu.Unlock()
+	}
+}
+
+// Presign makes n presignatures with party id now, on the presign
+// connection, and adds them to its pool; it returns how many it made.
+func (s *DKLS23Signer) Presign(ctx context.Context, id, n int) (int, error) {
+	for _, m := range s.members {
+		if m.id != id {
+			continue
+		}
+		for i := range n {
+			if s.closed.Load() {
+				return i, errDKLSClosed
+			}
+			p, err := s.presignWith(ctx, m, 1)
+			if err != nil {
+				return i, err
+			}
+			s.mu.Lock()
+			m.pool = append(m.pool, p)
+			s.mu.Unlock()
+		}
+		return n, nil
+	}
+	return 0, fmt.Errorf("threshold: no DKLS23 party %d: %w", id, signer.ErrInvalidArgument)
+}
