@@ -3,6 +3,7 @@ package frost
 import (
 	"crypto/rand"
 	"testing"
+	"time"
 
 	"github.com/signerkit/signerkit/internal/statefile"
 )
@@ -184,5 +185,59 @@ func BenchmarkAggregatePrepared(b *testing.B) {
 		if _, err := a.Aggregate([]SignatureShare{s1, s2}); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// BenchmarkNonceStoreSignGated is a party's share with its nonce store in
+// a file and a gate that writes and syncs another file, as a party's guard
+// records the message: "sequential" runs the gate first and then the
+// store (the order before SignAmongGated), "gated" runs them at once. Signs
+// are 2 ms apart (not timed), as a validator's votes are at least: back to
+// back, a sync that follows another costs a tenth of one after a pause.
+func BenchmarkNonceStoreSignGated(b *testing.B) {
+	d := benchKeys(b)
+	for _, gated := range []bool{false, true} {
+		b.Run(map[bool]string{false: "sequential", true: "gated"}[gated], func(b *testing.B) {
+			dir := b.TempDir()
+			s, err := OpenNonceStore(d.Shares[0], NonceStoreConfig{FS: statefile.Dir(dir), Capacity: 1 << 12})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer s.Close()
+			if err := statefile.Dir(dir).Create("guard", make([]byte, 4096)); err != nil {
+				b.Fatal(err)
+			}
+			g, err := statefile.Dir(dir).Open("guard")
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer g.Close()
+			gate := func() error {
+				if _, err := g.WriteAt(make([]byte, 512), 0); err != nil {
+					return err
+				}
+				return g.Sync()
+			}
+			other, _ := Commit(d.Shares[1], rand.Reader)
+			others := []SigningCommitments{other.Commitments()}
+			msg := make([]byte, 128)
+			for b.Loop() {
+				b.StopTimer()
+				ps, err := s.Generate(1)
+				if err != nil || len(ps) != 1 {
+					b.Fatal(err)
+				}
+				time.Sleep(2 * time.Millisecond)
+				b.StartTimer()
+				if gated {
+					_, err = s.SignAmongGated(ps[0].Handle, msg, others, gate)
+				} else if err = gate(); err == nil {
+					_, err = s.SignAmong(ps[0].Handle, msg, others)
+				}
+				if err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }
