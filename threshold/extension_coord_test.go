@@ -25,14 +25,7 @@ func TestExtensionAfterItsPrecommit(t *testing.T) {
 	bid := signbytes.BlockID{Hash: bytes.Repeat([]byte{7}, 32), PartSetHeader: signbytes.PartSetHeader{Total: 1, Hash: make([]byte, 32)}}
 	held := 0
 	for h := int64(1); h <= 20; h++ {
-		pc, err := signbytes.Message{Format: signbytes.CometBFT, Phase: signbytes.Precommit, Height: h, ChainID: "c1", BlockID: bid}.Bytes()
-		if err != nil {
-			t.Fatal(err)
-		}
-		ext, err := signbytes.Message{Format: signbytes.CometBFT, Phase: signbytes.VoteExtension, Height: h, ChainID: "c1", Extension: []byte("ext")}.Bytes()
-		if err != nil {
-			t.Fatal(err)
-		}
+		pc, ext := precommitAndExtension(t, bid, h)
 		s0 := ss[0].Stats()
 		mustSign(t, ss[0], pc)
 		s1 := ss[0].Stats()
@@ -78,14 +71,7 @@ func TestExtensionAfterItsPrecommitFirstHeights(t *testing.T) {
 	_, ss := coordinators(t, true)
 	bid := signbytes.BlockID{Hash: bytes.Repeat([]byte{7}, 32), PartSetHeader: signbytes.PartSetHeader{Total: 1, Hash: make([]byte, 32)}}
 	for h := int64(1); h <= 5; h++ {
-		pc, err := signbytes.Message{Format: signbytes.CometBFT, Phase: signbytes.Precommit, Height: h, ChainID: "c1", BlockID: bid}.Bytes()
-		if err != nil {
-			t.Fatal(err)
-		}
-		ext, err := signbytes.Message{Format: signbytes.CometBFT, Phase: signbytes.VoteExtension, Height: h, ChainID: "c1", Extension: []byte("ext")}.Bytes()
-		if err != nil {
-			t.Fatal(err)
-		}
+		pc, ext := precommitAndExtension(t, bid, h)
 		mustSign(t, ss[0], pc)
 		mustSign(t, ss[0], ext)
 	}
@@ -108,14 +94,7 @@ func TestExtensionNotHedgedAway(t *testing.T) {
 	s := newSigner(t, cfg)
 	bid := signbytes.BlockID{Hash: bytes.Repeat([]byte{7}, 32), PartSetHeader: signbytes.PartSetHeader{Total: 1, Hash: make([]byte, 32)}}
 	for h0 := int64(1); h0 <= 3; h0++ {
-		pc, err := signbytes.Message{Format: signbytes.CometBFT, Phase: signbytes.Precommit, Height: h0, ChainID: "c1", BlockID: bid}.Bytes()
-		if err != nil {
-			t.Fatal(err)
-		}
-		ext, err := signbytes.Message{Format: signbytes.CometBFT, Phase: signbytes.VoteExtension, Height: h0, ChainID: "c1", Extension: []byte("ext")}.Bytes()
-		if err != nil {
-			t.Fatal(err)
-		}
+		pc, ext := precommitAndExtension(t, bid, h0)
 		before := map[frost.Identifier]uint64{}
 		for _, p := range s.Stats() {
 			before[p.ID] = p.Shares
@@ -134,4 +113,19 @@ func TestExtensionNotHedgedAway(t *testing.T) {
 		time.AfterFunc(200*time.Millisecond, func() { h.set(signer, false) })
 		mustSign(t, s, ext)
 	}
+}
+
+// precommitAndExtension returns the sign bytes of a precommit for bid at
+// height h on chain c1, and of its vote extension.
+func precommitAndExtension(t *testing.T, bid signbytes.BlockID, h int64) (pc, ext []byte) {
+	t.Helper()
+	pc, err := signbytes.Message{Format: signbytes.CometBFT, Phase: signbytes.Precommit, Height: h, ChainID: "c1", BlockID: bid}.Bytes()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ext, err = signbytes.Message{Format: signbytes.CometBFT, Phase: signbytes.VoteExtension, Height: h, ChainID: "c1", Extension: []byte("ext")}.Bytes()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pc, ext
 }
