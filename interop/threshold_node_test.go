@@ -72,9 +72,10 @@ type thrKey struct {
 var thrServing = regexp.MustCompile(`party serving" id=\d+ addr=(\S+) metrics=(\S+)`)
 
 // thrSplit splits the node's key file with `signerkit threshold split`,
-// makes the certificates with `threshold certs`, initialises each party's
-// state at initHeight and starts the three parties.
-func thrSplit(t *testing.T, keyFile, chainID string, pub ed25519.PublicKey, initHeight int64) *thrKey {
+// makes the certificates with `threshold certs`, makes each party's state
+// (from state, the old signer's state file, with `party -import-state`;
+// at height 1 without one) and starts the three parties.
+func thrSplit(t *testing.T, keyFile, chainID string, pub ed25519.PublicKey, state string) *thrKey {
 	t.Helper()
 	k := &thrKey{dir: t.TempDir(), chainID: chainID}
 	keys, certs := filepath.Join(k.dir, "keys"), filepath.Join(k.dir, "certs")
@@ -108,7 +109,11 @@ shutdown_grace = "2s"
 		if err := os.WriteFile(k.cfgs[i], []byte(cfg), 0o600); err != nil {
 			t.Fatal(err)
 		}
-		skRun(t, "party", "-config", k.cfgs[i], "-init-height", strconv.FormatInt(initHeight, 10))
+		if state != "" {
+			skRun(t, "party", "-config", k.cfgs[i], "-import-state", state)
+		} else {
+			skRun(t, "party", "-config", k.cfgs[i], "-init-height", "1")
+		}
 		k.start(t, i)
 	}
 	k.coord = filepath.Join(k.dir, "threshold.toml")
@@ -390,7 +395,7 @@ func TestThresholdCometBFTNode(t *testing.T) {
 	keyFile := filepath.Join(home, "config", "priv_validator_key.json")
 	pub := ed25519.PublicKey(privval.LoadFilePV(keyFile, filepath.Join(home, "data", "priv_validator_state.json")).Key.PubKey.Bytes())
 
-	k := thrSplit(t, keyFile, chainID, pub, 1)
+	k := thrSplit(t, keyFile, chainID, pub, "")
 	// As docs/threshold.md says, the whole key leaves the node's host.
 	if err := os.Rename(keyFile, filepath.Join(k.dir, "offline_priv_validator_key.json")); err != nil {
 		t.Fatal(err)
@@ -473,7 +478,10 @@ func TestThresholdGnoNode(t *testing.T) {
 	sock := filepath.Join(skDir, "gno.sock")
 	keyShow := skRun(t, "keys", "import", "-from", keyFile, "-to", "inprocess:file="+filepath.Join(skDir, "check.pem"))
 	pub := pubFromKeysOutput(t, keyShow)
-	k := thrSplit(t, keyFile, chainID, pub, old.Height+1)
+	// The parties take the node's state as the coordinator does: the node
+	// may have stopped mid-height, and parties made at the next height
+	// would refuse the rest of it, halting a chain of one validator.
+	k := thrSplit(t, keyFile, chainID, pub, stateFile)
 	if err := os.Rename(keyFile, filepath.Join(k.dir, "offline_priv_validator_key.json")); err != nil {
 		t.Fatal(err)
 	}

@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -173,6 +174,24 @@ func (s *PartySetup) missing(g *guard.Guard) ([]string, error) {
 		}
 	}
 	return missing, nil
+}
+
+// ImportState sets the double-sign state of st's chain, one of the
+// setup's, to st: read from the signer the key moves from (package
+// guard/migrate), so that the party signs only what comes after its last
+// signature, the later steps of that height and round included. It
+// refuses to lower a state (a *guard.DoubleSignError) and a chain the
+// setup does not list.
+func (s *PartySetup) ImportState(ctx context.Context, st guard.State) error {
+	if !slices.Contains(s.File.Chains, st.ChainID) {
+		return fmt.Errorf("threshold: chain %q is not in the party's chains %q: %w", st.ChainID, s.File.Chains, signer.ErrInvalidArgument)
+	}
+	g, err := guard.New(&admission{pub: s.Config.Key.GroupPublicKey()}, *s.Config.Guard)
+	if err != nil {
+		return err
+	}
+	defer g.Close()
+	return g.Import(ctx, st)
 }
 
 // InitState makes the double-sign state of each of the setup's chains that

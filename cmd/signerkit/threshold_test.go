@@ -19,6 +19,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/signerkit/signerkit/guard"
 	"github.com/signerkit/signerkit/keybase"
 	"github.com/signerkit/signerkit/privval"
 	"github.com/signerkit/signerkit/privval/privvaltest"
@@ -525,5 +526,51 @@ func TestThresholdSplitDKLS23(t *testing.T) {
 		if code, _, _ := runIn(append([]string{"threshold", "split"}, c.args...)...); code != c.code {
 			t.Errorf("split %v: exit %d, want %d", c.args, code, c.code)
 		}
+	}
+}
+
+// TestPartyImportState: `signerkit party -import-state` sets a party's
+// double-sign state from the old signer's priv_validator_state.json, so
+// that a validator moved mid-height keeps signing that height (where
+// -init-height H+1 would refuse it) after the old signer's last vote; an
+// older state is refused without a change, and -init-height then finds
+// the state made.
+func TestPartyImportState(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	thrSplitKey(t, dir, 12)
+	cfg := thrPartyConfig(t, dir, 1, "127.0.0.1:0", `"coordinator-1"`)
+	old := filepath.Join(dir, "priv_validator_state.json")
+	write := func(h int) {
+		if err := os.WriteFile(old, fmt.Appendf(nil, `{"height":"%d","round":0,"step":2}`, h), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(7)
+	out := thrRunOK(t, "party", "-config", cfg, "-import-state", old)
+	if !strings.Contains(out, "test-chain") {
+		t.Fatalf("party -import-state printed:\n%s", out)
+	}
+	rep, err := guard.Inspect(guard.DirFS(filepath.Join(filepath.Dir(cfg), "state", "guard")), "test-chain")
+	if err != nil || rep.Err != nil {
+		t.Fatalf("the party's state: %v %v", err, rep)
+	}
+	// Without the prevote's sign bytes, what comes after it is the next
+	// round (as `state import` does): still height 7, where -init-height 8
+	// would refuse the rest of the height.
+	if st := rep.State; st.Height != 7 || st.Round != 1 || st.Step != 0 {
+		t.Fatalf("the party's state is %d/%d/%d, want 7/1/0: just after the prevote at 7/0", st.Height, st.Round, st.Step)
+	}
+	write(5)
+	err = run([]string{"party", "-config", cfg, "-import-state", old}, io.Discard, io.Discard)
+	if !errors.Is(err, signer.ErrDoubleSign) {
+		t.Fatalf("importing an older state: %v, want a refusal as a double sign", err)
+	}
+	if out := thrRunOK(t, "party", "-config", cfg, "-init-height", "1"); !strings.Contains(out, "nothing written") {
+		t.Fatalf("-init-height after -import-state:\n%s", out)
+	}
+	err = run([]string{"party", "-config", cfg, "-import-state", old, "-init-height", "3"}, io.Discard, io.Discard)
+	if !errors.Is(err, errUsage) {
+		t.Fatalf("-import-state with -init-height: %v, want a usage error", err)
 	}
 }
