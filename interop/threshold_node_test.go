@@ -494,6 +494,10 @@ func TestThresholdGnoNode(t *testing.T) {
 	skRun(t, "state", "import", "-config", cfgPath, "-from", stateFile)
 	gnoland(t, home, "config", "set", "-config-path", cfg, "consensus.priv_validator.tmkms_listener.chain_id", chainID)
 	gnoland(t, home, "config", "set", "-config-path", cfg, "consensus.priv_validator.tmkms_listener.listen_addr", "unix://"+sock)
+	// gnoland waits retry_timeout (1 s by default) before it asks a signer
+	// again after a failed request: the coordinator's restart stalled the
+	// chain for about that long. CometBFT waits 100 ms; so does this node.
+	gnoland(t, home, "config", "set", "-config-path", cfg, "consensus.priv_validator.tmkms_listener.retry_timeout", "100ms")
 
 	n = startGnoNodeChain(t, home, root, chainID)
 	// The restarted node may ask again for an earlier step of the height
