@@ -244,8 +244,10 @@ type DKLS23CoordinatorFile struct {
 	Key          string        `toml:"key"`
 	CA           string        `toml:"ca"`
 	PartyTimeout time.Duration `toml:"party_timeout"`
-	PoolSize     int           `toml:"pool_size"`
-	Parties      []PartyEntry  `toml:"party"`
+	// HedgeAfter is DKLS23Config.HedgeAfter: 0 adaptive, negative off.
+	HedgeAfter time.Duration `toml:"hedge_after"`
+	PoolSize   int           `toml:"pool_size"`
+	Parties    []PartyEntry  `toml:"party"`
 }
 
 // LoadDKLS23CoordinatorFile reads and checks a DKLS23 coordinator's config
@@ -281,7 +283,7 @@ func LoadDKLS23CoordinatorFile(path string) (DKLS23Config, error) {
 		}
 		return nil
 	}
-	cfg := DKLS23Config{Local: share, PartyTimeout: f.PartyTimeout, PoolSize: f.PoolSize}
+	cfg := DKLS23Config{Local: share, PartyTimeout: f.PartyTimeout, HedgeAfter: f.HedgeAfter, PoolSize: f.PoolSize}
 	cfg.Parties, cfg.TLS, err = loadPartyEntries(cf, f.Cert, f.Key, f.CA, f.Parties, check)
 	if err != nil {
 		return DKLS23Config{}, err
