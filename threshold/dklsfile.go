@@ -182,6 +182,8 @@ type DKLS23PartyFile struct {
 	// ShutdownGrace bounds how long SIGTERM waits for requests in flight;
 	// 0 means 5 s.
 	ShutdownGrace time.Duration `toml:"shutdown_grace"`
+	// MetricsAddr serves /metrics, /healthz and /readyz; empty means none.
+	MetricsAddr string `toml:"metrics_addr"`
 }
 
 // DKLS23PartySetup is a DKLS23PartyFile loaded.
