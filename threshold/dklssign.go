@@ -227,7 +227,10 @@ func (s *DKLS23Signer) signWith(ctx context.Context, m *dklsMember, pre *dklsPre
 	f, err := cc.roundTrip(ctx, typeDKLSSign, append(pre.id[:dklsIDSize:dklsIDSize], hash...))
 	if err != nil {
 		if took := time.Since(start); ctx.Err() != nil && took > time.Duration(m.rttNanos.Load()) {
-			average(&m.rttNanos, took) // slower than its mean, at least
+			// Cut short (a hedge answered first, or a timeout): the party
+			// is as slow as it was waited for, at least, until it answers
+			// again, so that the next signs ask the other party first.
+			m.rttNanos.Store(int64(took))
 		}
 		return nil, fmt.Errorf("threshold: DKLS23 party %d: %w", m.id, err)
 	}
