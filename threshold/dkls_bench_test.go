@@ -82,7 +82,7 @@ func BenchmarkDKLS23SignHiccups(b *testing.B) {
 	f.wrap = map[int]func(net.Listener) net.Listener{}
 	for _, id := range []int{2, 3} {
 		h := &hiccups{start: start, offset: time.Duration(id-2) * 200 * time.Millisecond}
-		f.wrap[id] = func(l net.Listener) net.Listener { return &hiccupListener{Listener: l, h: h} }
+		f.wrap[id] = func(l net.Listener) net.Listener { return &waitListener{Listener: l, wait: h.wait} }
 	}
 	f.start(b, 2)
 	f.start(b, 3)
@@ -139,7 +139,7 @@ type hiccups struct {
 }
 
 // wait sleeps out the pause the party is in, if any.
-func (h *hiccups) wait() {
+func (h *hiccups) wait(<-chan struct{}) {
 	const period, pause = 400 * time.Millisecond, 100 * time.Millisecond
 	if !hiccupsOn.Load() {
 		return
@@ -148,27 +148,4 @@ func (h *hiccups) wait() {
 	if phase < pause {
 		time.Sleep(pause - phase)
 	}
-}
-
-type hiccupListener struct {
-	net.Listener
-	h *hiccups
-}
-
-func (l *hiccupListener) Accept() (net.Conn, error) {
-	c, err := l.Listener.Accept()
-	if err != nil {
-		return nil, err
-	}
-	return &hiccupConn{Conn: c, h: l.h}, nil
-}
-
-type hiccupConn struct {
-	net.Conn
-	h *hiccups
-}
-
-func (c *hiccupConn) Write(p []byte) (int, error) {
-	c.h.wait()
-	return c.Conn.Write(p)
 }

@@ -21,7 +21,7 @@ import (
 func TestDKLS23HedgesAHangingParty(t *testing.T) {
 	f := dklsSetup(t)
 	hang := &dklsHang{}
-	f.wrap = map[int]func(net.Listener) net.Listener{2: func(l net.Listener) net.Listener { return &hangListener{Listener: l, h: hang} }}
+	f.wrap = map[int]func(net.Listener) net.Listener{2: func(l net.Listener) net.Listener { return &waitListener{Listener: l, wait: hang.wait} }}
 	f.start(t, 2)
 	f.start(t, 3)
 	t.Cleanup(func() { hang.set(false) }) // before the parties' Close
@@ -117,32 +117,34 @@ func (h *dklsHang) wait(closed <-chan struct{}) {
 	}
 }
 
-type hangListener struct {
+// waitListener's connections call wait before each write, with a
+// channel closed when the connection is.
+type waitListener struct {
 	net.Listener
-	h *dklsHang
+	wait func(closed <-chan struct{})
 }
 
-func (l *hangListener) Accept() (net.Conn, error) {
+func (l *waitListener) Accept() (net.Conn, error) {
 	c, err := l.Listener.Accept()
 	if err != nil {
 		return nil, err
 	}
-	return &hangConn{Conn: c, h: l.h, closed: make(chan struct{})}, nil
+	return &waitConn{Conn: c, wait: l.wait, closed: make(chan struct{})}, nil
 }
 
-type hangConn struct {
+type waitConn struct {
 	net.Conn
-	h      *dklsHang
+	wait   func(closed <-chan struct{})
 	once   sync.Once
 	closed chan struct{}
 }
 
-func (c *hangConn) Write(p []byte) (int, error) {
-	c.h.wait(c.closed)
+func (c *waitConn) Write(p []byte) (int, error) {
+	c.wait(c.closed)
 	return c.Conn.Write(p)
 }
 
-func (c *hangConn) Close() error {
+func (c *waitConn) Close() error {
 	c.once.Do(func() { close(c.closed) })
 	return c.Conn.Close()
 }

@@ -170,6 +170,7 @@ func checkScheme(cf *configFile, scheme, want string) (string, error) {
 //	key    = "party-2.key"
 //	ca     = "ca.crt"
 //	coordinators = ["coordinator-1"]
+//	metrics_addr = "127.0.0.1:9102"   # optional
 type DKLS23PartyFile struct {
 	Scheme           string   `toml:"scheme"`
 	Share            string   `toml:"share"`
@@ -236,6 +237,7 @@ func LoadDKLS23PartyFile(path string) (*DKLS23PartySetup, error) {
 //	cert   = "coordinator-1.crt"
 //	key    = "coordinator-1.key"
 //	ca     = "ca.crt"
+//	hedge_after = "50ms"              # optional: absent adaptive, negative off
 //	[[party]]
 //	id   = 2
 //	addr = "10.0.0.2:7002"

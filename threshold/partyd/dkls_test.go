@@ -14,6 +14,7 @@ import (
 	k1ecdsa "github.com/decred/dcrd/dcrec/secp256k1/v4/ecdsa"
 
 	"github.com/signerkit/signerkit/internal/refsecp256k1"
+	"github.com/signerkit/signerkit/signer"
 	"github.com/signerkit/signerkit/threshold"
 	"github.com/signerkit/signerkit/threshold/dkls23"
 	"github.com/signerkit/signerkit/threshold/partyd"
@@ -137,21 +138,21 @@ addr = %q
 }
 
 // verifySecp256k1 checks a 64-byte r‖s over SHA-256(msg) under the
-// compressed key pub with decred's secp256k1 and refsecp256k1.
+// compressed key pub with refsecp256k1 and, through its DER form, with
+// decred's secp256k1.
 func verifySecp256k1(t *testing.T, pub, msg, sig []byte) {
 	t.Helper()
 	h := sha256.Sum256(msg)
-	var r, s secp256k1.ModNScalar
-	r.SetByteSlice(sig[:32])
-	s.SetByteSlice(sig[32:])
-	k, err := secp256k1.ParsePubKey(pub)
+	if len(sig) != 64 || !refsecp256k1.VerifyLowS(pub, h[:], sig[:32], sig[32:]) {
+		t.Fatal("refsecp256k1 refuses the signature")
+	}
+	der, err := signer.ECDSAToASN1(signer.ECDSASecp256k1, sig)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(sig) != 64 || !k1ecdsa.NewSignature(&r, &s).Verify(h[:], k) {
-		t.Fatal("decred refuses the signature")
-	}
-	if !refsecp256k1.VerifyLowS(pub, h[:], sig[:32], sig[32:]) {
-		t.Fatal("refsecp256k1 refuses the signature")
+	parsed, err := k1ecdsa.ParseDERSignature(der)
+	k, kerr := secp256k1.ParsePubKey(pub)
+	if err != nil || kerr != nil || !parsed.Verify(h[:], k) {
+		t.Fatalf("decred refuses the signature: %v %v", err, kerr)
 	}
 }
