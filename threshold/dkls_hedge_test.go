@@ -62,10 +62,20 @@ func TestDKLS23HedgesAHangingParty(t *testing.T) {
 		t.Errorf("stats: party 2 %+v, party 3 %+v", st2, st3)
 	}
 
-	// Hedging off: a cold sign asks party 2 first (neither is measured)
-	// and waits its PartyTimeout out.
-	f.timeout, f.hedge = 300*time.Millisecond, -1
+	// Hedging off: with a presignature of each party and neither
+	// measured, a sign asks party 2 first and waits its PartyTimeout out.
+	f.timeout, f.hedge = time.Second, -1
 	off := f.signer(t, -1)
+	hang.set(false)
+	for _, m := range off.members {
+		if _, err := off.Presign(context.Background(), m.id, 1); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := m.r.conn(context.Background(), 0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	hang.set(true)
 	start := time.Now()
 	msg := []byte("not hedged")
 	sig, err := off.SignContext(context.Background(), msg)
