@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/signerkit/signerkit/signer"
 )
@@ -43,7 +44,10 @@ func writeDKLSFiles(t *testing.T, f *dklsFixture, extra string) (coord string, p
 // threshold: scheme, as the daemon opens keys; it signs.
 func TestDKLS23ConfigFiles(t *testing.T) {
 	f := newDKLSFixture(t)
-	coord, parties := writeDKLSFiles(t, f, "pool_size = 2\n")
+	coord, parties := writeDKLSFiles(t, f, "pool_size = 2\nhedge_after = \"30ms\"\n")
+	if cfg, err := LoadDKLS23CoordinatorFile(coord); err != nil || cfg.HedgeAfter != 30*time.Millisecond || cfg.PoolSize != 2 {
+		t.Fatalf("coordinator file: hedge_after %v, pool_size %d, %v", cfg.HedgeAfter, cfg.PoolSize, err)
+	}
 	for id, p := range parties {
 		setup, err := LoadDKLS23PartyFile(p)
 		if err != nil {

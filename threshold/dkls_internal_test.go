@@ -36,8 +36,11 @@ type dklsFixture struct {
 	// tamper, set before start, rewrites a party's answers.
 	tamper map[int]func(req, resp frame) frame
 	max    int // the parties' MaxPresignatures
-	// timeout is the signers' PartyTimeout; 0 means 2 s.
-	timeout time.Duration
+	// timeout is the signers' PartyTimeout; 0 means 2 s. hedge is their
+	// HedgeAfter.
+	timeout, hedge time.Duration
+	// wrap, set before start, wraps a party's listener.
+	wrap map[int]func(net.Listener) net.Listener
 }
 
 func loadPair(t testing.TB, dir, name string) tls.Certificate {
@@ -96,6 +99,9 @@ func (f *dklsFixture) start(t testing.TB, id int) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if w := f.wrap[id]; w != nil {
+		l = w(l)
+	}
 	go p.Serve(l)
 	t.Cleanup(func() { p.Close() })
 	f.parties[id], f.addrs[id] = p, l.Addr().String()
@@ -110,7 +116,8 @@ func (f *dklsFixture) signer(t testing.TB, pool int, ids ...int) *DKLS23Signer {
 	for _, id := range ids {
 		rs = append(rs, Remote{ID: fmtID(id), Addr: f.addrs[id], ServerName: fmt.Sprintf("party-%d", id)})
 	}
-	cfg := DKLS23Config{Local: f.shares[0], Parties: rs, TLS: f.coord, PoolSize: pool, PartyTimeout: 2 * time.Second, Log: testLog(t)}
+	cfg := DKLS23Config{Local: f.shares[0], Parties: rs, TLS: f.coord, PoolSize: pool, PartyTimeout: 2 * time.Second,
+		HedgeAfter: f.hedge, Log: testLog(t)}
 	if f.timeout > 0 {
 		cfg.PartyTimeout = f.timeout
 	}
@@ -159,8 +166,11 @@ func waitPooled(t testing.TB, s *DKLS23Signer, id, n int) {
 	}
 }
 
+// TestDKLS23SignsOverTLS signs with hedging off, so that each signature
+// is one party's share (TestDKLS23HedgesAHangingParty has them on).
 func TestDKLS23SignsOverTLS(t *testing.T) {
 	f := newDKLSFixture(t)
+	f.hedge = -1
 	for _, pool := range []int{4, -1} {
 		s := f.signer(t, pool)
 		if pool > 0 {

@@ -96,8 +96,8 @@ func TestDKLS23PresignatureSignsOnce(t *testing.T) {
 }
 
 // TestDKLS23ConcurrentSigns: signs at once, more than the pools hold,
-// each verified; no presignature id is sent twice (the parties refuse
-// none).
+// each verified, hedged or not; no presignature id is sent twice (the
+// parties refuse none).
 func TestDKLS23ConcurrentSigns(t *testing.T) {
 	f := newDKLSFixture(t)
 	f.timeout = time.Minute // most signs presign first, all at once: slow under -race
@@ -120,7 +120,8 @@ func TestDKLS23ConcurrentSigns(t *testing.T) {
 	}
 	wg.Wait()
 	p2, p3 := f.parties[2], f.parties[3]
-	if p2.Signed()+p3.Signed() != n || p2.Refused()+p3.Refused() != 0 {
+	// A hedge, which these signs under load may take, asks a second party.
+	if n2 := p2.Signed() + p3.Signed(); n2 < n || n2 > 2*n || p2.Refused()+p3.Refused() != 0 {
 		t.Fatalf("parties signed %d+%d and refused %d+%d for %d signatures", p2.Signed(), p3.Signed(), p2.Refused(), p3.Refused(), n)
 	}
 }

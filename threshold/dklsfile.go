@@ -170,6 +170,7 @@ func checkScheme(cf *configFile, scheme, want string) (string, error) {
 //	key    = "party-2.key"
 //	ca     = "ca.crt"
 //	coordinators = ["coordinator-1"]
+//	metrics_addr = "127.0.0.1:9102"   # optional
 type DKLS23PartyFile struct {
 	Scheme           string   `toml:"scheme"`
 	Share            string   `toml:"share"`
@@ -182,6 +183,8 @@ type DKLS23PartyFile struct {
 	// ShutdownGrace bounds how long SIGTERM waits for requests in flight;
 	// 0 means 5 s.
 	ShutdownGrace time.Duration `toml:"shutdown_grace"`
+	// MetricsAddr serves /metrics, /healthz and /readyz; empty means none.
+	MetricsAddr string `toml:"metrics_addr"`
 }
 
 // DKLS23PartySetup is a DKLS23PartyFile loaded.
@@ -234,6 +237,7 @@ func LoadDKLS23PartyFile(path string) (*DKLS23PartySetup, error) {
 //	cert   = "coordinator-1.crt"
 //	key    = "coordinator-1.key"
 //	ca     = "ca.crt"
+//	hedge_after = "50ms"              # optional: absent adaptive, negative off
 //	[[party]]
 //	id   = 2
 //	addr = "10.0.0.2:7002"
@@ -244,8 +248,10 @@ type DKLS23CoordinatorFile struct {
 	Key          string        `toml:"key"`
 	CA           string        `toml:"ca"`
 	PartyTimeout time.Duration `toml:"party_timeout"`
-	PoolSize     int           `toml:"pool_size"`
-	Parties      []PartyEntry  `toml:"party"`
+	// HedgeAfter is DKLS23Config.HedgeAfter: 0 adaptive, negative off.
+	HedgeAfter time.Duration `toml:"hedge_after"`
+	PoolSize   int           `toml:"pool_size"`
+	Parties    []PartyEntry  `toml:"party"`
 }
 
 // LoadDKLS23CoordinatorFile reads and checks a DKLS23 coordinator's config
@@ -281,7 +287,7 @@ func LoadDKLS23CoordinatorFile(path string) (DKLS23Config, error) {
 		}
 		return nil
 	}
-	cfg := DKLS23Config{Local: share, PartyTimeout: f.PartyTimeout, PoolSize: f.PoolSize}
+	cfg := DKLS23Config{Local: share, PartyTimeout: f.PartyTimeout, HedgeAfter: f.HedgeAfter, PoolSize: f.PoolSize}
 	cfg.Parties, cfg.TLS, err = loadPartyEntries(cf, f.Cert, f.Key, f.CA, f.Parties, check)
 	if err != nil {
 		return DKLS23Config{}, err

@@ -9,7 +9,6 @@ import (
 	"log/slog"
 	"net"
 	"sync"
-	"sync/atomic"
 
 	"github.com/signerkit/signerkit/signer"
 	"github.com/signerkit/signerkit/threshold/dkls23"
@@ -52,7 +51,7 @@ type DKLS23Party struct {
 	pres map[dklsID]*dklsHeld
 	seq  uint64
 
-	signed, refused atomic.Uint64
+	stats partyStats
 }
 
 // dklsHeld is a presignature a party holds: in the making (run) or made
@@ -122,8 +121,20 @@ func (d *DKLS23Party) Presignatures() int {
 
 // Signed and Refused count the sign requests answered with a share and
 // refused.
-func (d *DKLS23Party) Signed() uint64  { return d.signed.Load() }
-func (d *DKLS23Party) Refused() uint64 { return d.refused.Load() }
+func (d *DKLS23Party) Signed() uint64 { return d.stats.shares.Load() }
+func (d *DKLS23Party) Refused() uint64 {
+	return d.stats.refused.Load() + d.stats.nonceUsed.Load() + d.stats.failed.Load()
+}
+
+// ServeStats returns the party's request counts, as a Party's: Shares
+// sent, sign requests refused for a presignature unknown or used
+// (NonceUsed) or for another reason (Failed), and Presigned, the
+// presignatures made. Refused (a guard's double-sign refusals) stays 0:
+// an account key's party has no guard.
+func (d *DKLS23Party) ServeStats() ServeStats {
+	return ServeStats{Shares: d.stats.shares.Load(), NonceUsed: d.stats.nonceUsed.Load(),
+		Failed: d.stats.failed.Load(), Presigned: d.stats.presigned.Load()}
+}
 
 func (d *DKLS23Party) handle(f frame, owner coordinatorID) frame {
 	var typ byte
@@ -143,10 +154,10 @@ func (d *DKLS23Party) handle(f frame, owner coordinatorID) frame {
 	default:
 		code, err = codeInvalid, &ProtocolError{fmt.Sprintf("unknown request type %d (this party serves a DKLS23 key)", f.typ)}
 	}
+	if f.typ == typeDKLSSign {
+		d.stats.noteSign(code, err)
+	}
 	if err != nil {
-		if f.typ == typeDKLSSign {
-			d.refused.Add(1)
-		}
 		level := slog.LevelWarn
 		if code == codeNonceUsed {
 			level = slog.LevelInfo
@@ -252,6 +263,7 @@ func (d *DKLS23Party) finish(b []byte, owner coordinatorID) (byte, error) {
 		return codeInvalid, err
 	}
 	h.run, h.ps, h.busy = nil, ps, false
+	d.stats.presigned.Add(1)
 	return 0, nil
 }
 
@@ -274,6 +286,5 @@ func (d *DKLS23Party) sign(b []byte, owner coordinatorID) ([]byte, byte, error) 
 	if err != nil {
 		return nil, codeUnavailable, err
 	}
-	d.signed.Add(1)
 	return out, 0, nil
 }

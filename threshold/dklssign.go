@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"errors"
 	"fmt"
+	"sync/atomic"
 	"time"
 
 	"github.com/signerkit/signerkit/internal/backoff"
@@ -13,12 +14,23 @@ import (
 	"github.com/signerkit/signerkit/threshold/frost"
 )
 
+// dklsResult is the outcome of one party's try at a sign.
+type dklsResult struct {
+	m   *dklsMember
+	sig []byte
+	err error
+}
+
 // signDigest signs a 32-byte hash: with a pooled presignature of the
-// first party up that has one, else with one made there and then; a party
-// that fails is marked down and the next one tried. A party that no
-// longer knows a presignature, or whose connection was lost (it
-// restarted, or dropped the presignature for room), is not at fault: its
-// pool is dropped and it is tried again, once.
+// fastest party up that has one, else with one made there and then; a
+// party that fails is marked down and the next one tried. A party that
+// has not answered within the hedge delay is not waited out: another is
+// asked as well, with a presignature of its own, and the first signature
+// is returned (the other request is cancelled; its presignature, used or
+// not, never signs again). A party that no longer knows a presignature,
+// or whose connection was lost (it restarted, or dropped the
+// presignature for room), is not at fault: its pool is dropped and it is
+// tried again, once.
 func (s *DKLS23Signer) signDigest(ctx context.Context, hash []byte) ([]byte, error) {
 	if len(hash) != 32 {
 		return nil, fmt.Errorf("threshold: a %d-byte digest, want 32 (SHA-256): %w", len(hash), signer.ErrInvalidArgument)
@@ -29,68 +41,136 @@ func (s *DKLS23Signer) signDigest(ctx context.Context, hash []byte) ([]byte, err
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("threshold: %w", err)
 	}
+	actx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	// Each party is asked twice at most (once more after a stale
+	// presignature), so no try blocks on results after the sign returns.
+	results := make(chan dklsResult, 2*len(s.members))
 	errs := map[int]error{}
 	stale := map[int]bool{}
-	for {
-		m, pre := s.next(errs)
+	busy := map[int]bool{}
+	var hedge <-chan time.Time
+	var won atomic.Bool
+	hedged := false
+	launch := func(upOnly bool) bool {
+		m, pre := s.next(errs, busy, upOnly)
 		if m == nil {
-			return nil, &NoSignerError{Errs: errs}
+			return false
 		}
-		sig, err := s.signWith(ctx, m, pre, hash)
-		if err == nil {
-			s.markUp(m)
-			return sig, nil
+		busy[m.id] = true
+		if d := s.hedgeDelay(m, pre == nil); len(busy) == 1 && !hedged && d > 0 {
+			hedge = time.After(d)
+		}
+		go func() {
+			sig, err := s.signWith(actx, m, pre, hash)
+			if err != nil && won.Load() {
+				m.overtaken.Add(1) // another party's signature came first
+			}
+			results <- dklsResult{m, sig, err}
+		}()
+		return true
+	}
+	if !launch(false) {
+		return nil, &NoSignerError{Errs: errs}
+	}
+	for {
+		var r dklsResult
+		select {
+		case r = <-results:
+		case <-hedge:
+			hedge = nil
+			hedged = true
+			launch(true)
+			continue
+		}
+		delete(busy, r.m.id)
+		if r.err == nil {
+			won.Store(true)
+			s.markUp(r.m)
+			return r.sig, nil
 		}
 		switch {
 		case s.closed.Load():
 			return nil, errDKLSClosed
 		case ctx.Err() != nil:
-			errs[m.id] = err
-			return nil, &NoSignerError{Errs: errs, Ctx: ctx.Err()}
-		case (errors.Is(err, frost.ErrNonceUsed) || errors.Is(err, signer.ErrDisconnected)) && !stale[m.id]:
+			errs[r.m.id] = r.err
+			if len(busy) == 0 {
+				return nil, &NoSignerError{Errs: errs, Ctx: ctx.Err()}
+			}
+			continue
+		case (errors.Is(r.err, frost.ErrNonceUsed) || errors.Is(r.err, signer.ErrDisconnected)) && !stale[r.m.id]:
 			// The party restarted, or dropped the presignature for room:
 			// not its fault. Its pool went with it.
-			stale[m.id] = true
-			s.log.Info("DKLS23 party lost its connection or the presignature (restarted?): its pool is dropped", "party", m.id, "err", err)
-			s.dropPool(m)
-			continue
+			stale[r.m.id] = true
+			s.log.Info("DKLS23 party lost its connection or the presignature (restarted?): its pool is dropped", "party", r.m.id, "err", r.err)
+			s.dropPool(r.m)
+		default:
+			errs[r.m.id] = r.err
+			r.m.failures.Add(1)
+			if errors.Is(r.err, context.DeadlineExceeded) {
+				r.m.timeouts.Add(1)
+			}
+			s.log.Warn("DKLS23 party failed a sign; routed around", "party", r.m.id, "err", r.err)
+			s.markDown(r.m)
 		}
-		errs[m.id] = err
-		s.log.Warn("DKLS23 party failed a sign; routed around", "party", m.id, "err", err)
-		s.markDown(m)
+		if !launch(false) && len(busy) == 0 {
+			return nil, &NoSignerError{Errs: errs}
+		}
 	}
 }
 
-// next picks the party to sign with, among those not in tried: an up
-// party with a presignature ready (which it takes from the pool), else an
-// up party, else one marked down (it may be back).
-func (s *DKLS23Signer) next(tried map[int]error) (*dklsMember, *dklsPre) {
+// hedgeDelay is how long a sign waits on m before it asks another party
+// too: HedgeAfter when set, else three times m's mean sign round trip
+// (and presign time, for a sign that presigns first), at least 20 ms.
+// Zero or less turns hedging off.
+func (s *DKLS23Signer) hedgeDelay(m *dklsMember, cold bool) time.Duration {
+	if s.hedge != 0 {
+		return s.hedge
+	}
+	d := time.Duration(m.rttNanos.Load())
+	if cold {
+		d += time.Duration(m.preNanos.Load())
+	}
+	return max(3*d, 20*time.Millisecond)
+}
+
+// next picks the party to sign with, among those neither in tried nor
+// busy: the up party with a presignature ready (which it takes from the
+// pool) that answered fastest, else the fastest up party, else (unless
+// upOnly) one marked down (it may be back).
+func (s *DKLS23Signer) next(tried map[int]error, busy map[int]bool, upOnly bool) (*dklsMember, *dklsPre) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	now := time.Now()
-	var up, down *dklsMember
+	var ready, up, down *dklsMember
+	faster := func(m, than *dklsMember) bool { return than == nil || m.rttNanos.Load() < than.rttNanos.Load() }
 	for _, m := range s.members {
-		if _, done := tried[m.id]; done {
+		if _, done := tried[m.id]; done || busy[m.id] {
 			continue
 		}
-		if now.Before(m.downUntil) {
+		switch {
+		case now.Before(m.downUntil):
 			if down == nil {
 				down = m
 			}
-			continue
-		}
-		if len(m.pool) > 0 {
-			pre := m.pool[0]
-			m.pool = m.pool[1:]
-			s.poke(m)
-			return m, &pre
-		}
-		if up == nil {
+		case len(m.pool) > 0:
+			if faster(m, ready) {
+				ready = m
+			}
+		case faster(m, up):
 			up = m
 		}
 	}
-	if up != nil {
+	switch {
+	case ready != nil:
+		pre := ready.pool[0]
+		ready.pool = ready.pool[1:]
+		s.poke(ready)
+		return ready, &pre
+	case up != nil:
 		return up, nil
+	case upOnly:
+		return nil, nil
 	}
 	return down, nil
 }
@@ -143,10 +223,18 @@ func (s *DKLS23Signer) signWith(ctx context.Context, m *dklsMember, pre *dklsPre
 	if err != nil {
 		return nil, err
 	}
+	start := time.Now()
 	f, err := cc.roundTrip(ctx, typeDKLSSign, append(pre.id[:dklsIDSize:dklsIDSize], hash...))
 	if err != nil {
+		if took := time.Since(start); ctx.Err() != nil && took > time.Duration(m.rttNanos.Load()) {
+			// Cut short (a hedge answered first, or a timeout): the party
+			// is as slow as it was waited for, at least, until it answers
+			// again, so that the next signs ask the other party first.
+			m.rttNanos.Store(int64(took))
+		}
 		return nil, fmt.Errorf("threshold: DKLS23 party %d: %w", m.id, err)
 	}
+	average(&m.rttNanos, time.Since(start))
 	if err := dklsAnswer(m.id, f, typeDKLSShare); err != nil {
 		return nil, err
 	}
@@ -166,6 +254,7 @@ func (s *DKLS23Signer) signWith(ctx context.Context, m *dklsMember, pre *dklsPre
 		// Our own share is right: the other is at fault.
 		return nil, &DKLS23PartyError{Party: m.id, Err: err}
 	}
+	m.shares.Add(1)
 	r, sv := sig.R(), sig.S()
 	rb, sb := r.Bytes(), sv.Bytes()
 	return append(rb[:], sb[:]...), nil
@@ -185,6 +274,7 @@ func dklsAnswer(id int, f frame, want byte) error {
 // presignWith makes a presignature with party m over connection kind (0
 // sign, 1 presign): two round trips.
 func (s *DKLS23Signer) presignWith(ctx context.Context, m *dklsMember, kind int) (dklsPre, error) {
+	start := time.Now()
 	var id dklsID
 	if _, err := rand.Read(id[:]); err != nil {
 		return dklsPre{}, err
@@ -227,6 +317,7 @@ func (s *DKLS23Signer) presignWith(ctx context.Context, m *dklsMember, kind int)
 	if len(f.body) != 0 {
 		return dklsPre{}, &DKLS23PartyError{Party: m.id, Err: errors.New("a finished answer with a body")}
 	}
+	average(&m.preNanos, time.Since(start))
 	return dklsPre{id: id, ps: ps}, nil
 }
 

@@ -42,6 +42,14 @@ type DKLS23Config struct {
 	PoolSize int
 	// PartyTimeout bounds one request to one party; 0 means 5 s.
 	PartyTimeout time.Duration
+	// HedgeAfter is how long a sign waits on a party before it also asks
+	// another, with a presignature of that party's pool (or one made
+	// there and then), and returns whichever signature comes first; 0
+	// means adaptive (three times the party's mean sign round trip, plus
+	// its mean presign time when the sign has to presign first, at least
+	// 20 ms), negative turns hedging off. A hedged sign may consume two
+	// presignatures, each of which still signs one message only.
+	HedgeAfter time.Duration
 	// Log, when set, gets a line naming the party each time one fails and
 	// is routed around. Nil logs nothing.
 	Log *slog.Logger
@@ -55,7 +63,9 @@ type DKLS23Config struct {
 // the presignature's id and the hash, the answer the party's share. A
 // party that is down, slow, refuses or answers wrongly is routed around:
 // the sign tries the next party, with a presignature of its pool or one
-// made there and then. Every signature is verified before it is returned.
+// made there and then. A party slower than the hedge delay
+// (DKLS23Config.HedgeAfter) is not waited out: the sign asks another as
+// well and returns the first signature. Every signature is verified before it is returned.
 // It is safe for concurrent use.
 type DKLS23Signer struct {
 	local   *dkls23.Share
@@ -64,6 +74,7 @@ type DKLS23Signer struct {
 	members []*dklsMember
 	pool    int
 	timeout time.Duration
+	hedge   time.Duration
 	log     *slog.Logger
 
 	ctx    context.Context // ends at Close
@@ -87,6 +98,10 @@ type dklsMember struct {
 	pool      []dklsPre // under Signer.mu
 	downUntil time.Time
 	retry     backoff.Backoff
+
+	rttNanos, preNanos         atomic.Int64 // moving averages: sign round trip, presign
+	shares, failures, timeouts atomic.Uint64
+	overtaken                  atomic.Uint64 // signs a hedge answered first
 }
 
 // dklsPre is the coordinator's half of a presignature with one party.
@@ -167,7 +182,7 @@ func NewDKLS23Signer(cfg DKLS23Config) (*DKLS23Signer, error) {
 		return nil, err
 	}
 	s := &DKLS23Signer{local: cfg.Local, pub: pub, pubKey: cfg.Local.PublicKey(), pool: cfg.PoolSize,
-		timeout: cfg.PartyTimeout, log: cfg.Log}
+		timeout: cfg.PartyTimeout, hedge: cfg.HedgeAfter, log: cfg.Log}
 	if s.pool == 0 {
 		s.pool = 8
 	}
@@ -277,6 +292,55 @@ func (s *DKLS23Signer) Counters(id int) (sign, presign Counters) {
 		}
 	}
 	return Counters{}, Counters{}
+}
+
+// DKLS23PartyStats is one remote party of a DKLS23Signer, as the
+// coordinator sees it.
+type DKLS23PartyStats struct {
+	ID   int
+	Up   bool // not being avoided after a failure
+	Pool int  // presignatures ready
+	// RTT is the moving average of the party's sign round trips; a sign
+	// cut short (by a hedge that answered first, or a timeout) counts as
+	// the time it was waited for, at least. PresignTime is the moving
+	// average of making one presignature with the party.
+	RTT, PresignTime time.Duration
+	// Shares counts the valid shares received; Failures the signs the
+	// party failed (Timeouts of them timed out); Overtaken the signs a
+	// hedge to another party answered first.
+	Shares, Failures, Timeouts, Overtaken uint64
+	// Sign and Presign count the sign and presign connections' bytes.
+	Sign, Presign Counters
+}
+
+// Stats returns each remote party's state and counters, in config order.
+func (s *DKLS23Signer) Stats() []DKLS23PartyStats {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	now := time.Now()
+	out := make([]DKLS23PartyStats, 0, len(s.members))
+	for _, m := range s.members {
+		out = append(out, DKLS23PartyStats{ID: m.id, Up: !now.Before(m.downUntil), Pool: len(m.pool),
+			RTT: time.Duration(m.rttNanos.Load()), PresignTime: time.Duration(m.preNanos.Load()),
+			Shares: m.shares.Load(), Failures: m.failures.Load(), Timeouts: m.timeouts.Load(), Overtaken: m.overtaken.Load(),
+			Sign: m.r.signC.snapshot(), Presign: m.r.preC.snapshot()})
+	}
+	return out
+}
+
+// average moves the moving average in v an eighth of the way to d, or
+// sets it to d when unset.
+func average(v *atomic.Int64, d time.Duration) {
+	for {
+		old := v.Load()
+		next := int64(d)
+		if old != 0 {
+			next = old + (next-old)/8
+		}
+		if v.CompareAndSwap(old, next) {
+			return
+		}
+	}
 }
 
 var errDKLSClosed = fmt.Errorf("threshold: %w", signer.ErrClosed)

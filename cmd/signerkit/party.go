@@ -6,11 +6,9 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
 	"os/signal"
 	"strings"
 	"syscall"
-	"time"
 
 	"github.com/signerkit/signerkit/hardening"
 	"github.com/signerkit/signerkit/signer"
@@ -115,7 +113,8 @@ func partyImportState(setup *threshold.PartySetup, from, chain string, stdout io
 }
 
 // runDKLS23Party serves a DKLS23 share (a secp256k1 account key) until
-// SIGTERM or SIGINT. Its presignatures live in memory: a restart drops
+// SIGTERM or SIGINT, with /metrics, /healthz and /readyz when
+// metrics_addr is set. Its presignatures live in memory: a restart drops
 // them, and the coordinator makes new ones.
 func runDKLS23Party(path string, stderr io.Writer) error {
 	setup, err := threshold.LoadDKLS23PartyFile(path)
@@ -126,40 +125,11 @@ func runDKLS23Party(path string, stderr io.Writer) error {
 	if err := hardening.DisableCoreDumps(); err != nil {
 		log.Warn("core dumps stay enabled: a crash could write the share to disk", "err", err)
 	}
-	cfg := setup.Config
-	cfg.Log = log
-	p, err := threshold.NewDKLS23Party(cfg)
+	s, err := partyd.NewDKLS23(setup, log)
 	if err != nil {
 		return err
 	}
-	ln, err := net.Listen("tcp", setup.File.Listen)
-	if err != nil {
-		return fmt.Errorf("signerkit party: listen: %w", err)
-	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
-	done := make(chan error, 1)
-	go func() { done <- p.Serve(ln) }()
-	log.Info("party serving", "id", p.ID(), "addr", ln.Addr().String(), "scheme", threshold.SchemeDKLS23,
-		"key", fmt.Sprintf("%x", cfg.Share.PublicKey()))
-	select {
-	case <-ctx.Done():
-	case err = <-done:
-	}
-	grace := setup.File.ShutdownGrace
-	if grace == 0 {
-		grace = 5 * time.Second
-	}
-	closed := make(chan error, 1)
-	go func() { closed <- p.Close() }()
-	select {
-	case cerr := <-closed:
-		if err == nil {
-			err = cerr
-		}
-	case <-time.After(grace):
-		log.Warn("requests still in flight after the shutdown grace", "grace", grace)
-	}
-	log.Info("party stopped", "id", p.ID())
-	return err
+	return s.Run(ctx)
 }

@@ -2,7 +2,9 @@
 // logic of `signerkit party`: a threshold.Party serving its share over
 // mutual TLS from a threshold.PartySetup (its config file loaded), with
 // the party's own double-sign guard over its state directory, its nonce
-// store on disk, and an HTTP listener for /metrics, /healthz and /readyz.
+// store on disk, and an HTTP listener for /metrics, /healthz and /readyz;
+// or (NewDKLS23) a threshold.DKLS23Party serving a secp256k1 account
+// key's share, with the same listener.
 //
 // A Server refuses to start while a chain it signs for has no double-sign
 // state (threshold.PartySetup.InitState makes it), as the daemon does:
@@ -10,8 +12,9 @@
 //
 // /healthz answers 200 while the process serves. /readyz answers 200 when
 // the party is serving and its nonce store has free slots or fresh pairs
-// to hand out, else 503 and the reason. Every metric is listed in
-// docs/threshold.md.
+// to hand out, else 503 and the reason; a DKLS23 party's answers 200
+// while it serves (its presignatures are made on request). Every metric
+// is listed in docs/threshold.md.
 //
 // A Server is safe for concurrent use.
 package partyd
@@ -36,13 +39,23 @@ import (
 
 // Server is one running party.
 type Server struct {
-	setup   *threshold.PartySetup
-	party   *threshold.Party
+	svc     service
+	party   *threshold.Party       // a FROST party, or nil
+	dkls    *threshold.DKLS23Party // a DKLS23 party, or nil
+	id      int
+	grace   time.Duration // shutdown_grace
+	attrs   []any         // logged when serving starts
 	ln      net.Listener
 	httpLn  net.Listener
 	log     *slog.Logger
 	reg     *prometheus.Registry
 	serving atomic.Bool
+}
+
+// service is the party a Server runs.
+type service interface {
+	Serve(net.Listener) error
+	Close() error
 }
 
 // New makes the party of setup and listens on its addresses (the party's
@@ -68,21 +81,53 @@ func New(setup *threshold.PartySetup, log *slog.Logger) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{setup: setup, party: p, log: log}
-	if s.ln, err = net.Listen("tcp", setup.File.Listen); err != nil {
-		p.Close()
-		return nil, fmt.Errorf("partyd: listen: %w", err)
+	s := &Server{svc: p, party: p, id: int(p.ID()), grace: setup.File.ShutdownGrace, log: log,
+		attrs: []any{"chains", strings.Join(setup.File.Chains, ",")}}
+	if err := s.listen(setup.File.Listen, setup.File.MetricsAddr, collectors(p)); err != nil {
+		return nil, err
 	}
-	if setup.File.MetricsAddr != "" {
-		if s.httpLn, err = net.Listen("tcp", setup.File.MetricsAddr); err != nil {
+	return s, nil
+}
+
+// NewDKLS23 makes the DKLS23 party of setup and listens on its addresses
+// (the party's and, when set, the metrics'), serving nothing until Run.
+func NewDKLS23(setup *threshold.DKLS23PartySetup, log *slog.Logger) (*Server, error) {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	cfg := setup.Config
+	cfg.Log = log
+	p, err := threshold.NewDKLS23Party(cfg)
+	if err != nil {
+		return nil, err
+	}
+	s := &Server{svc: p, dkls: p, id: p.ID(), grace: setup.File.ShutdownGrace, log: log,
+		attrs: []any{"scheme", threshold.SchemeDKLS23, "key", fmt.Sprintf("%x", cfg.Share.PublicKey())}}
+	if err := s.listen(setup.File.Listen, setup.File.MetricsAddr, dklsCollectors(p)); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// listen opens the party's listener and, when metrics is set, the
+// metrics', and registers cs; on failure it closes what it opened and
+// the party.
+func (s *Server) listen(addr, metrics string, cs []prometheus.Collector) error {
+	var err error
+	if s.ln, err = net.Listen("tcp", addr); err != nil {
+		s.svc.Close()
+		return fmt.Errorf("partyd: listen: %w", err)
+	}
+	if metrics != "" {
+		if s.httpLn, err = net.Listen("tcp", metrics); err != nil {
 			s.ln.Close()
-			p.Close()
-			return nil, fmt.Errorf("partyd: metrics: %w", err)
+			s.svc.Close()
+			return fmt.Errorf("partyd: metrics: %w", err)
 		}
 	}
 	s.reg = prometheus.NewRegistry()
-	s.reg.MustRegister(collectors(p)...)
-	return s, nil
+	s.reg.MustRegister(cs...)
+	return nil
 }
 
 // Addr is the address the party serves on.
@@ -96,8 +141,11 @@ func (s *Server) MetricsAddr() string {
 	return s.httpLn.Addr().String()
 }
 
-// Party returns the party served.
+// Party returns the FROST party served, or nil.
 func (s *Server) Party() *threshold.Party { return s.party }
+
+// DKLS23Party returns the DKLS23 party served, or nil.
+func (s *Server) DKLS23Party() *threshold.DKLS23Party { return s.dkls }
 
 // Handler serves /metrics, /healthz and /readyz.
 func (s *Server) Handler() http.Handler {
@@ -114,10 +162,14 @@ func (s *Server) Handler() http.Handler {
 	return mux
 }
 
-// Ready reports whether the party serves and can hand out nonce pairs.
+// Ready reports whether the party serves and (a FROST party) can hand
+// out nonce pairs.
 func (s *Server) Ready() (bool, string) {
 	if !s.serving.Load() {
 		return false, "not serving"
+	}
+	if s.party == nil {
+		return true, "ready"
 	}
 	if st := s.party.NonceStats(); st.Free == 0 && st.Fresh == 0 {
 		return false, "the nonce store has no free slot"
@@ -142,21 +194,20 @@ func (s *Server) Run(ctx context.Context) error {
 	}
 	done := make(chan error, 1)
 	s.serving.Store(true)
-	go func() { done <- s.party.Serve(s.ln) }()
-	s.log.Info("party serving", "id", s.party.ID(), "addr", s.Addr(), "metrics", s.MetricsAddr(),
-		"chains", strings.Join(s.setup.File.Chains, ","))
+	go func() { done <- s.svc.Serve(s.ln) }()
+	s.log.Info("party serving", append([]any{"id", s.id, "addr", s.Addr(), "metrics", s.MetricsAddr()}, s.attrs...)...)
 	var err error
 	select {
 	case <-ctx.Done():
 	case err = <-done:
 	}
 	s.serving.Store(false)
-	grace := s.setup.File.ShutdownGrace
+	grace := s.grace
 	if grace == 0 {
 		grace = 5 * time.Second
 	}
 	closed := make(chan error, 1)
-	go func() { closed <- s.party.Close() }()
+	go func() { closed <- s.svc.Close() }()
 	select {
 	case cerr := <-closed:
 		if err == nil {
@@ -170,7 +221,7 @@ func (s *Server) Run(ctx context.Context) error {
 		_ = hs.Shutdown(sctx)
 		cancel()
 	}
-	s.log.Info("party stopped", "id", s.party.ID())
+	s.log.Info("party stopped", "id", s.id)
 	return err
 }
 
@@ -180,5 +231,5 @@ func (s *Server) Close() error {
 		s.httpLn.Close()
 	}
 	s.ln.Close()
-	return s.party.Close()
+	return s.svc.Close()
 }
