@@ -23,7 +23,7 @@ import (
 )
 
 var (
-	dklsServing = regexp.MustCompile(`party serving" id=\d+ addr=(\S+)`)
+	dklsServing = regexp.MustCompile(`party serving" id=\d+ addr=(\S+) metrics=(\S+)`)
 	dklsAddress = regexp.MustCompile(`gno address: +(g1[0-9a-z]+)`)
 	dklsGpub    = regexp.MustCompile(`gno public key: +(gpub1[0-9a-z]+)`)
 )
@@ -34,6 +34,7 @@ var (
 type dklsKey struct {
 	coord      string
 	parties    map[int]*nodeProc
+	metrics    map[int]*skProc // each party's /metrics
 	addr, gpub string
 }
 
@@ -46,7 +47,7 @@ func startDKLSKey(t *testing.T) *dklsKey {
 	if a == nil || g == nil {
 		t.Fatalf("threshold split prints no gno address or public key:\n%s", out)
 	}
-	k := &dklsKey{addr: a[1], gpub: g[1], parties: map[int]*nodeProc{}}
+	k := &dklsKey{addr: a[1], gpub: g[1], parties: map[int]*nodeProc{}, metrics: map[int]*skProc{}}
 	skRun(t, "threshold", "certs", "-out", certs, "-parties", "3", "-coordinators", "1")
 	var b strings.Builder
 	fmt.Fprintf(&b, "scheme = %q\nshare = %q\ncert = %q\nkey = %q\nca = %q\nparty_timeout = \"2s\"\npool_size = 4\n",
@@ -55,7 +56,7 @@ func startDKLSKey(t *testing.T) *dklsKey {
 	for _, id := range []int{2, 3} {
 		listen := fmt.Sprintf("127.0.0.1:%d", freePort(t))
 		cfg := filepath.Join(dir, fmt.Sprintf("party-%d.toml", id))
-		text := fmt.Sprintf("scheme = %q\nshare = %q\nlisten = %q\ncert = %q\nkey = %q\nca = %q\ncoordinators = [\"coordinator-1\"]\nshutdown_grace = \"1s\"\n",
+		text := fmt.Sprintf("scheme = %q\nshare = %q\nlisten = %q\ncert = %q\nkey = %q\nca = %q\ncoordinators = [\"coordinator-1\"]\nshutdown_grace = \"1s\"\nmetrics_addr = \"127.0.0.1:0\"\n",
 			threshold.SchemeDKLS23, filepath.Join(keys, fmt.Sprintf("share-%d.pem", id)), listen,
 			filepath.Join(certs, fmt.Sprintf("party-%d.crt", id)), filepath.Join(certs, fmt.Sprintf("party-%d.key", id)), filepath.Join(certs, "ca.crt"))
 		if err := os.WriteFile(cfg, []byte(text), 0o600); err != nil {
@@ -63,13 +64,14 @@ func startDKLSKey(t *testing.T) *dklsKey {
 		}
 		p := startNodeProc(t, fmt.Sprintf("party %d", id), exec.Command(skBin(t, "signerkit"), "party", "-config", cfg), "")
 		deadline := time.Now().Add(30 * time.Second)
-		for dklsServing.FindStringSubmatch(p.log.String()) == nil {
+		var m []string
+		for m = dklsServing.FindStringSubmatch(p.log.String()); m == nil; m = dklsServing.FindStringSubmatch(p.log.String()) {
 			if time.Now().After(deadline) {
 				t.Fatalf("party %d not serving after 30 s:\n%s", id, p.log)
 			}
 			time.Sleep(20 * time.Millisecond)
 		}
-		k.parties[id] = p
+		k.parties[id], k.metrics[id] = p, &skProc{metrics: "http://" + m[2]}
 		fmt.Fprintf(&b, "\n[[party]]\nid = %d\naddr = %q\n", id, listen)
 	}
 	k.coord = filepath.Join(dir, "threshold.toml")
@@ -141,6 +143,19 @@ func TestDKLS23PartiesSignGnoTx(t *testing.T) {
 	}
 	for i := range 3 {
 		signTx(fmt.Sprintf("sign %d, both parties up", i))
+	}
+	// Each party's /metrics, scraped from the process: the shares it sent
+	// add up to at least one per signature (a hedge may ask both), and
+	// every presignature it made was asked for.
+	shares := 0.0
+	for _, id := range []int{2, 3} {
+		shares += k.metrics[id].metricSum(t, "signerkit_party_shares_total")
+		if made := k.metrics[id].metricSum(t, "signerkit_party_presigned_total"); made < k.metrics[id].metricSum(t, "signerkit_party_shares_total") {
+			t.Errorf("party %d sent more shares than it made presignatures (%v)", id, made)
+		}
+	}
+	if shares < 3 || shares > 6 {
+		t.Fatalf("the parties sent %v shares for 3 signatures, want 3 to 6", shares)
 	}
 	k.kill(2)
 	for i := range 3 {

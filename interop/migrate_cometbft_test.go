@@ -429,7 +429,8 @@ func walVote(m *consensus.TimedWALMessage) *cmttypes.Vote {
 
 func cmtPubKey(pub ed25519.PublicKey) cmted25519.PubKey { return cmted25519.PubKey(pub) }
 
-// metricSum sums name{labels…} over all its series on /metrics.
+// metricSum sums name{labels…} over all its series on /metrics (an
+// unlabelled metric is one series).
 func (p *skProc) metricSum(t *testing.T, name string, labels ...string) float64 {
 	t.Helper()
 	resp, err := http.Get(p.metrics + "/metrics")
@@ -440,7 +441,7 @@ func (p *skProc) metricSum(t *testing.T, name string, labels ...string) float64 
 	b, _ := io.ReadAll(resp.Body)
 	var sum float64
 	for _, l := range strings.Split(string(b), "\n") {
-		if !strings.HasPrefix(l, name+"{") {
+		if !strings.HasPrefix(l, name+"{") && !strings.HasPrefix(l, name+" ") {
 			continue
 		}
 		ok := true
