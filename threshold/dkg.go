@@ -82,20 +82,9 @@ func RunDKG(ctx context.Context, cfg DKGConfig) (*frost.KeyPackage, *frost.Publi
 	if err != nil {
 		return nil, nil, err
 	}
-	peers, err := dkgPeers(cfg)
+	peers, closePeers, err := openDKGPeers(ctx, cfg)
+	defer closePeers()
 	if err != nil {
-		return nil, nil, err
-	}
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	defer func() { // the connections made, however far it got
-		for _, p := range peers {
-			if p.c != nil {
-				p.c.Close()
-			}
-		}
-	}()
-	if err := connectDKGPeers(ctx, cancel, cfg, peers); err != nil {
 		return nil, nil, err
 	}
 	r1, others, err := dkgRound1(peers, cfg.ID, ownEnc)
@@ -110,6 +99,27 @@ func RunDKG(ctx context.Context, cfg DKGConfig) (*frost.KeyPackage, *frost.Publi
 		return nil, nil, err
 	}
 	return d.Finish(received)
+}
+
+// openDKGPeers connects to every one of cfg's peers (connectDKGPeers)
+// and returns them by identifier, with a function that closes the
+// connections made, however far it got (to be called even on an error).
+// Key generations of either scheme run over these connections.
+func openDKGPeers(ctx context.Context, cfg DKGConfig) (map[frost.Identifier]*dkgPeer, func(), error) {
+	peers, err := dkgPeers(cfg)
+	if err != nil {
+		return nil, func() {}, err
+	}
+	closePeers := func() {
+		for _, p := range peers {
+			if p.c != nil {
+				p.c.Close()
+			}
+		}
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	return peers, closePeers, connectDKGPeers(ctx, cancel, cfg, peers)
 }
 
 // checkDKGConfig refuses a config without TLS, a listener and N-1 peers,
