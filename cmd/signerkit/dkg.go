@@ -14,7 +14,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/signerkit/signerkit/signer"
 	"github.com/signerkit/signerkit/threshold"
+	"github.com/signerkit/signerkit/threshold/dkls23"
 	"github.com/signerkit/signerkit/threshold/frost"
 )
 
@@ -23,10 +25,12 @@ type dkgArgs struct {
 	id, t, n                int
 	ceremony, listen, peers string
 	cert, key, ca, out      string
+	scheme                  string
 	timeout                 time.Duration
 }
 
 func (a *dkgArgs) flags(fs *flag.FlagSet) {
+	fs.StringVar(&a.scheme, "scheme", threshold.SchemeFROST, "frost-ed25519 (a validator key) or dkls23-secp256k1 (a secp256k1 account key: gno, Cosmos; 2-of-n)")
 	fs.IntVar(&a.id, "id", 0, "this participant's identifier, 1 to N")
 	fs.IntVar(&a.t, "t", 2, "the threshold")
 	fs.IntVar(&a.n, "n", 3, "the number of participants")
@@ -36,7 +40,7 @@ func (a *dkgArgs) flags(fs *flag.FlagSet) {
 	fs.StringVar(&a.cert, "cert", "", "this participant's certificate, party-<id>.crt from signerkit threshold certs")
 	fs.StringVar(&a.key, "key", "", "its private key")
 	fs.StringVar(&a.ca, "ca", "", "the CA that issued the participants' certificates")
-	fs.StringVar(&a.out, "out", "", "the directory to write share-<id>.pem and public.pem into (made 0700; no file is overwritten)")
+	fs.StringVar(&a.out, "out", "", "the directory to write share-<id>.pem (and for frost-ed25519 public.pem) into (made 0700; no file is overwritten)")
 	fs.DurationVar(&a.timeout, "timeout", 10*time.Minute, "how long to wait for the peers")
 }
 
@@ -45,6 +49,12 @@ func (a *dkgArgs) flags(fs *flag.FlagSet) {
 func (a *dkgArgs) config() (threshold.DKGConfig, error) {
 	if a.id < 1 || a.id > a.n || a.ceremony == "" || a.listen == "" || a.peers == "" || a.cert == "" || a.key == "" || a.ca == "" || a.out == "" {
 		return threshold.DKGConfig{}, fmt.Errorf("signerkit threshold dkg: -id (1 to -n), -ceremony, -listen, -peers, -cert, -key, -ca and -out are required: %w", errUsage)
+	}
+	if a.scheme != threshold.SchemeFROST && a.scheme != threshold.SchemeDKLS23 {
+		return threshold.DKGConfig{}, fmt.Errorf("signerkit threshold dkg: -scheme %q: want %s or %s: %w", a.scheme, threshold.SchemeFROST, threshold.SchemeDKLS23, errUsage)
+	}
+	if a.scheme == threshold.SchemeDKLS23 && a.t != 2 {
+		return threshold.DKGConfig{}, fmt.Errorf("signerkit threshold dkg: -t %d: DKLS23 keys are served 2-of-n: %w", a.t, signer.ErrUnsupported)
 	}
 	cfg := threshold.DKGConfig{ID: frost.Identifier(a.id), T: a.t, N: a.n, Ceremony: []byte(a.ceremony)}
 	for _, p := range strings.Split(a.peers, ",") {
@@ -92,6 +102,9 @@ func thresholdDKG(a *dkgArgs, stdout, stderr io.Writer) error {
 	fmt.Fprintf(stdout, "participant %d of %d-of-%d, ceremony %q: waiting for %d peers on %s\n", a.id, a.t, a.n, a.ceremony, len(cfg.Peers), cfg.Listener.Addr())
 	ctx, cancel := context.WithTimeout(context.Background(), a.timeout)
 	defer cancel()
+	if a.scheme == threshold.SchemeDKLS23 {
+		return thresholdDKGDKLS23(ctx, a, cfg, stdout)
+	}
 	k, pub, err := threshold.RunDKG(ctx, cfg)
 	if err != nil {
 		return fmt.Errorf("signerkit threshold dkg: %w", err)
@@ -102,6 +115,28 @@ func thresholdDKG(a *dkgArgs, stdout, stderr io.Writer) error {
 		return err
 	}
 	keyLines(stdout, "the new key's group key (compare it with every participant's)", pub.GroupPublicKey())
+	for _, p := range paths {
+		fmt.Fprintf(stdout, "wrote %s\n", p)
+	}
+	return nil
+}
+
+// thresholdDKGDKLS23 runs this participant of a DKLS23 key generation
+// (threshold.RunDKLS23DKG) and writes its share file, as split -scheme
+// dkls23-secp256k1 writes each.
+func thresholdDKGDKLS23(ctx context.Context, a *dkgArgs, cfg threshold.DKGConfig, stdout io.Writer) error {
+	s, err := threshold.RunDKLS23DKG(ctx, cfg)
+	if err != nil {
+		return fmt.Errorf("signerkit threshold dkg: %w", err)
+	}
+	paths, err := threshold.WriteDKLS23ShareFiles(a.out, []*dkls23.Share{s})
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "made a new %d-of-%d DKLS23 secp256k1 key (compare its group key with every participant's):\n", a.t, a.n)
+	if err := dklsKeyLines(stdout, s.PublicKey()); err != nil {
+		return err
+	}
 	for _, p := range paths {
 		fmt.Fprintf(stdout, "wrote %s\n", p)
 	}

@@ -24,7 +24,7 @@
 //	signerkit party   -config party.toml [-init-height H | -import-state FILE [-chain C]]
 //	signerkit threshold split  -from FILE -out DIR [-t 2] [-n 3] [-scheme frost-ed25519 (-from's key) or dkls23-secp256k1 (a new key)]
 //	signerkit threshold certs  -out DIR [-parties 3] [-coordinators 1]
-//	signerkit threshold dkg    -id I -ceremony ID -listen ADDR -peers ID=ADDR,... -cert F -key F -ca F -out DIR [-t 2] [-n 3] [-timeout 10m]
+//	signerkit threshold dkg    -id I -ceremony ID -listen ADDR -peers ID=ADDR,... -cert F -key F -ca F -out DIR [-t 2] [-n 3] [-timeout 10m] [-scheme frost-ed25519 or dkls23-secp256k1]
 //	signerkit threshold show   -share FILE
 //	signerkit threshold export -share FILE -out FILE -passphrase-source SRC [-scrypt-log-n 17]
 //	signerkit threshold import -from FILE -out FILE -passphrase-source SRC
@@ -87,7 +87,7 @@ const usage = `signerkit: a remote signer for gno and CometBFT validators
   signerkit party   -config party.toml [-init-height H | -import-state FILE [-chain C]]
   signerkit threshold split  -from FILE -out DIR [-t 2] [-n 3] [-scheme frost-ed25519 (-from's key) or dkls23-secp256k1 (a new key)]
   signerkit threshold certs  -out DIR [-parties 3] [-coordinators 1]
-  signerkit threshold dkg    -id I -ceremony ID -listen ADDR -peers ID=ADDR,... -cert F -key F -ca F -out DIR [-t 2] [-n 3] [-timeout 10m]
+  signerkit threshold dkg    -id I -ceremony ID -listen ADDR -peers ID=ADDR,... -cert F -key F -ca F -out DIR [-t 2] [-n 3] [-timeout 10m] [-scheme frost-ed25519 or dkls23-secp256k1]
   signerkit threshold show   -share FILE
   signerkit threshold export -share FILE -out FILE -passphrase-source SRC [-scrypt-log-n 17]
   signerkit threshold import -from FILE -out FILE -passphrase-source SRC
