@@ -12,9 +12,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/decred/dcrd/dcrec/secp256k1/v4"
-	k1ecdsa "github.com/decred/dcrd/dcrec/secp256k1/v4/ecdsa"
-
 	"github.com/signerkit/signerkit/internal/refsecp256k1"
 	"github.com/signerkit/signerkit/keybase"
 	"github.com/signerkit/signerkit/signer"
@@ -141,16 +138,17 @@ func thrDKLSSignWithFiles(t *testing.T, dir string) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		l, err := net.Listen("tcp", setup.File.Listen)
+		if err != nil {
+			t.Fatal(err)
+		}
 		p, err := threshold.NewDKLS23Party(setup.Config)
 		if err != nil {
+			l.Close()
 			t.Fatal(err)
 		}
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		go p.Serve(l)
 		t.Cleanup(func() { p.Close() })
+		go p.Serve(l)
 		coord := filepath.Join(dir, fmt.Sprintf("coordinator-with-%d.toml", id))
 		thrWrite(t, coord, fmt.Sprintf("scheme = %q\nshare = %q\ncert = %q\nkey = %q\nca = %q\npool_size = -1\n[[party]]\nid = %d\naddr = %q\n",
 			threshold.SchemeDKLS23, filepath.Join(dir, "p1", "share-1.pem"),
@@ -177,24 +175,18 @@ func thrWrite(t *testing.T, path, data string) {
 }
 
 // thrCheckSecp256k1 verifies a 64-byte low-S r‖s over SHA-256(msg) with
-// decred's secp256k1 and with internal/refsecp256k1.
+// signer's verifier (decred's secp256k1) and with internal/refsecp256k1.
 func thrCheckSecp256k1(t *testing.T, pub, msg, sig []byte) {
 	t.Helper()
-	if len(sig) != 64 {
-		t.Fatalf("a %d-byte signature", len(sig))
-	}
-	h := sha256.Sum256(msg)
-	var r, s secp256k1.ModNScalar
-	r.SetByteSlice(sig[:32])
-	s.SetByteSlice(sig[32:])
-	k, err := secp256k1.ParsePubKey(pub)
+	k, err := signer.ParseSecp256k1PublicKey(pub)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if s.IsOverHalfOrder() || !k1ecdsa.NewSignature(&r, &s).Verify(h[:], k) {
-		t.Fatal("decred refuses the signature (or its S is high)")
+	if err := signer.ECDSASecp256k1.Verify(k, msg, sig); err != nil {
+		t.Fatal(err)
 	}
-	if !refsecp256k1.VerifyLowS(pub, h[:], sig[:32], sig[32:]) {
+	h := sha256.Sum256(msg)
+	if len(sig) != 64 || !refsecp256k1.VerifyLowS(pub, h[:], sig[:32], sig[32:]) {
 		t.Fatal("refsecp256k1 refuses the signature")
 	}
 }
