@@ -12,6 +12,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -306,5 +307,51 @@ func TestDKLS23NetworkDKGConfig(t *testing.T) {
 		if s != nil || !(errors.Is(err, signer.ErrInvalidArgument) || errors.As(err, &ue)) {
 			t.Errorf("%s: %v, want signer.ErrInvalidArgument or a *dkls23.UsageError", name, err)
 		}
+	}
+}
+
+// TestDKLS23NetworkDKGBadShare: participant 3 runs the key generation
+// honestly but sends participant 1 a Shamir share off by one bit, which
+// 1's check against 3's commitments catches, naming 3. Participant 2,
+// which got consistent messages, finishes: a key generation is only
+// done when every participant has (docs/threshold.md).
+func TestDKLS23NetworkDKGBadShare(t *testing.T) {
+	fake := func(ctx context.Context, cfg DKGConfig) error {
+		k, err := dkls23.NewKeygen(dklsDKGSession(cfg), int(cfg.ID), cfg.T, cfg.N, rand.Reader)
+		if err != nil {
+			return err
+		}
+		out, err := k.Round1()
+		if err != nil {
+			return err
+		}
+		peers, closePeers, err := openDKGPeers(ctx, cfg)
+		defer closePeers()
+		if err != nil {
+			return err
+		}
+		in, err := dklsDKGExchange(peers, typeDKLSKeygen1, out)
+		if err != nil {
+			return err
+		}
+		if out, err = k.Round2(in); err != nil {
+			return err
+		}
+		// The share is the scalar before the 128 base-OT points (33 bytes each).
+		out[1][len(out[1])-128*33-1] ^= 1
+		if in, err = dklsDKGExchange(peers, typeDKLSKeygen2, out); err != nil {
+			return err
+		}
+		_, err = k.Finish(in)
+		return err
+	}
+	res := runDKLSDKG(t, 2, 3, nil, map[int]func(context.Context, DKGConfig) error{3: fake})
+	var ae *dkls23.AbortError
+	if !errors.As(res[0].err, &ae) || ae.Party != 3 || !strings.Contains(ae.Reason, "inconsistent") || res[0].share != nil {
+		t.Errorf("participant 1: %v, want a *dkls23.AbortError naming 3", res[0].err)
+	}
+	t.Logf("participant 1: %v", res[0].err)
+	if res[1].err != nil || res[2].err != nil {
+		t.Errorf("participants 2 and 3, whose messages were consistent: %v, %v", res[1].err, res[2].err)
 	}
 }
