@@ -107,7 +107,9 @@
 // package from another key generation is refused. The DKG's certificates
 // are good for both ends of a connection: issue them from a CA that the
 // parties do not admit coordinators with, or under names no Coordinators
-// entry matches.
+// entry matches. A DKLS23 secp256k1 key is dealt by dkls23.Deal or made by
+// RunDKLS23DKG over the same pairwise connections, bound to the same
+// ceremony id.
 //
 // # Files, and the threshold: scheme
 //

@@ -76,7 +76,30 @@ func TestPrecommitAndExtensionOneRound(t *testing.T) {
 	defer cancel()
 	pub := s.Public().(ed25519.PublicKey)
 	bid := signbytes.BlockID{Hash: bytes.Repeat([]byte{7}, 32), PartSetHeader: signbytes.PartSetHeader{Total: 1, Hash: make([]byte, 32)}}
-	for height := int64(1); height <= 3; height++ {
+	// A sign connection is made at a party's first sign, and its TLS
+	// handshake needs the party's writes, which the check below holds:
+	// whole heights are signed first until every party's is up.
+	height := int64(0)
+	for start := time.Now(); ; {
+		up := true
+		for id := frost.Identifier(1); id <= 3; id++ {
+			up = up && stats(s, id).Sign.WireIn > 0
+		}
+		if up {
+			break
+		}
+		if time.Since(start) > 10*time.Second {
+			t.Fatalf("the sign connections did not all come up: %+v", s.Stats())
+		}
+		height++
+		for _, ph := range []signbytes.Phase{signbytes.Prevote, signbytes.Precommit} {
+			if _, err := g.SignConsensus(ctx, signbytes.Message{Format: signbytes.CometBFT, Phase: ph, Height: height, ChainID: "c1"}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	for range 3 {
+		height++
 		pv := signbytes.Message{Format: signbytes.CometBFT, Phase: signbytes.Prevote, Height: height, ChainID: "c1", BlockID: bid}
 		if _, err := g.SignConsensus(ctx, pv); err != nil { // connects, fills the pools
 			t.Fatal(err)
@@ -124,7 +147,12 @@ func TestPrecommitAndExtensionOneRound(t *testing.T) {
 		for start := time.Now(); shares()-before < 4; time.Sleep(time.Millisecond) {
 			if time.Since(start) > 10*time.Second {
 				release()
-				t.Fatalf("height %d: %d shares made before any answer, want 4 (the precommit's and the extension's, one round)", height, shares()-before)
+				var got []uint64
+				for id := frost.Identifier(1); id <= 3; id++ {
+					got = append(got, c.Party(id).ServeStats().Shares-each[id])
+				}
+				t.Fatalf("height %d: %d shares made before any answer (by party: %v), want 4 (the precommit's and the extension's, one round); coordinator: %+v",
+					height, shares()-before, got, s.Stats())
 			}
 		}
 		release()
