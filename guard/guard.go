@@ -363,7 +363,7 @@ func (g *Guard) signLocked(ctx context.Context, c *chain, r *Request, made *[]by
 	if made != nil {
 		sig = *made
 	}
-	if sig == nil && g.writeAhead && made == nil {
+	if g.writeAhead { // no Store, so no signature made by an earlier try
 		return g.signAhead(ctx, c, r, x)
 	}
 	if sig == nil {

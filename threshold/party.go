@@ -357,17 +357,13 @@ func (p *Party) sign(req signRequest) ([]byte, byte, error) {
 	var refused byte
 	var gateErr error
 	if p.guard != nil {
-		// A handle that is unknown or used is refused before the guard
-		// records the message (a write, and a sync on a real file); this
-		// look-up is the only one beside the sign's, and only with a guard.
-		if _, found := p.nonces.Lookup(req.handle); !found {
-			return nil, codeNonceUsed, fmt.Errorf("threshold: party %d, nonce %#x: %w", p.key.ID(), uint64(req.handle), frost.ErrNonceUsed)
-		}
 		// The guard records the message while the nonce store syncs the
 		// pair's consumed mark and computes the share: the share leaves
 		// only once both are durable, one sync's time after the request
-		// rather than two. A refusal then costs the pair, as a share
-		// request that failed on the way does.
+		// rather than two. The store refuses a handle unknown or used
+		// before the gate runs, so the guard records nothing for it; a
+		// refusal by the guard costs the pair, as a share request that
+		// failed on the way does.
 		gate = func() error {
 			refused, gateErr = p.guardShare(req.msg)
 			return gateErr

@@ -581,6 +581,14 @@ func TestNonceStoreGate(t *testing.T) {
 		t.Fatalf("the gated share does not make a valid signature: %v", err)
 	}
 	fsys.onSync = nil
+	// A pair used already is refused before its gate runs: a party's
+	// guard records nothing for it.
+	if _, err := s.SignAmongGated(ps[0].Handle, msg, others, func() error {
+		t.Error("the gate ran for a pair used already")
+		return nil
+	}); !errors.Is(err, ErrNonceUsed) {
+		t.Fatalf("a used pair under a gate: %v, want ErrNonceUsed", err)
+	}
 
 	refused := errors.New("refused by the gate")
 	sh, err := s.SignAmongGated(ps[1].Handle, msg, others, func() error { return refused })
