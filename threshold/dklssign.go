@@ -79,8 +79,10 @@ func (s *DKLS23Signer) signDigest(ctx context.Context, hash []byte) ([]byte, err
 		case r = <-results:
 		case <-hedge:
 			hedge = nil
-			hedged = true
-			launch(true)
+			if ctx.Err() == nil { // a hedge after the deadline would only spend a presignature
+				hedged = true
+				launch(true)
+			}
 			continue
 		}
 		delete(busy, r.m.id)
