@@ -133,7 +133,7 @@ func (s *DKLS23Signer) hedgeDelay(m *dklsMember, cold bool) time.Duration {
 	if cold {
 		d += time.Duration(m.preNanos.Load())
 	}
-	return max(3*d, 20*time.Millisecond)
+	return adaptiveHedge(d)
 }
 
 // next picks the party to sign with, among those neither in tried nor

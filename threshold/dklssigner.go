@@ -209,7 +209,7 @@ func NewDKLS23Signer(cfg DKLS23Config) (*DKLS23Signer, error) {
 		}
 		s.members = append(s.members, &dklsMember{id: id, wake: make(chan struct{}, 1),
 			r:     &remote{id: frost.Identifier(id), addr: p.Addr, tls: t, dial: dial},
-			retry: backoff.Backoff{Min: 100 * time.Millisecond, Max: 10 * time.Second, Jitter: 0.5}})
+			retry: backoff.Backoff{Min: minDown, Max: maxDown, Jitter: 0.5}})
 	}
 	s.ctx, s.cancel = context.WithCancel(context.Background())
 	if s.pool > 0 {

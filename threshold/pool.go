@@ -16,16 +16,7 @@ import (
 // it takes no lock unless m is marked down (a failure since its last
 // answer), which is rare.
 func (s *Signer) sawRTT(m *memberState, d time.Duration) {
-	for {
-		old := m.rttNanos.Load()
-		v := int64(d)
-		if old != 0 {
-			v = old + (v-old)/8
-		}
-		if m.rttNanos.CompareAndSwap(old, v) {
-			break
-		}
-	}
+	average(&m.rttNanos, d)
 	if m.down.Load() {
 		s.mu.Lock()
 		m.downUntil = time.Time{}

@@ -404,8 +404,12 @@ func (s *Signer) hedgeDelay(a *attempt) time.Duration {
 	for _, m := range a.set {
 		slowest = max(slowest, time.Duration(m.rttNanos.Load()))
 	}
-	return max(3*slowest, 20*time.Millisecond)
+	return adaptiveHedge(slowest)
 }
+
+// adaptiveHedge is the hedge delay when none is configured, for a party
+// whose mean answer time is d: three times d, at least 20 ms.
+func adaptiveHedge(d time.Duration) time.Duration { return max(3*d, 20*time.Millisecond) }
 
 // attempt is one try at a signature with one set of signers, each with
 // the commitments taken from its pool.
