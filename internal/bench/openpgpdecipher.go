@@ -8,11 +8,10 @@ import (
 	"crypto/ecdsa"
 	"crypto/rand"
 	"crypto/rsa"
-	"crypto/sha256"
-	"errors"
 	"fmt"
 	"sync"
 
+	"github.com/signerkit/signerkit/inprocess"
 	"github.com/signerkit/signerkit/internal/simtime"
 	"github.com/signerkit/signerkit/openpgpcard"
 	"github.com/signerkit/signerkit/openpgpcard/cardsim"
@@ -199,33 +198,18 @@ func openGoDecipher(a cardsim.Algorithm) func(context.Context, Params) (*Instanc
 	}
 }
 
-// openGoSign signs with Go's crypto directly: what the CPU takes for the
-// operation the card's sign rows time.
+// openGoSign signs with Go's crypto in process (package inprocess): what
+// the CPU takes for the operation the card's sign rows time.
 func openGoSign(a cardsim.Algorithm) func(context.Context, Params) (*Instance, error) {
 	return func(context.Context, Params) (*Instance, error) {
 		priv, err := cardKeys[a]()
 		if err != nil {
 			return nil, err
 		}
-		k, ok := priv.(crypto.Signer)
-		if !ok {
-			return nil, errors.New("bench: not a crypto.Signer")
+		k, err := inprocess.FromPrivateKey(priv, cardSignerAlgorithm[a])
+		if err != nil {
+			return nil, err
 		}
-		alg := cardSignerAlgorithm[a]
-		return &Instance{Public: k.Public(), Algorithm: alg, Sign: func(_ context.Context, msg []byte) ([]byte, error) {
-			switch key := priv.(type) {
-			case *ecdsa.PrivateKey:
-				d := sha256.Sum256(msg)
-				r, s, err := ecdsa.Sign(rand.Reader, key, d[:])
-				if err != nil {
-					return nil, err
-				}
-				return append(r.FillBytes(make([]byte, 32)), s.FillBytes(make([]byte, 32))...), nil
-			case *rsa.PrivateKey:
-				d := sha256.Sum256(msg)
-				return rsa.SignPKCS1v15(nil, key, crypto.SHA256, d[:])
-			}
-			return k.Sign(nil, msg, crypto.Hash(0))
-		}}, nil
+		return FromSigner(k), nil
 	}
 }
