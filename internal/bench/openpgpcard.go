@@ -23,8 +23,8 @@ import (
 // transport. The card's time is modeled (accounted, or slept with
 // SIGNERKIT_SIM=realtime); the host's — APDU framing, PIN verification,
 // the verify of every signature — is measured. The CPU rows beside them
-// are inprocess-ed25519, inprocess-ecdsa-p256, inprocess-rsa2048-pkcs1v15
-// and pkcs11-softhsm-rsa4096.
+// are raw-go-<algorithm>-sign and raw-go-<algorithm>-decipher
+// (openpgpdecipher.go).
 func init() {
 	for _, p := range cardsim.Profiles() {
 		for _, a := range p.Algorithms {
