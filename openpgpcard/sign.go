@@ -78,6 +78,7 @@ func (s *Signer) SignContext(ctx context.Context, msg []byte) ([]byte, error) {
 		return nil, fmt.Errorf("openpgpcard: %w", err)
 	}
 	var in []byte
+	var d [sha256.Size]byte // the digest, hashed once for the card and the check
 	switch {
 	case s.alg == signer.Ed25519:
 		if len(msg) > MaxEdDSAMessage {
@@ -85,10 +86,10 @@ func (s *Signer) SignContext(ctx context.Context, msg []byte) ([]byte, error) {
 		}
 		in = msg
 	case s.alg == signer.ECDSAP256:
-		d := sha256.Sum256(msg)
+		d = sha256.Sum256(msg)
 		in = d[:]
 	case s.alg.IsRSA():
-		d := sha256.Sum256(msg)
+		d = sha256.Sum256(msg)
 		in, _ = digestInfo(crypto.SHA256, d[:])
 	default:
 		return nil, fmt.Errorf("openpgpcard: the %v key (%v) does not sign: %w", s.cfg.Key, s.attr, signer.ErrUnsupported)
@@ -97,27 +98,26 @@ func (s *Signer) SignContext(ctx context.Context, msg []byte) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	if !s.verifyMessage(msg, sig) {
+	if !s.verifyMessage(msg, d[:], sig) {
 		return nil, fmt.Errorf("openpgpcard: the card's %v signature does not verify: %w", s.alg, signer.ErrProtocol)
 	}
 	return sig, nil
 }
 
 // verifyMessage checks a signature SignContext is about to return, in the
-// algorithm's wire form. The public key was checked at open (an Ed25519
-// point of small order or not canonical is refused there), so unlike
+// algorithm's wire form: Ed25519 over msg, ECDSA and RSA over digest, its
+// SHA-256. The public key was checked at open (an Ed25519 point of small
+// order or not canonical is refused there), so unlike
 // signer.Algorithm.Verify it is not checked again on every sign.
-func (s *Signer) verifyMessage(msg, sig []byte) bool {
+func (s *Signer) verifyMessage(msg, digest, sig []byte) bool {
 	switch pub := s.pub.(type) {
 	case ed25519.PublicKey:
 		return len(sig) == ed25519.SignatureSize && ed25519.Verify(pub, msg, sig)
 	case *ecdsa.PublicKey:
-		d := sha256.Sum256(msg)
 		r, t := new(big.Int).SetBytes(sig[:len(sig)/2]), new(big.Int).SetBytes(sig[len(sig)/2:])
-		return len(sig) == 64 && ecdsa.Verify(pub, d[:], r, t)
+		return len(sig) == 64 && ecdsa.Verify(pub, digest, r, t)
 	case *rsa.PublicKey:
-		d := sha256.Sum256(msg)
-		return rsa.VerifyPKCS1v15(pub, crypto.SHA256, d[:], sig) == nil
+		return rsa.VerifyPKCS1v15(pub, crypto.SHA256, digest, sig) == nil
 	}
 	return false
 }
